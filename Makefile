@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: MIT
+# sandboxd. `make run` brings the service up on $(LISTEN), `make test` runs every test.
+
+LISTEN  ?= 127.0.0.1:8080
+PREFIX  ?= /usr/local
+LIBDIR  := $(PREFIX)/lib/sandboxd
+UNITDIR := $(PREFIX)/lib/systemd/system
+SBINDIR := $(PREFIX)/sbin
+ETCDIR  := /etc/sandboxd
+
+# Debian packages the build, the service and the tests need.
+DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
+                systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
+                bats jq curl bubblewrap
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+           -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
+           -Wno-missing-field-initializers
+HARDEN  := -fno-common -fstack-protector-strong -D_FORTIFY_SOURCE=3
+CFLAGS  ?= -O2 -g
+BUILD   := build
+PKGS    := libsystemd json-c sqlite3
+ifdef SANITIZE
+BUILD   := build/san
+HARDEN  := -fno-common
+CFLAGS  := -O1 -g -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -Ifcgi -MMD -MP $(WARN) $(HARDEN) $(CFLAGS) \
+             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lfcgi
+
+# Pure modules: unit-tested, no bus, no journal.
+PURE_SRCS := fcgi/b64.c fcgi/utf8.c fcgi/validate.c fcgi/config.c fcgi/route.c \
+             nspawn/unit-name.c nspawn/nspawn-argv.c
+SRCS      := $(PURE_SRCS) fcgi/main.c fcgi/log.c fcgi/request.c fcgi/reply.c fcgi/route-execute.c \
+             nspawn/sandbox.c db/db.c db/requests.c
+OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
+
+.PHONY: all deps unit e2e test install uninstall run stop clean style tidy hdr-check
+
+all: $(BUILD)/sandboxd-fcgi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/db/db.o: db/schema.sql
+
+$(BUILD)/sandboxd-fcgi: $(OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# Unit tests link the module under test and the pure modules; db tests also link db/ (in memory).
+$(BUILD)/tests/test-%: tests/unit/test-%.c $(PURE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/db/db.o $(BUILD)/db/requests.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+deps:
+	@if ! dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | grep -qv 'install ok installed' && \
+	    [ "$$(dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | wc -l)" -eq "$(words $(DEB_PACKAGES))" ]; then \
+		echo "deps: all Debian packages present"; \
+	else \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEB_PACKAGES); \
+	fi
+
+unit:
+	$(MAKE) SANITIZE=address,undefined unit-run
+
+.PHONY: unit-run
+unit-run: $(UNIT_TESTS)
+	prove --exec '' $(UNIT_TESTS)
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)/var/lib/sandboxd
+	install -m 0755 $(BUILD)/sandboxd-fcgi $(DESTDIR)$(LIBDIR)/sandboxd-fcgi
+	install -m 0644 nspawn/runner/runner.py $(DESTDIR)$(LIBDIR)/runner.py
+	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
+	install -m 0644 units/sandboxd.target units/sandbox.slice units/sandbox-api.socket \
+	    units/sandbox-api.service units/sandboxd-nginx.service $(DESTDIR)$(UNITDIR)/
+	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
+	sed 's/@LISTEN@/$(LISTEN)/' nginx/sandboxd.conf >$(DESTDIR)$(ETCDIR)/nginx.conf
+
+uninstall: stop
+	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SBINDIR)/sandboxd-host
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sandboxd-nginx.service)
+
+# Up on $(LISTEN), then one request to show it works.
+run: deps install
+	$(SBINDIR)/sandboxd-host up
+	@tests/wait-http $(LISTEN)
+	@echo '$$ curl -s -X POST http://$(LISTEN)/v1/execute -H "content-type: application/json" -d '"'"'{"code":"print(2**32)"}'"'"
+	@curl -s -X POST http://$(LISTEN)/v1/execute -H 'content-type: application/json' -d '{"code":"print(2**32)"}'
+
+stop:
+	@if [ -x $(SBINDIR)/sandboxd-host ]; then $(SBINDIR)/sandboxd-host down; fi
+
+e2e:
+	SANDBOXD_URL=http://$(LISTEN) bats tests/bats
+
+# Everything CI runs: dependencies, build, unit tests under sanitizers, the stack, bats; the stack is
+# taken down whatever happened, and the first failure decides the exit status.
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) install
+	$(MAKE) stop
+	$(SBINDIR)/sandboxd-host up
+	tests/wait-http $(LISTEN)
+	status=0; $(MAKE) e2e || status=$$?; $(MAKE) stop || status=$$?; exit $$status
+
+style:
+	git clang-format --diff
+
+tidy:
+	clang-tidy $(SRCS) -- $(ALL_CFLAGS)
+
+hdr-check:
+	@for h in fcgi/*.h nspawn/*.h db/*.h; do \
+		echo "#include \"$$h\"" | $(CC) $(ALL_CFLAGS) -x c -fsyntax-only - || exit 1; done
+
+clean:
+	rm -rf build
+
+-include $(OBJS:.o=.d)

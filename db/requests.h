@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct sqlite3 sqlite3;
+
+/* How a request ended, for its row. Strings are borrowed; NULL stores NULL. */
+typedef struct RequestOutcome {
+        const char *sandbox_id;
+        int status;
+        bool has_exit_code;
+        int exit_code;
+        int64_t duration_ms; /* < 0: none */
+        const char *error;
+} RequestOutcome;
+
+/* Inserts the row of a request that has just arrived (status NULL: in flight). -EEXIST if the id is
+ * already recorded. */
+int db_request_begin(sqlite3 *db, const char *request_id, const char *route, int worker_pid);
+
+/* Records how the request ended. */
+int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o);
+
+/* Closes the rows that a dead worker left in flight with status 502 and the given error; returns how
+ * many it closed. */
+int db_request_abandon(sqlite3 *db, int worker_pid, const char *error);
+
+/* Records the sandbox a request started, before it starts, so a worker's death can be cleaned up. */
+int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_id);

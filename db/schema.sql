@@ -1,0 +1,18 @@
+-- SPDX-License-Identifier: MIT
+-- sandboxd's state. db.c applies the steps whose number is above PRAGMA user_version, each in one
+-- transaction, so a database is migrated once, by whichever worker opens it first.
+
+-- step 1
+CREATE TABLE requests (
+    request_id  TEXT PRIMARY KEY,          -- nginx's $request_id, the X-Request-Id header
+    route       TEXT NOT NULL,             -- e.g. "POST /v1/execute"
+    sandbox_id  TEXT,                      -- NULL when no sandbox was started
+    status      INTEGER,                   -- HTTP status; NULL while the request is in flight
+    exit_code   INTEGER,
+    duration_ms INTEGER,
+    error       TEXT,                      -- the error message sent, if any
+    worker_pid  INTEGER NOT NULL,
+    started_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    finished_at TEXT
+);
+CREATE INDEX requests_in_flight ON requests(worker_pid) WHERE status IS NULL;

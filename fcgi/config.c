@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+static int parse_u64(const char *(*get)(const char *), const char *name, uint64_t min, uint64_t max, uint64_t *v) {
+        const char *s = get(name);
+        unsigned long long x;
+        char *end = NULL;
+
+        if (!s || !*s)
+                return 0;
+        errno = 0;
+        x = strtoull(s, &end, 10);
+        if (errno != 0 || *end != 0 || s[0] == '-' || x < min || x > max)
+                return -EINVAL;
+        *v = x;
+        return 0;
+}
+
+static const char *get_str(const char *(*get)(const char *), const char *name, const char *def) {
+        const char *s = get(name);
+
+        return s && *s ? s : def;
+}
+
+int config_parse(const char *(*get)(const char *name), Config *ret, const char **reterr_name) {
+        static const struct {
+                const char *name;
+                size_t offset;
+                int is_size_t;
+                int is_unsigned;
+                uint64_t min, max, def;
+        } knobs[] = {
+#define KNOB_U(n, f, lo, hi, d) {n, offsetof(Config, f), 0, 1, lo, hi, d}
+#define KNOB_Z(n, f, lo, hi, d) {n, offsetof(Config, f), 1, 0, lo, hi, d}
+#define KNOB_T(n, f, lo, hi, d) {n, offsetof(Config, f), 0, 0, lo, hi, d}
+                KNOB_U("SANDBOXD_WORKERS", workers, 1, 256, 4),
+                KNOB_Z("SANDBOXD_MAX_BODY_BYTES", max_body_bytes, 1024, 1ULL << 30, 16ULL << 20),
+                KNOB_T("SANDBOXD_MEMORY_MAX", memory_max, 16ULL << 20, UINT64_MAX, 512ULL << 20),
+                KNOB_T("SANDBOXD_TASKS_MAX", tasks_max, 8, 1ULL << 20, 128),
+                KNOB_U("SANDBOXD_CPU_QUOTA_PERCENT", cpu_quota_percent, 1, 100000, 100),
+                KNOB_T("SANDBOXD_WORKSPACE_BYTES", workspace_bytes, 1ULL << 20, 1ULL << 40, 128ULL << 20),
+                KNOB_T("SANDBOXD_TMP_BYTES", tmp_bytes, 1ULL << 20, 1ULL << 40, 64ULL << 20),
+                KNOB_Z("SANDBOXD_OUTPUT_CAP_BYTES", output_cap_bytes, 1024, 256ULL << 20, 1ULL << 20),
+                KNOB_Z("SANDBOXD_RETURN_CAP_BYTES", return_cap_bytes, 1024, 256ULL << 20, 8ULL << 20),
+                KNOB_U("SANDBOXD_NOFILE", nofile, 16, 1 << 20, 1024),
+#undef KNOB_U
+#undef KNOB_Z
+#undef KNOB_T
+        };
+        Config c = {
+                .db_path = get_str(get, "SANDBOXD_DB", "/var/lib/sandboxd/sandboxd.db"),
+                .lib_dir = get_str(get, "SANDBOXD_LIB_DIR", "/usr/local/lib/sandboxd"),
+                .slice = get_str(get, "SANDBOXD_SLICE", "sandbox.slice"),
+        };
+
+        for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+                uint64_t v = knobs[i].def;
+                char *field = (char *) &c + knobs[i].offset;
+
+                if (parse_u64(get, knobs[i].name, knobs[i].min, knobs[i].max, &v) < 0) {
+                        *reterr_name = knobs[i].name;
+                        return -EINVAL;
+                }
+                if (knobs[i].is_unsigned)
+                        *(unsigned *) (void *) field = (unsigned) v;
+                else if (knobs[i].is_size_t)
+                        *(size_t *) (void *) field = (size_t) v;
+                else
+                        *(uint64_t *) (void *) field = v;
+        }
+
+        /* The runner is found inside the sandbox at the same path: only the host's /usr is there. */
+        if (strncmp(c.lib_dir, "/usr/", 5) != 0) {
+                *reterr_name = "SANDBOXD_LIB_DIR";
+                return -EINVAL;
+        }
+
+        *ret = c;
+        return 0;
+}

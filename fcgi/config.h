@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Settings read once at start-up from the environment (the unit's Environment= lines). */
+typedef struct Config {
+        unsigned workers;
+        const char *db_path;
+        size_t max_body_bytes;
+        uint64_t memory_max;
+        uint64_t tasks_max;
+        unsigned cpu_quota_percent;
+        uint64_t workspace_bytes;
+        uint64_t tmp_bytes;
+        size_t output_cap_bytes;
+        size_t return_cap_bytes;
+        unsigned nofile;
+        const char *lib_dir; /* runner.py and etc/ for the sandbox user; must lie under /usr */
+        const char *slice;
+} Config;
+
+/* Fills *ret from get(name) (getenv in production), defaults for what is unset. On a malformed
+ * value returns -EINVAL and sets *reterr_name to the variable's name. Pure given get. */
+int config_parse(const char *(*get)(const char *name), Config *ret, const char **reterr_name);

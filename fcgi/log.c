@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SD_JOURNAL_SUPPRESS_LOCATION
+#include <systemd/sd-journal.h>
+
+#include "log.h"
+
+static char log_request_id[64];
+static char log_route[64];
+
+void log_set_request(const char *request_id, const char *route) {
+        (void) snprintf(log_request_id, sizeof(log_request_id), "%s", request_id ? request_id : "");
+        (void) snprintf(log_route, sizeof(log_route), "%s", route ? route : "");
+}
+
+int log_internal(int level, int error, const char *file, const char *line, const char *func, const char *fmt, ...) {
+        char message[2048], prio[32], rid[96], route[96], err[32];
+        struct iovec iov[8];
+        size_t n = 0;
+        va_list ap;
+
+        error = abs(error);
+        va_start(ap, fmt);
+        (void) vsnprintf(message, sizeof(message), fmt, ap);
+        va_end(ap);
+
+#define IOV(s) (iov[n++] = (struct iovec){.iov_base = (void *) (s), .iov_len = strlen(s)})
+        {
+                char *m = NULL;
+
+                if (asprintf(&m, "MESSAGE=%s", message) < 0)
+                        return -error;
+                IOV(m);
+                (void) snprintf(prio, sizeof(prio), "PRIORITY=%i", level);
+                IOV(prio);
+                IOV("SYSLOG_IDENTIFIER=sandboxd");
+                if (log_request_id[0]) {
+                        (void) snprintf(rid, sizeof(rid), "REQUEST_ID=%s", log_request_id);
+                        IOV(rid);
+                        (void) snprintf(route, sizeof(route), "ROUTE=%s", log_route);
+                        IOV(route);
+                }
+                if (error > 0) {
+                        (void) snprintf(err, sizeof(err), "ERRNO=%i", error);
+                        IOV(err);
+                }
+                (void) sd_journal_sendv_with_location(file, line, func, iov, (int) n);
+                free(m);
+        }
+#undef IOV
+        return -error;
+}
+
+void log_audit(const AuditRecord *a) {
+        char exit_code[32] = "";
+
+        if (a->has_exit_code)
+                (void) snprintf(exit_code, sizeof(exit_code), "%i", a->exit_code);
+
+        (void) sd_journal_send("MESSAGE=%s %s: %i%s%s", log_route, log_request_id, a->status,
+                               a->error ? " " : "", a->error ? a->error : "",
+                               "MESSAGE_ID=" LOG_AUDIT_MESSAGE_ID,
+                               "PRIORITY=%i", a->status >= 500 ? LOG_WARNING : LOG_INFO,
+                               "SYSLOG_IDENTIFIER=sandboxd",
+                               "REQUEST_ID=%s", log_request_id,
+                               "ROUTE=%s", log_route,
+                               "SANDBOX_ID=%s", a->sandbox_id ? a->sandbox_id : "",
+                               "STATUS=%i", a->status,
+                               "EXIT_CODE=%s", exit_code,
+                               "DURATION_MS=%lld", (long long) a->duration_ms,
+                               "CPU_USEC=%llu", a->cpu_usec == UINT64_MAX ? 0ULL : (unsigned long long) a->cpu_usec,
+                               "ERROR=%s", a->error ? a->error : "",
+                               NULL);
+}

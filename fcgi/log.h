@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+#include <syslog.h>
+
+#define LOG_STRINGIFY_(x) #x
+#define LOG_STRINGIFY(x) LOG_STRINGIFY_(x)
+
+/* The only way sandboxd writes to the journal. Every entry carries SYSLOG_IDENTIFIER=sandboxd and,
+ * while a request is handled, its REQUEST_ID and ROUTE. Returns -abs(error). */
+int log_internal(int level, int error, const char *file, const char *line, const char *func, const char *fmt, ...)
+        __attribute__((format(printf, 6, 7)));
+
+#define log_full_errno(level, error, ...) \
+        log_internal(level, error, "CODE_FILE=" __FILE__, "CODE_LINE=" LOG_STRINGIFY(__LINE__), __func__, __VA_ARGS__)
+#define log_error_errno(error, ...) log_full_errno(LOG_ERR, error, __VA_ARGS__)
+#define log_warning_errno(error, ...) log_full_errno(LOG_WARNING, error, __VA_ARGS__)
+#define log_info(...) log_full_errno(LOG_INFO, 0, __VA_ARGS__)
+#define log_debug(...) log_full_errno(LOG_DEBUG, 0, __VA_ARGS__)
+
+/* The request being handled (copied); NULL clears it. Workers are single-threaded. */
+void log_set_request(const char *request_id, const char *route);
+
+/* The audit record of one request, MESSAGE_ID=LOG_AUDIT_MESSAGE_ID. Strings may be NULL. */
+typedef struct AuditRecord {
+        const char *sandbox_id;
+        int status;
+        int has_exit_code;
+        int exit_code;
+        int64_t duration_ms;
+        const char *error;
+        uint64_t cpu_usec; /* UINT64_MAX: unknown */
+} AuditRecord;
+
+#define LOG_AUDIT_MESSAGE_ID "8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f"
+
+void log_audit(const AuditRecord *a);

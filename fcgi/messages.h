@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Every error text of the API contract, word for word (reference 000, "Error responses").
+ * Handlers never write their own wording for these. */
+
+#define MSG_INVALID_JSON "invalid JSON body"
+#define MSG_UNSUPPORTED_LANGUAGE "unsupported language \"%s\""
+#define MSG_TIMEOUT_RANGE "timeout_s must be between 1 and 60"
+#define MSG_METHOD_NOT_ALLOWED "method not allowed"
+#define MSG_NOT_FOUND "not found"
+#define MSG_BODY_TOO_LARGE "request body too large"
+#define MSG_SANDBOX_FAILED "sandbox execution failed: %s"
+#define MSG_SANDBOX_HTTP "the sandbox returned HTTP %d: %s"
+#define MSG_SANDBOX_UNREADABLE "the sandbox returned a response that could not be read"
+#define MSG_NO_SANDBOX "no sandbox is available right now - try again shortly"
+#define MSG_PATH_ESCAPES "file path escapes working directory: '%s'"
+#define MSG_INTERNAL "internal error: %s"
+
+/* Wording of our own (no reference text exists): field checks. */
+#define MSG_CODE_REQUIRED "code is required and must be a string"
+#define MSG_LANGUAGE_TYPE "language must be a string"
+#define MSG_FILES_TYPE "files must be an array of {\"path\", \"content_b64\"} objects"
+#define MSG_FILE_ENTRY "files[%zu] must be an object with string fields \"path\" and \"content_b64\""
+#define MSG_FILE_BASE64 "files[%zu].content_b64 is not valid base64"
+#define MSG_FILE_NAME "files[%zu].path must name a file"
+#define MSG_FILES_TOO_MANY "files has more than %zu entries"
+#define MSG_STDIN_TYPE "stdin must be a string"
+#define MSG_RETURN_FILES_TYPE "return_files must be an array of strings"
+#define MSG_RETURN_FILE_NAME "return_files[%zu] must name a file"
+#define MSG_RETURN_FILES_TOO_MANY "return_files has more than %zu entries"
+#define MSG_TOO_LARGE "%s is larger than %zu bytes"

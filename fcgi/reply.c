@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcgiapp.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reply.h"
+#include "request.h"
+
+const char *reply_reason(int status) {
+        switch (status) {
+        case 200: return "OK";
+        case 400: return "Bad Request";
+        case 404: return "Not Found";
+        case 405: return "Method Not Allowed";
+        case 413: return "Payload Too Large";
+        case 500: return "Internal Server Error";
+        case 502: return "Bad Gateway";
+        case 503: return "Service Unavailable";
+        case 504: return "Gateway Timeout";
+        default: return "Unknown";
+        }
+}
+
+int reply_json(Request *req, int status, struct json_object *body) {
+        size_t len = 0;
+        const char *text = json_object_to_json_string_length(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+
+        if (!text)
+                return -ENOMEM;
+        req->status = status;
+        if (FCGX_FPrintF(req->fcgx->out, "Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n", status, reply_reason(status)) < 0)
+                return -EIO;
+        if (status == 405 && req->allow && FCGX_FPrintF(req->fcgx->out, "Allow: %s\r\n", req->allow) < 0)
+                return -EIO;
+        if (FCGX_PutS("\r\n", req->fcgx->out) < 0)
+                return -EIO;
+        if (FCGX_PutStr(text, (int) len, req->fcgx->out) < 0 || FCGX_PutS("\n", req->fcgx->out) < 0)
+                return -EIO;
+        return 0;
+}
+
+int reply_error(Request *req, int status, const char *fmt, ...) {
+        struct json_object *body;
+        char *message = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&message, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+
+        body = json_object_new_object();
+        if (!body || json_object_object_add(body, "error", json_object_new_string(message)) < 0) {
+                (void) json_object_put(body);
+                free(message);
+                return -ENOMEM;
+        }
+        r = reply_json(req, status, body);
+        (void) json_object_put(body);
+
+        free(req->error);
+        req->error = message;
+        return r;
+}

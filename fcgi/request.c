@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcgiapp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "request.h"
+
+uint64_t request_now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+static void copy_param(FCGX_Request *fcgx, const char *name, char *dst, size_t size) {
+        const char *v = FCGX_GetParam(name, fcgx->envp);
+
+        (void) snprintf(dst, size, "%s", v ? v : "");
+}
+
+/* nginx's $request_id is 32 hex digits. Anything else (no nginx in front) gets an id of our own. */
+static void request_set_id(Request *req) {
+        const char *v = FCGX_GetParam("REQUEST_ID", req->fcgx->envp);
+        size_t n = v ? strlen(v) : 0;
+        unsigned char rnd[16];
+
+        if (n > 0 && n < sizeof(req->id) && strspn(v, "0123456789abcdef") == n) {
+                memcpy(req->id, v, n + 1);
+                return;
+        }
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                memset(rnd, 0, sizeof(rnd));
+        for (size_t i = 0; i < sizeof(rnd); i++)
+                (void) snprintf(req->id + 2 * i, 3, "%02x", rnd[i]);
+}
+
+static int request_read_body(Request *req, size_t max_body) {
+        const char *cl = FCGX_GetParam("CONTENT_LENGTH", req->fcgx->envp);
+        unsigned long long want = cl ? strtoull(cl, NULL, 10) : 0;
+        size_t got = 0;
+
+        if (want > max_body) {
+                req->body_too_large = true;
+                return 0;
+        }
+        req->body = malloc((size_t) want + 1);
+        if (!req->body)
+                return -ENOMEM;
+        while (got < want) {
+                int n = FCGX_GetStr(req->body + got, (int) (want - got), req->fcgx->in);
+
+                if (n <= 0)
+                        break; /* short body: the client went away; parse what came */
+                got += (size_t) n;
+        }
+        req->body[got] = 0;
+        req->body_len = got;
+        return 0;
+}
+
+int request_read(Request *req, FCGX_Request *fcgx, size_t max_body) {
+        *req = (Request){.fcgx = fcgx, .start_usec = request_now_usec(), .duration_ms = -1, .cpu_usec = UINT64_MAX};
+
+        request_set_id(req);
+        copy_param(fcgx, "REQUEST_METHOD", req->method, sizeof(req->method));
+        /* DOCUMENT_URI: the decoded path without the query string. */
+        copy_param(fcgx, "DOCUMENT_URI", req->path, sizeof(req->path));
+        (void) snprintf(req->route, sizeof(req->route), "%s %s", req->method, req->path);
+        return request_read_body(req, max_body);
+}
+
+void request_done(Request *req) {
+        free(req->body);
+        free(req->error);
+        req->body = req->error = NULL;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct FCGX_Request FCGX_Request;
+
+#define REQUEST_ID_MAX 64
+
+/* One HTTP request as the worker sees it, and what it answered. */
+typedef struct Request {
+        FCGX_Request *fcgx;
+        char id[REQUEST_ID_MAX]; /* nginx's $request_id, or a worker-made one if nginx sent none */
+        char method[16];
+        char path[256];
+        char route[288]; /* "METHOD /path", for logs and records */
+        char *body;      /* NUL-terminated; NULL if none */
+        size_t body_len;
+        bool body_too_large;
+        const char *allow; /* the Allow header of a 405 */
+        uint64_t start_usec;
+
+        /* Filled by the handler, read when the request is recorded. */
+        int status;
+        char *error;
+        char sandbox_id[64];
+        bool has_exit_code;
+        int exit_code;
+        int64_t duration_ms;
+        uint64_t cpu_usec;
+} Request;
+
+/* Reads the parameters and, up to max_body bytes, the body. -ENOMEM; a body over the cap sets
+ * body_too_large and is not read. */
+int request_read(Request *req, FCGX_Request *fcgx, size_t max_body);
+
+void request_done(Request *req);
+
+uint64_t request_now_usec(void);

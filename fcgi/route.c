@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "route.h"
+
+static const Route routes[] = {
+        {.path = "/v1/execute", .method = "POST", .handler = route_execute},
+};
+
+int route_find(const char *method, const char *path, const Route **ret) {
+        for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+                if (strcmp(routes[i].path, path) != 0)
+                        continue;
+                *ret = &routes[i];
+                return strcmp(routes[i].method, method) == 0 ? 200 : 405;
+        }
+        return 404;
+}

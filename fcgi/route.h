@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+typedef struct Request Request;
+typedef struct Config Config;
+typedef struct sd_bus sd_bus;
+typedef struct sqlite3 sqlite3;
+
+/* What a worker process holds for all its requests. */
+typedef struct Context {
+        const Config *config;
+        sd_bus *bus; /* NULL until connected; handlers reconnect with context_bus() */
+        sqlite3 *db;
+} Context;
+
+typedef int (*RouteHandler)(Request *req, Context *ctx);
+
+typedef struct Route {
+        const char *path;
+        const char *method;
+        RouteHandler handler;
+} Route;
+
+/* The route for (method, path): 200 and *ret set; 405 when the path exists with another method
+ * (then *ret names the one it takes, for Allow:); 404 when no route has that path. Pure. */
+int route_find(const char *method, const char *path, const Route **ret);
+
+/* Handlers, one file each. */
+int route_execute(Request *req, Context *ctx);
+
+/* The worker's bus, (re)connected if the last connection dropped; NULL if systemd is unreachable. */
+sd_bus *context_bus(Context *ctx);

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "b64.h"
+#include "messages.h"
+#include "validate.h"
+
+/* Deep enough for any sane request, shallow enough that a hostile body cannot exhaust the stack. */
+#define JSON_MAX_DEPTH 64
+
+int validate_path(const char *path, size_t len) {
+        size_t depth = 0, i = 0;
+
+        if (len == 0 || len > PATH_MAX_BYTES || memchr(path, 0, len))
+                return -EINVAL;
+        if (path[0] == '/')
+                return -EXDEV;
+        if (path[len - 1] == '/')
+                return -EINVAL;
+
+        while (i < len) {
+                size_t start = i, clen;
+
+                while (i < len && path[i] != '/')
+                        i++;
+                clen = i - start;
+                i++; /* skip the '/' */
+
+                if (clen > PATH_COMPONENT_MAX_BYTES)
+                        return -EINVAL;
+                if (clen == 0 || (clen == 1 && path[start] == '.'))
+                        continue;
+                if (clen == 2 && path[start] == '.' && path[start + 1] == '.') {
+                        if (depth == 0)
+                                return -EXDEV;
+                        depth--;
+                        continue;
+                }
+                depth++;
+        }
+
+        /* "a/.." or "." resolve to the working directory itself, which is no file. */
+        return depth == 0 ? -EINVAL : 0;
+}
+
+int validate_parse_body(const char *body, size_t len, struct json_object **ret) {
+        struct json_tokener *tok;
+        struct json_object *obj;
+
+        if (len == 0)
+                return -EINVAL;
+
+        tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+
+        obj = json_tokener_parse_ex(tok, body, (int) len);
+        if (!obj || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len ||
+            !json_object_is_type(obj, json_type_object)) {
+                (void) json_object_put(obj);
+                json_tokener_free(tok);
+                return -EINVAL;
+        }
+
+        json_tokener_free(tok);
+        *ret = obj;
+        return 0;
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(ValidateError *err, int status, const char *fmt, ...) {
+        va_list ap;
+
+        err->status = status;
+        va_start(ap, fmt);
+        (void) vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        va_end(ap);
+        return -EINVAL;
+}
+
+/* A present field: NULL when absent or JSON null (both mean "use the default"). */
+static struct json_object *field(struct json_object *body, const char *key) {
+        struct json_object *v = NULL;
+
+        if (!json_object_object_get_ex(body, key, &v))
+                return NULL;
+        return v;
+}
+
+static int validate_timeout(struct json_object *body, const ValidateLimits *limits, unsigned *ret, ValidateError *err) {
+        struct json_object *v = field(body, "timeout_s");
+        int64_t t;
+
+        if (!v) {
+                *ret = limits->default_timeout_s;
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_int))
+                return fail(err, 400, MSG_TIMEOUT_RANGE);
+
+        errno = 0;
+        t = json_object_get_int64(v);
+        if (errno != 0 || t < 0 || t > (int64_t) limits->max_timeout_s)
+                return fail(err, 400, MSG_TIMEOUT_RANGE);
+
+        *ret = t == 0 ? limits->default_timeout_s : (unsigned) t;
+        return 0;
+}
+
+/* A path of files[] or return_files[]: escaping answers as the runner inside the sandbox would. */
+static int validate_entry_path(struct json_object *p, bool returned, size_t i, ValidateError *err) {
+        const char *path = json_object_get_string(p);
+        size_t len = (size_t) json_object_get_string_len(p);
+        int r = validate_path(path, len);
+
+        if (r == -EXDEV) {
+                char detail[PATH_MAX_BYTES + 64];
+
+                (void) snprintf(detail, sizeof(detail), MSG_PATH_ESCAPES, path);
+                return fail(err, 502, MSG_SANDBOX_HTTP, 400, detail);
+        }
+        if (r < 0 && returned)
+                return fail(err, 400, MSG_RETURN_FILE_NAME, i);
+        if (r < 0)
+                return fail(err, 400, MSG_FILE_NAME, i);
+        return 0;
+}
+
+static int validate_files(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, ValidateError *err) {
+        struct json_object *files = field(body, "files");
+        size_t n, total = 0;
+
+        if (!files)
+                return 0;
+        if (!json_object_is_type(files, json_type_array))
+                return fail(err, 400, MSG_FILES_TYPE);
+
+        n = json_object_array_length(files);
+        if (n > limits->max_files)
+                return fail(err, 400, MSG_FILES_TOO_MANY, limits->max_files);
+
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(files, i), *p = NULL, *c = NULL;
+                long long size;
+                int r;
+
+                if (!json_object_is_type(e, json_type_object) ||
+                    !json_object_object_get_ex(e, "path", &p) || !json_object_is_type(p, json_type_string) ||
+                    !json_object_object_get_ex(e, "content_b64", &c) || !json_object_is_type(c, json_type_string))
+                        return fail(err, 400, MSG_FILE_ENTRY, i);
+
+                r = validate_entry_path(p, false, i, err);
+                if (r < 0)
+                        return r;
+
+                size = b64_decoded_size(json_object_get_string(c), (size_t) json_object_get_string_len(c));
+                if (size < 0)
+                        return fail(err, 400, MSG_FILE_BASE64, i);
+                total += (size_t) size;
+                if (total > limits->max_file_bytes)
+                        return fail(err, 400, MSG_TOO_LARGE, "files", limits->max_file_bytes);
+        }
+
+        req->files = files;
+        return 0;
+}
+
+static int validate_return_files(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, ValidateError *err) {
+        struct json_object *rf = field(body, "return_files");
+        size_t n;
+
+        if (!rf)
+                return 0;
+        if (!json_object_is_type(rf, json_type_array))
+                return fail(err, 400, MSG_RETURN_FILES_TYPE);
+
+        n = json_object_array_length(rf);
+        if (n > limits->max_return_files)
+                return fail(err, 400, MSG_RETURN_FILES_TOO_MANY, limits->max_return_files);
+
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *p = json_object_array_get_idx(rf, i);
+                int r;
+
+                if (!json_object_is_type(p, json_type_string))
+                        return fail(err, 400, MSG_RETURN_FILES_TYPE);
+                r = validate_entry_path(p, true, i, err);
+                if (r < 0)
+                        return r;
+        }
+
+        req->return_files = rf;
+        return 0;
+}
+
+static int validate_strings(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, ValidateError *err) {
+        struct json_object *code = field(body, "code"), *lang = field(body, "language"), *in = field(body, "stdin");
+
+        if (!code || !json_object_is_type(code, json_type_string))
+                return fail(err, 400, MSG_CODE_REQUIRED);
+        req->code = json_object_get_string(code);
+        req->code_len = (size_t) json_object_get_string_len(code);
+        if (req->code_len > limits->max_code_bytes)
+                return fail(err, 400, MSG_TOO_LARGE, "code", limits->max_code_bytes);
+
+        if (lang && !json_object_is_type(lang, json_type_string))
+                return fail(err, 400, MSG_LANGUAGE_TYPE);
+        if (lang && strcmp(json_object_get_string(lang), "python") != 0)
+                return fail(err, 400, MSG_UNSUPPORTED_LANGUAGE, json_object_get_string(lang));
+
+        if (in && !json_object_is_type(in, json_type_string))
+                return fail(err, 400, MSG_STDIN_TYPE);
+        if (in) {
+                req->stdin_data = json_object_get_string(in);
+                req->stdin_len = (size_t) json_object_get_string_len(in);
+                if (req->stdin_len > limits->max_stdin_bytes)
+                        return fail(err, 400, MSG_TOO_LARGE, "stdin", limits->max_stdin_bytes);
+        }
+        return 0;
+}
+
+int validate_execute(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, ValidateError *reterr) {
+        ExecRequest req = {};
+        int r;
+
+        r = validate_strings(body, limits, &req, reterr);
+        if (r < 0)
+                return r;
+        r = validate_timeout(body, limits, &req.timeout_s, reterr);
+        if (r < 0)
+                return r;
+        r = validate_files(body, limits, &req, reterr);
+        if (r < 0)
+                return r;
+        r = validate_return_files(body, limits, &req, reterr);
+        if (r < 0)
+                return r;
+
+        *ret = req;
+        return 0;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+
+struct json_object;
+
+typedef struct ValidateLimits {
+        size_t max_code_bytes;
+        size_t max_stdin_bytes;
+        size_t max_files;
+        size_t max_file_bytes; /* decoded size of all files together */
+        size_t max_return_files;
+        unsigned default_timeout_s;
+        unsigned max_timeout_s;
+} ValidateLimits;
+
+/* A validated /v1/execute request. Strings and arrays are borrowed from the parsed body. */
+typedef struct ExecRequest {
+        const char *code;
+        size_t code_len;
+        const char *stdin_data; /* NULL when absent */
+        size_t stdin_len;
+        unsigned timeout_s;
+        struct json_object *files;        /* array or NULL, entries checked */
+        struct json_object *return_files; /* array or NULL, entries checked */
+} ExecRequest;
+
+/* The answer a failed validation owes the client: HTTP status and message. */
+typedef struct ValidateError {
+        int status;
+        char message[512];
+} ValidateError;
+
+#define PATH_MAX_BYTES 4096
+#define PATH_COMPONENT_MAX_BYTES 255
+
+/* Checks a client-supplied relative file path lexically: 0 if it names a file strictly inside the
+ * working directory, -EXDEV if it climbs out or is absolute, -EINVAL if it names no file (empty,
+ * ".", a trailing "/", an embedded NUL, too long). Pure. */
+int validate_path(const char *path, size_t len);
+
+/* Parses a request body strictly (RFC 8259, valid UTF-8, nesting bounded) into *ret (caller puts);
+ * -EINVAL if it is not JSON or not an object. */
+int validate_parse_body(const char *body, size_t len, struct json_object **ret);
+
+/* Validates a parsed /v1/execute body. On failure returns -EINVAL and fills *reterr (status 400, or
+ * 502 with the sandbox's own wording for a path that escapes the working directory). */
+int validate_execute(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, ValidateError *reterr);

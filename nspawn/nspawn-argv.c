@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nspawn-argv.h"
+
+#define ARGV_MAX 64
+
+typedef struct Argv {
+        char *v[ARGV_MAX + 1];
+        size_t n;
+        int error;
+} Argv;
+
+__attribute__((format(printf, 2, 3))) static void add(Argv *a, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+
+        if (a->error)
+                return;
+        if (a->n >= ARGV_MAX) {
+                a->error = -E2BIG;
+                return;
+        }
+
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                a->error = -ENOMEM;
+        else
+                a->v[a->n++] = s;
+        va_end(ap);
+}
+
+char **nspawn_argv_free(char **argv) {
+        if (!argv)
+                return NULL;
+        for (char **p = argv; *p; p++)
+                free(*p);
+        free(argv);
+        return NULL;
+}
+
+static int spec_valid(const NspawnSpec *s) {
+        if (!s->machine || !s->etc_dir || !s->user || !s->command || !s->command[0] || s->command[0][0] != '/')
+                return 0;
+        /* nspawn's --private-users=pick range; 0 would map the sandbox's root to the host's root. */
+        if (s->uid_base % NSPAWN_UID_RANGE != 0 || s->uid_base < 0x80000U || s->uid_base > 0x6fff0000U)
+                return 0;
+        return s->workspace_bytes > 0 && s->tmp_bytes > 0 && s->nofile > 0;
+}
+
+/* The root: a fresh tmpfs with the host's /usr read-only (--volatile=yes), nothing else of the host. */
+static void add_filesystem(Argv *a, const NspawnSpec *s) {
+        add(a, "--directory=/");
+        add(a, "--volatile=yes");
+        add(a, "--bind-ro=/etc/ld.so.cache");
+        add(a, "--bind-ro=%s/passwd:/etc/passwd", s->etc_dir);
+        add(a, "--bind-ro=%s/group:/etc/group", s->etc_dir);
+        /* nspawn forces the mode owner to the container's root under a user namespace, so the
+         * sandbox user needs the sticky world-writable mode, as for /tmp. */
+        add(a, "--tmpfs=" NSPAWN_WORKDIR ":mode=1777,size=%" PRIu64, s->workspace_bytes);
+        add(a, "--tmpfs=/tmp:mode=1777,size=%" PRIu64, s->tmp_bytes);
+        add(a, "--chdir=" NSPAWN_WORKDIR);
+}
+
+/* No network, no host UIDs, no capabilities, no new privileges. */
+static void add_isolation(Argv *a, const NspawnSpec *s) {
+        add(a, "--private-network");
+        /* A fixed range instead of "pick": no /etc/.pwd.lock serializing concurrent starts. Ownership
+         * must be off: "auto" ID-map-remounts the volatile root, which fails on this systemd. */
+        add(a, "--private-users=%" PRIu32 ":%u", s->uid_base, NSPAWN_UID_RANGE);
+        add(a, "--private-users-ownership=off");
+        add(a, "--user=%s", s->user);
+        add(a, "--no-new-privileges=yes");
+        add(a, "--drop-capability=all");
+        add(a, "--rlimit=RLIMIT_CORE=0");
+        add(a, "--rlimit=RLIMIT_NOFILE=%u", s->nofile);
+}
+
+int nspawn_argv(const NspawnSpec *spec, char ***ret) {
+        Argv a = {};
+        char **v;
+
+        if (!spec_valid(spec))
+                return -EINVAL;
+
+        add(&a, NSPAWN_BINARY);
+        add(&a, "--quiet");
+        add(&a, "--machine=%s", spec->machine);
+        /* Stay in the transient unit that the worker started (its limits and timeout apply) and skip
+         * machined, .nspawn files and host configuration copies: none of them is needed here. */
+        add(&a, "--register=no");
+        add(&a, "--keep-unit");
+        add(&a, "--settings=no");
+        add(&a, "--link-journal=no");
+        add(&a, "--resolv-conf=off");
+        add(&a, "--timezone=off");
+        /* Plain pipes: no PTY (no TIOCSTI), EOF passes through. A stub init reaps orphans. */
+        add(&a, "--pipe");
+        add(&a, "--as-pid2");
+        add_filesystem(&a, spec);
+        add_isolation(&a, spec);
+        add(&a, "--");
+        for (const char *const *c = spec->command; *c; c++)
+                add(&a, "%s", *c);
+
+        if (a.error) {
+                for (size_t i = 0; i < a.n; i++)
+                        free(a.v[i]);
+                return a.error;
+        }
+
+        v = calloc(a.n + 1, sizeof(char *));
+        if (!v) {
+                for (size_t i = 0; i < a.n; i++)
+                        free(a.v[i]);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < a.n; i++)
+                v[i] = a.v[i];
+        *ret = v;
+        return 0;
+}

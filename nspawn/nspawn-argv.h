@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+
+/* What one sandbox needs from systemd-nspawn. All strings are borrowed. */
+typedef struct NspawnSpec {
+        const char *machine;      /* sandbox id: the container's host name; [a-z0-9-] */
+        uint32_t uid_base;        /* first host UID of the container's 65536, a multiple of 65536 */
+        uint64_t workspace_bytes; /* size cap of the writable working directory */
+        uint64_t tmp_bytes;       /* size cap of /tmp */
+        unsigned nofile;          /* RLIMIT_NOFILE inside */
+        const char *etc_dir;      /* host directory with passwd and group naming the sandbox user */
+        const char *user;         /* that user */
+        const char *const *command; /* argv run inside, NULL-terminated; [0] absolute */
+} NspawnSpec;
+
+#define NSPAWN_BINARY "/usr/bin/systemd-nspawn"
+#define NSPAWN_WORKDIR "/workspace"
+#define NSPAWN_UID_RANGE 0x10000U
+
+/* Builds the systemd-nspawn argv (argv[0] included) into *ret, a NULL-terminated array of strings the
+ * caller frees with nspawn_argv_free(). -EINVAL for a spec nspawn would reject, -ENOMEM. Pure. */
+int nspawn_argv(const NspawnSpec *spec, char ***ret);
+
+char **nspawn_argv_free(char **argv);

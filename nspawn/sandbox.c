@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#include "macro.h"
+#include "nspawn-argv.h"
+#include "sandbox.h"
+
+typedef struct BusLocator {
+        const char *destination;
+        const char *path;
+        const char *interface;
+} BusLocator;
+
+static const BusLocator manager = {
+        .destination = "org.freedesktop.systemd1",
+        .path = "/org/freedesktop/systemd1",
+        .interface = "org.freedesktop.systemd1.Manager",
+};
+
+#define UNIT_INTERFACE "org.freedesktop.systemd1.Unit"
+#define SERVICE_INTERFACE "org.freedesktop.systemd1.Service"
+#define BUS_CALL_TIMEOUT_USEC (25 * USEC_PER_SEC)
+/* systemd's stop of an expired sandbox: SIGTERM to nspawn, which kills the container at once;
+ * SIGKILL to whatever is left after this. */
+#define STOP_TIMEOUT_USEC (2 * USEC_PER_SEC)
+/* How long past the limit (and the stop) the worker keeps following a sandbox before it kills it. */
+#define FOLLOW_GRACE_USEC (15 * USEC_PER_SEC)
+/* Once systemd reports the unit inactive, stdout and stderr have ended or end within this. */
+#define DRAIN_GRACE_USEC (2 * USEC_PER_SEC)
+#define DIAG_MAX_BYTES (64U * 1024U)
+
+typedef struct Buffer {
+        int fd;
+        char *data;
+        size_t len;
+        size_t cap;
+        bool truncated;
+} Buffer;
+
+typedef struct Run {
+        sd_bus *bus;
+        const SandboxSpec *spec;
+        char *unit_path;
+        char *job;
+        char job_result[32];
+        bool started;
+        bool finished;
+        bool changed;
+        bool killed;
+} Run;
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+static void buffer_done(Buffer *b) {
+        closep(&b->fd);
+        b->fd = -1;
+        free(b->data);
+}
+
+/* Reads what is there; past cap the bytes are drained and dropped, so the writer never blocks. */
+static int buffer_read(Buffer *b) {
+        char chunk[64 * 1024];
+        ssize_t n = read(b->fd, chunk, sizeof(chunk));
+        size_t keep;
+
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+        if (n == 0) {
+                closep(&b->fd);
+                b->fd = -1;
+                return 0;
+        }
+
+        keep = (size_t) n;
+        if (b->len + keep > b->cap) {
+                keep = b->cap - b->len;
+                b->truncated = true;
+        }
+        if (keep > 0) {
+                char *p = realloc(b->data, b->len + keep + 1);
+
+                if (!p)
+                        return -ENOMEM;
+                b->data = p;
+                memcpy(b->data + b->len, chunk, keep);
+                b->len += keep;
+                b->data[b->len] = 0;
+        }
+        return 0;
+}
+
+static int append_basics(sd_bus_message *m, const SandboxSpec *spec) {
+        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
+                                     "Description", "s", "sandboxd sandbox",
+                                     "Slice", "s", spec->slice,
+                                     /* Unload the unit when it is over, failed or not. */
+                                     "CollectMode", "s", "inactive-or-failed",
+                                     /* Keep it loaded while this worker reads its result. */
+                                     "AddRef", "b", 1,
+                                     /* nspawn creates its supervisor/payload sub-cgroups. */
+                                     "Delegate", "b", 1,
+                                     /* SIGTERM to nspawn only; it SIGKILLs the container itself. */
+                                     "KillMode", "s", "mixed",
+                                     "TimeoutStopUSec", "t", STOP_TIMEOUT_USEC,
+                                     /* The execution's wall-clock limit: systemd stops the unit. */
+                                     "RuntimeMaxUSec", "t", spec->runtime_max_usec,
+                                     /* nspawn's exit status carries the payload's. */
+                                     "Type", "s", "exec");
+}
+
+static int append_limits(sd_bus_message *m, const SandboxSpec *spec) {
+        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
+                                     "MemoryAccounting", "b", 1,
+                                     "MemoryMax", "t", spec->memory_max,
+                                     "TasksAccounting", "b", 1,
+                                     "TasksMax", "t", spec->tasks_max,
+                                     "CPUAccounting", "b", 1,
+                                     "CPUQuotaPerSecUSec", "t", spec->cpu_quota_per_sec_usec,
+                                     /* A sandbox that exceeds its memory is killed, not left limping. */
+                                     "OOMPolicy", "s", "kill");
+}
+
+/* Pipes only: PID 1 duplicates them, we close our copies of the child's ends after the call. */
+static int append_stdio(sd_bus_message *m, int in, int out, int err) {
+        return sd_bus_message_append(m, "(sv)(sv)(sv)",
+                                     "StandardInputFileDescriptor", "h", in,
+                                     "StandardOutputFileDescriptor", "h", out,
+                                     "StandardErrorFileDescriptor", "h", err);
+}
+
+static int append_exec_start(sd_bus_message *m, char **argv) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "s", "ExecStart");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sasb)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'r', "sasb");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "s", argv[0]);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_strv(m, argv);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "b", 0);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < 4; i++) {
+                r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Lines that nspawn and systemd log for this unit carry the request's id. */
+static int append_log_fields(sd_bus_message *m, const SandboxSpec *spec) {
+        char field[128];
+        int r, n;
+
+        n = snprintf(field, sizeof(field), "REQUEST_ID=%s", spec->request_id);
+        if (n < 0 || (size_t) n >= sizeof(field))
+                return -EINVAL;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "s", "LogExtraFields");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'v', "aay");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "ay");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_array(m, 'y', field, (size_t) n);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < 3; i++) {
+                r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int start_unit(Run *run, char **argv, const int fds[3], sd_bus_error *error) {
+        cleanup_bus_message sd_bus_message *m = NULL, *reply = NULL;
+        const char *job;
+        int r;
+
+        r = sd_bus_message_new_method_call(run->bus, &m, manager.destination, manager.path, manager.interface, "StartTransientUnit");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", run->spec->unit, "fail");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        r = append_basics(m, run->spec);
+        if (r >= 0)
+                r = append_limits(m, run->spec);
+        if (r >= 0)
+                r = append_stdio(m, fds[0], fds[1], fds[2]);
+        if (r >= 0)
+                r = append_exec_start(m, argv);
+        if (r >= 0)
+                r = append_log_fields(m, run->spec);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_call(run->bus, m, BUS_CALL_TIMEOUT_USEC, error, &reply);
+        if (r < 0)
+                return r;
+        run->started = true;
+
+        r = sd_bus_message_read(reply, "o", &job);
+        if (r < 0)
+                return r;
+        run->job = strdup(job);
+        return run->job ? 0 : -ENOMEM;
+}
+
+static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Run *run = userdata;
+        const char *path, *unit, *result;
+        uint32_t id;
+
+        (void) error;
+        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
+                return 0;
+        if (run->job && strcmp(path, run->job) == 0) {
+                (void) snprintf(run->job_result, sizeof(run->job_result), "%s", result);
+                run->changed = true;
+        }
+        return 0;
+}
+
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Run *run = userdata;
+
+        (void) m;
+        (void) error;
+        run->changed = true;
+        return 0;
+}
+
+/* After the start job: finished once the unit is inactive or failed (or already collected). */
+static int check_finished(Run *run) {
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        cleanup_free char *state = NULL;
+        int r;
+
+        run->changed = false;
+        if (!run->job_result[0])
+                return 0;
+        if (strcmp(run->job_result, "done") != 0) {
+                run->finished = true;
+                return 0;
+        }
+
+        r = sd_bus_get_property_string(run->bus, manager.destination, run->unit_path, UNIT_INTERFACE, "ActiveState", &error, &state);
+        if (r < 0) {
+                if (sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT))
+                        run->finished = true;
+                return r == -ENOENT ? 0 : r;
+        }
+        if (strcmp(state, "inactive") == 0 || strcmp(state, "failed") == 0)
+                run->finished = true;
+        return 0;
+}
+
+static void read_result(Run *run, SandboxResult *res) {
+        cleanup_free char *result = NULL;
+        const char *dest = manager.destination;
+        uint64_t cpu = UINT64_MAX;
+
+        if (sd_bus_get_property_string(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "Result", NULL, &result) >= 0)
+                (void) snprintf(res->result, sizeof(res->result), "%s", result);
+        else if (strcmp(run->job_result, "done") != 0)
+                (void) snprintf(res->result, sizeof(res->result), "job-%s", run->job_result);
+        (void) sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "ExecMainCode", NULL, 'i', &res->exec_main_code);
+        (void) sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "ExecMainStatus", NULL, 'i', &res->exec_main_status);
+        if (sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "CPUUsageNSec", NULL, 't', &cpu) >= 0 && cpu != UINT64_MAX)
+                cpu /= NSEC_PER_USEC;
+        res->cpu_usec = cpu;
+}
+
+int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error) {
+        int r;
+
+        r = sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "KillUnit", reterr_error, NULL, "ssi", unit, "all", SIGKILL);
+        /* A unit still starting has nothing to kill yet: stopping it cancels the start. */
+        (void) sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "StopUnit", NULL, NULL, "ss", unit, "replace");
+        return r;
+}
+
+/* Drops our reference: with CollectMode=inactive-or-failed systemd then unloads the unit. */
+static void run_done(Run *run) {
+        if (run->started && !run->finished)
+                (void) sandbox_kill(run->bus, run->spec->unit, NULL);
+        if (run->started)
+                (void) sd_bus_call_method(run->bus, manager.destination, manager.path, manager.interface, "UnrefUnit", NULL, NULL, "s", run->spec->unit);
+        free(run->unit_path);
+        free(run->job);
+}
+
+typedef struct Streams {
+        int in;
+        size_t in_off;
+        const char *input;
+        size_t input_len;
+        Buffer out;
+        Buffer err;
+} Streams;
+
+static void streams_write(Streams *s) {
+        while (s->in >= 0 && s->in_off < s->input_len) {
+                ssize_t n = write(s->in, s->input + s->in_off, s->input_len - s->in_off);
+
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return;
+                if (n < 0) { /* EPIPE: the sandbox is gone; its result will say why */
+                        closep(&s->in);
+                        s->in = -1;
+                        return;
+                }
+                s->in_off += (size_t) n;
+        }
+        closep(&s->in);
+        s->in = -1;
+}
+
+static int poll_once(Run *run, Streams *s, uint64_t deadline) {
+        struct pollfd p[4] = {};
+        uint64_t until = deadline, bus_timeout, now;
+        int r, n = 0, ms;
+
+        p[n++] = (struct pollfd){.fd = sd_bus_get_fd(run->bus), .events = (short) sd_bus_get_events(run->bus)};
+        p[n++] = (struct pollfd){.fd = s->in, .events = POLLOUT};
+        p[n++] = (struct pollfd){.fd = s->out.fd, .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = s->err.fd, .events = POLLIN};
+
+        r = sd_bus_get_timeout(run->bus, &bus_timeout);
+        if (r >= 0 && bus_timeout < until)
+                until = bus_timeout;
+        now = now_usec();
+        ms = until <= now ? 0 : (int) ((until - now + 999) / 1000);
+
+        r = poll(p, (nfds_t) n, ms);
+        if (r < 0)
+                return errno == EINTR ? 0 : -errno;
+
+        if (p[1].revents)
+                streams_write(s);
+        if (p[2].revents) {
+                r = buffer_read(&s->out);
+                if (r < 0)
+                        return r;
+        }
+        if (p[3].revents) {
+                r = buffer_read(&s->err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Until the unit is over and its output has ended, or the deadline passed (then kill it). */
+static int follow(Run *run, Streams *s, uint64_t deadline) {
+        uint64_t drain_until = UINT64_MAX;
+        int r;
+
+        for (;;) {
+                r = sd_bus_process(run->bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+
+                if (run->changed && !run->finished) {
+                        r = check_finished(run);
+                        if (r < 0)
+                                return r;
+                        if (run->finished)
+                                drain_until = now_usec() + DRAIN_GRACE_USEC;
+                }
+                if (run->finished && ((s->out.fd < 0 && s->err.fd < 0) || now_usec() >= drain_until))
+                        return 0;
+
+                if (now_usec() >= deadline) {
+                        if (run->killed)
+                                return -ETIME;
+                        run->killed = true;
+                        (void) sandbox_kill(run->bus, run->spec->unit, NULL);
+                        deadline = now_usec() + 5 * USEC_PER_SEC;
+                }
+
+                r = poll_once(run, s, run->finished ? drain_until : deadline);
+                if (r < 0)
+                        return r;
+        }
+}
+
+static int make_pipe(int fds[2], int nonblock_end) {
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        if (fcntl(fds[nonblock_end], F_SETFL, O_NONBLOCK) < 0)
+                return -errno;
+        return 0;
+}
+
+static int subscribe(Run *run, sd_bus_slot **ret_job, sd_bus_slot **ret_props) {
+        int r;
+
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->spec->unit, &run->unit_path);
+        if (r < 0)
+                return r;
+        /* Before the start: a fast job can end before a later match exists. */
+        r = sd_bus_match_signal(run->bus, ret_job, manager.destination, manager.path, manager.interface, "JobRemoved", on_job_removed, run);
+        if (r < 0)
+                return r;
+        return sd_bus_match_signal(run->bus, ret_props, manager.destination, run->unit_path, "org.freedesktop.DBus.Properties", "PropertiesChanged", on_properties_changed, run);
+}
+
+int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t input_len,
+                SandboxResult *ret, sd_bus_error *reterr_error) {
+        __attribute__((cleanup(sd_bus_slot_unrefp))) sd_bus_slot *job_slot = NULL, *props_slot = NULL;
+        Run run = {.bus = bus, .spec = spec};
+        Streams s = {.in = -1, .input = input, .input_len = input_len,
+                     .out = {.fd = -1, .cap = spec->max_reply_bytes}, .err = {.fd = -1, .cap = DIAG_MAX_BYTES}};
+        int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+        char **argv = NULL;
+        uint64_t start;
+        int r;
+
+        r = nspawn_argv(spec->nspawn, &argv);
+        if (r < 0)
+                return r;
+        r = subscribe(&run, &job_slot, &props_slot);
+        if (r >= 0)
+                r = make_pipe(in, 1);
+        if (r >= 0)
+                r = make_pipe(out, 0);
+        if (r >= 0)
+                r = make_pipe(err, 0);
+
+        start = now_usec();
+        if (r >= 0)
+                r = start_unit(&run, argv, (int[3]){in[0], out[1], err[1]}, reterr_error);
+        argv = nspawn_argv_free(argv);
+        /* PID 1 holds its own copies now: ours must go, or EOF never comes. */
+        closep(&in[0]);
+        closep(&out[1]);
+        closep(&err[1]);
+        s.in = in[1];
+        s.out.fd = out[0];
+        s.err.fd = err[0];
+
+        if (r >= 0)
+                r = follow(&run, &s, start + spec->runtime_max_usec + STOP_TIMEOUT_USEC + FOLLOW_GRACE_USEC);
+        if (r >= 0) {
+                *ret = (SandboxResult){
+                        .reply = TAKE_PTR(s.out.data), .reply_len = s.out.len, .reply_truncated = s.out.truncated,
+                        .diag = TAKE_PTR(s.err.data), .diag_len = s.err.len,
+                        .duration_usec = now_usec() - start};
+                read_result(&run, ret);
+        }
+
+        closep(&s.in);
+        buffer_done(&s.out);
+        buffer_done(&s.err);
+        run_done(&run);
+        return r;
+}
+
+void sandbox_result_done(SandboxResult *r) {
+        free(r->reply);
+        free(r->diag);
+        *r = (SandboxResult){};
+}

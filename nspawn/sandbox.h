@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-bus.h>
+
+typedef struct NspawnSpec NspawnSpec;
+
+/* One execution: a transient service running systemd-nspawn. Strings are borrowed. */
+typedef struct SandboxSpec {
+        const char *unit;       /* "<sandbox id>.service" */
+        const char *slice;      /* e.g. "sandbox.slice" */
+        const char *request_id; /* tags the unit's journal lines (LogExtraFields) */
+        const NspawnSpec *nspawn;
+        uint64_t runtime_max_usec; /* wall-clock limit, enforced by systemd */
+        uint64_t memory_max;       /* bytes */
+        uint64_t tasks_max;
+        uint64_t cpu_quota_per_sec_usec; /* 1000000 = one CPU */
+        size_t max_reply_bytes;          /* what the worker reads of the sandbox's stdout at most */
+} SandboxSpec;
+
+typedef struct SandboxResult {
+        char *reply; /* the sandbox's stdout, NUL-terminated */
+        size_t reply_len;
+        bool reply_truncated; /* more than max_reply_bytes arrived */
+        char *diag;           /* its stderr (nspawn's diagnostics), capped, NUL-terminated */
+        size_t diag_len;
+        char result[48];      /* the service's Result: success, timeout, exit-code, signal, oom-kill … */
+        int exec_main_code;   /* CLD_EXITED, CLD_KILLED … */
+        int exec_main_status;
+        uint64_t duration_usec;
+        uint64_t cpu_usec; /* CPUUsageNSec / 1000, UINT64_MAX if unknown */
+} SandboxResult;
+
+/* Starts the sandbox, feeds it input on stdin, collects stdout and stderr and waits until systemd
+ * reports the unit inactive, then lets systemd collect it. Returns 0 when the unit ran (whatever
+ * its result), or -errno when it could not be started or followed; then *reterr_error may name the
+ * D-Bus error. The unit never outlives a failed call. On success the caller owns *ret's buffers. */
+int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t input_len,
+                SandboxResult *ret, sd_bus_error *reterr_error);
+
+void sandbox_result_done(SandboxResult *r);
+
+/* Kills every process of a sandbox unit and asks systemd to stop it; for units left by a dead worker. */
+int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error);
