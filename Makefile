@@ -107,7 +107,8 @@ test: deps
 	$(MAKE) stop
 	$(SBINDIR)/sandboxd-host up
 	tests/wait-http $(LISTEN)
-	status=0; $(MAKE) e2e || status=$$?; $(MAKE) stop || status=$$?; exit $$status
+	status=0; $(MAKE) e2e || status=$$?; $(MAKE) stop || status=$$?; \
+	    tests/check-down || status=1; exit $$status
 
 style:
 	git clang-format --diff

@@ -70,7 +70,7 @@ int db_request_abandon(sqlite3 *db, int worker_pid, const char *error) {
 
         rc = sqlite3_prepare_v2(db,
                                 "UPDATE requests SET status = 502, error = ?2, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                                "WHERE worker_pid = ?1 AND status IS NULL",
+                                "WHERE (worker_pid = ?1 OR ?1 = 0) AND status IS NULL",
                                 -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return db_errno(rc);

@@ -23,8 +23,8 @@ int db_request_begin(sqlite3 *db, const char *request_id, const char *route, int
 /* Records how the request ended. */
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o);
 
-/* Closes the rows that a dead worker left in flight with status 502 and the given error; returns how
- * many it closed. */
+/* Closes the rows that a dead worker (worker_pid 0: any worker) left in flight with status 502 and
+ * the given error; returns how many it closed. */
 int db_request_abandon(sqlite3 *db, int worker_pid, const char *error);
 
 /* Records the sandbox a request started, before it starts, so a worker's death can be cleaned up. */

@@ -35,12 +35,20 @@ static int arg_listen_fd = -1;
 static pid_t workers[WORKERS_MAX];
 
 sd_bus *context_bus(Context *ctx) {
+        const char *name;
+        int r;
+
         if (ctx->bus && sd_bus_is_open(ctx->bus) > 0)
                 return ctx->bus;
         ctx->bus = sd_bus_flush_close_unref(ctx->bus);
-        if (sd_bus_open_system(&ctx->bus) < 0) {
-                ctx->bus = NULL;
-                (void) log_error_errno(EHOSTUNREACH, "Failed to connect to the system bus");
+        r = sd_bus_open_system(&ctx->bus);
+        /* The connection is set up asynchronously: finish authentication now, or the broker drops a
+         * connection that stays idle in accept() for longer than its auth_timeout. */
+        if (r >= 0)
+                r = sd_bus_get_unique_name(ctx->bus, &name);
+        if (r < 0) {
+                ctx->bus = sd_bus_flush_close_unref(ctx->bus);
+                (void) log_error_errno(r, "Failed to connect to the system bus");
         }
         return ctx->bus;
 }
@@ -133,38 +141,41 @@ static pid_t spawn_worker(const sigset_t *mask) {
         _exit(worker_main() < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
-/* A worker died: answer for the requests it left (their record says so) and kill their sandboxes. */
-static void reap_worker(pid_t pid, int status) {
+/* Requests left in flight by a dead worker (0: by any, after a restart of the whole service): their
+ * sandboxes are killed and their records closed with the reason. */
+static void abandon_requests(pid_t pid) {
         sqlite3 *db = NULL;
         sd_bus *bus = NULL;
+        sqlite3_stmt *st = NULL;
         int r;
-
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-                return;
-        (void) log_warning_errno(0, "Worker %d died (%s %d), replacing it", (int) pid,
-                                 WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 
         if (db_open(arg_config.db_path, &db) < 0)
                 return;
-        if (sd_bus_open_system(&bus) >= 0) {
-                sqlite3_stmt *st = NULL;
+        if (sd_bus_open_system(&bus) >= 0 &&
+            sqlite3_prepare_v2(db, "SELECT sandbox_id FROM requests WHERE (worker_pid = ?1 OR ?1 = 0) AND status IS NULL AND sandbox_id IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
+                (void) sqlite3_bind_int(st, 1, pid);
+                while (sqlite3_step(st) == SQLITE_ROW) {
+                        char unit[SANDBOX_ID_MAX + 16];
 
-                if (sqlite3_prepare_v2(db, "SELECT sandbox_id FROM requests WHERE worker_pid = ?1 AND status IS NULL AND sandbox_id IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
-                        (void) sqlite3_bind_int(st, 1, pid);
-                        while (sqlite3_step(st) == SQLITE_ROW) {
-                                char unit[SANDBOX_ID_MAX + 16];
-
-                                if (unit_name_from_id((const char *) sqlite3_column_text(st, 0), unit, sizeof(unit)) >= 0)
-                                        (void) sandbox_kill(bus, unit, NULL);
-                        }
+                        if (unit_name_from_id((const char *) sqlite3_column_text(st, 0), unit, sizeof(unit)) >= 0)
+                                (void) sandbox_kill(bus, unit, NULL);
                 }
-                (void) sqlite3_finalize(st);
-                bus = sd_bus_flush_close_unref(bus);
         }
+        (void) sqlite3_finalize(st);
+        bus = sd_bus_flush_close_unref(bus);
+
         r = db_request_abandon(db, (int) pid, "sandbox execution failed: the worker handling the request died");
         if (r > 0)
                 (void) log_warning_errno(0, "Closed %d request(s) left in flight by worker %d", r, (int) pid);
         db = db_close(db);
+}
+
+static void reap_worker(pid_t pid, int status) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                return;
+        (void) log_warning_errno(0, "Worker %d died (%s %d), replacing it", (int) pid,
+                                 WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        abandon_requests(pid);
 }
 
 static int master_loop(int sfd, const sigset_t *mask) {
@@ -232,6 +243,8 @@ int main(void) {
         if (r < 0)
                 return log_error_errno(r, "Failed to open database '%s': %s", arg_config.db_path, db_errmsg(db)) < 0 ? EXIT_FAILURE : 0;
         db = db_close(db);
+        /* No worker runs yet: whatever is still in flight was left by a previous instance. */
+        abandon_requests(0);
 
         (void) sigemptyset(&mask);
         (void) sigaddset(&mask, SIGCHLD);

@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers for the end-to-end suites: real HTTP through nginx, the real journal and database.
+
+SANDBOXD_URL=${SANDBOXD_URL:-http://127.0.0.1:8080}
+SANDBOXD_DB=${SANDBOXD_DB:-/var/lib/sandboxd/sandboxd.db}
+SANDBOXD_HOST=${SANDBOXD_HOST:-/usr/local/sbin/sandboxd-host}
+
+# The stack must be up (make run, or make test which brings it up); a missing stack is a failure.
+require_stack() {
+    if ! curl -s -o /dev/null "$SANDBOXD_URL/"; then
+        echo "sandboxd is not answering on $SANDBOXD_URL (run: make run)" >&2
+        return 1
+    fi
+}
+
+# api METHOD PATH [BODY] -> $code, $body, $rid (X-Request-Id), $ctype
+api() {
+    local method=$1 path=$2 data=${3-} hdr
+    hdr=$(mktemp)
+    if [ $# -ge 3 ]; then
+        body=$(curl -s -D "$hdr" -X "$method" "$SANDBOXD_URL$path" -H 'content-type: application/json' --data-binary "$data")
+    else
+        body=$(curl -s -D "$hdr" -X "$method" "$SANDBOXD_URL$path")
+    fi
+    code=$(awk 'NR == 1 { print $2 }' "$hdr")
+    rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$hdr")
+    ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$hdr")
+    rm -f "$hdr"
+}
+
+# api_file METHOD PATH FILE: like api, with the body read from FILE (large bodies).
+api_file() {
+    local hdr
+    hdr=$(mktemp)
+    body=$(curl -s -D "$hdr" -X "$1" "$SANDBOXD_URL$2" -H 'content-type: application/json' --data-binary "@$3")
+    code=$(awk 'NR == 1 { print $2 }' "$hdr")
+    rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$hdr")
+    ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$hdr")
+    rm -f "$hdr"
+}
+
+# execute JSON: POST /v1/execute
+execute() {
+    api POST /v1/execute "$1"
+}
+
+# A JSON string literal for arbitrary text.
+json_str() {
+    jq -Rs . <<<"$1" | sed 's/\\n"$/"/'
+}
+
+# code_json PYTHON [EXTRA_JSON_FIELDS]: a request body with that code.
+code_json() {
+    jq -cn --arg code "$1" "{code: \$code}${2:+ + $2}"
+}
+
+expect_status() {
+    if [ "$code" != "$1" ]; then
+        echo "expected HTTP $1, got $code: $body" >&2
+        return 1
+    fi
+}
+
+# expect_error STATUS MESSAGE: the exact {"error": ...} of the contract, as JSON.
+expect_error() {
+    expect_status "$1"
+    [ "$ctype" = application/json ] || { echo "content-type: $ctype" >&2; return 1; }
+    local got
+    got=$(jq -er .error <<<"$body") || { echo "no error field: $body" >&2; return 1; }
+    if [ "$got" != "$2" ]; then
+        echo "expected error '$2', got '$got'" >&2
+        return 1
+    fi
+    expect_request_id
+}
+
+expect_request_id() {
+    if ! [[ $rid =~ ^[0-9a-f]{32}$ ]]; then
+        echo "no X-Request-Id header (got '$rid')" >&2
+        return 1
+    fi
+}
+
+field() {
+    jq -r "$1" <<<"$body"
+}
+
+in_systemd() {
+    "$SANDBOXD_HOST" exec "$@"
+}
+
+# The audit entry of request $1 as JSON (waits briefly: the journal is written asynchronously).
+journal_entry() {
+    local i out
+    for i in $(seq 50); do
+        out=$(in_systemd journalctl -q -o json "REQUEST_ID=$1" MESSAGE_ID=8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f 2>/dev/null | tail -n 1)
+        if [ -n "$out" ]; then
+            echo "$out"
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+db() {
+    sqlite3 -cmd '.timeout 5000' "$SANDBOXD_DB" "$@"
+}
+
+# Sandbox units still loaded (sandbox-api.* is the service itself).
+leftover_units() {
+    in_systemd systemctl list-units --all --plain --no-legend 'sandbox-*' | awk '{ print $1 }' | grep -v '^sandbox-api\.' || true
+}
+
+# Sandbox cgroups still present, in any hierarchy.
+leftover_cgroups() {
+    in_systemd find /sys/fs/cgroup -type d -name 'sandbox-*.service' ! -name 'sandbox-api.service' 2>/dev/null || true
+}
+
+# Waits until no sandbox unit is left (they are collected asynchronously after the reply).
+expect_no_leftovers() {
+    local i units cgroups
+    for i in $(seq 50); do
+        units=$(leftover_units)
+        cgroups=$(leftover_cgroups)
+        [ -z "$units$cgroups" ] && return 0
+        sleep 0.1
+    done
+    echo "left behind: units: $units; cgroups: $cgroups" >&2
+    return 1
+}
