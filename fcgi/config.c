@@ -13,9 +13,12 @@ static int parse_u64(const char *(*get)(const char *), const char *name, uint64_
 
         if (!s || !*s)
                 return 0;
+        /* strtoull() would skip white space and take a sign: "-1" and " -1" wrap to 2^64 - 1. */
+        if (*s < '0' || *s > '9')
+                return -EINVAL;
         errno = 0;
         x = strtoull(s, &end, 10);
-        if (errno != 0 || *end != 0 || s[0] == '-' || x < min || x > max)
+        if (errno != 0 || *end != 0 || x < min || x > max)
                 return -EINVAL;
         *v = x;
         return 0;
@@ -48,6 +51,10 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 KNOB_Z("SANDBOXD_OUTPUT_CAP_BYTES", output_cap_bytes, 1024, 256ULL << 20, 1ULL << 20),
                 KNOB_Z("SANDBOXD_RETURN_CAP_BYTES", return_cap_bytes, 1024, 256ULL << 20, 8ULL << 20),
                 KNOB_U("SANDBOXD_NOFILE", nofile, 16, 1 << 20, 1024),
+                KNOB_U("SANDBOXD_POOL_TARGET", pool_target, 0, 64, 3),
+                KNOB_U("SANDBOXD_POOL_MAX", pool_max, 0, 64, 8),
+                KNOB_U("SANDBOXD_POOL_TTL_S", pool_ttl_s, 10, 86400, 600),
+                KNOB_U("SANDBOXD_POOL_WAIT_S", pool_wait_s, 1, 300, 30),
 #undef KNOB_U
 #undef KNOB_Z
 #undef KNOB_T
@@ -74,8 +81,13 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                         *(uint64_t *) (void *) field = v;
         }
 
+        if (c.pool_max < c.pool_target) {
+                *reterr_name = "SANDBOXD_POOL_MAX";
+                return -EINVAL;
+        }
+
         /* The runner is found inside the sandbox at the same path: only the host's /usr is there. */
-        if (strncmp(c.lib_dir, "/usr/", 5) != 0) {
+        if (strncmp(c.lib_dir, "/usr/", 5) != 0 || strstr(c.lib_dir, "/..") || strchr(c.lib_dir, ':')) {
                 *reterr_name = "SANDBOXD_LIB_DIR";
                 return -EINVAL;
         }

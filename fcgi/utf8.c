@@ -73,3 +73,14 @@ char *utf8_sanitize(const uint8_t *s, size_t n, size_t *ret_len) {
                 *ret_len = o;
         return out;
 }
+
+bool utf8_valid(const uint8_t *s, size_t n) {
+        for (size_t i = 0; i < n;) {
+                int valid;
+
+                i += utf8_next(s + i, n - i, &valid);
+                if (!valid)
+                        return false;
+        }
+        return true;
+}

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "b64.h"
+#include "utf8.h"
 #include "messages.h"
 #include "validate.h"
 
@@ -48,11 +50,43 @@ int validate_path(const char *path, size_t len) {
         return depth == 0 ? -EINVAL : 0;
 }
 
+/* RFC 8259 has no NaN or Infinity, which json-c's strict mode still takes. */
+static bool json_finite(struct json_object *v) {
+        switch (json_object_get_type(v)) {
+        case json_type_double:
+                return isfinite(json_object_get_double(v));
+        case json_type_array:
+                for (size_t i = 0; i < json_object_array_length(v); i++)
+                        if (!json_finite(json_object_array_get_idx(v, i)))
+                                return false;
+                return true;
+        case json_type_object: {
+                json_object_object_foreach(v, key, val) {
+                        (void) key;
+                        if (!json_finite(val))
+                                return false;
+                }
+                return true;
+        }
+        default:
+                return true;
+        }
+}
+
+/* What json-c's strict mode lets through: ill-formed UTF-8 (it counts continuation bytes only) and
+ * raw control characters, which JSON allows nowhere but as white space between tokens. */
+static bool body_bytes_valid(const char *body, size_t len) {
+        for (size_t i = 0; i < len; i++)
+                if ((unsigned char) body[i] < 0x20 && body[i] != '\t' && body[i] != '\n' && body[i] != '\r')
+                        return false;
+        return utf8_valid((const uint8_t *) body, len);
+}
+
 int validate_parse_body(const char *body, size_t len, struct json_object **ret) {
         struct json_tokener *tok;
         struct json_object *obj;
 
-        if (len == 0)
+        if (len == 0 || !body_bytes_valid(body, len))
                 return -EINVAL;
 
         tok = json_tokener_new_ex(JSON_MAX_DEPTH);
@@ -62,7 +96,7 @@ int validate_parse_body(const char *body, size_t len, struct json_object **ret) 
 
         obj = json_tokener_parse_ex(tok, body, (int) len);
         if (!obj || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len ||
-            !json_object_is_type(obj, json_type_object)) {
+            !json_object_is_type(obj, json_type_object) || !json_finite(obj)) {
                 (void) json_object_put(obj);
                 json_tokener_free(tok);
                 return -EINVAL;

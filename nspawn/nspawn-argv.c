@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nspawn-argv.h"
 
@@ -43,8 +44,17 @@ char **nspawn_argv_free(char **argv) {
         return NULL;
 }
 
+/* A host name nspawn takes as --machine: [a-z0-9-], not starting or ending with '-', < 64 chars. */
+static int machine_valid(const char *m) {
+        size_t n = strlen(m);
+
+        if (n == 0 || n > 63 || m[0] == '-' || m[n - 1] == '-')
+                return 0;
+        return strspn(m, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
+}
+
 static int spec_valid(const NspawnSpec *s) {
-        if (!s->machine || !s->etc_dir || !s->user || !s->command || !s->command[0] || s->command[0][0] != '/')
+        if (!s->machine || !machine_valid(s->machine) || !s->etc_dir || strchr(s->etc_dir, ':') || !s->user || !s->command || !s->command[0] || s->command[0][0] != '/')
                 return 0;
         /* nspawn's --private-users=pick range; 0 would map the sandbox's root to the host's root. */
         if (s->uid_base % NSPAWN_UID_RANGE != 0 || s->uid_base < 0x80000U || s->uid_base > 0x6fff0000U)

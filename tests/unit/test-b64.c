@@ -16,7 +16,8 @@ typedef struct Vector {
         const char *b64;
 } Vector;
 
-#define V(r, b) {r, sizeof(r) - 1, b}
+#define V(r, b) \
+        { r, sizeof(r) - 1, b }
 
 static const Vector vectors[] = {
         /* RFC 4648 section 10 */
@@ -95,7 +96,8 @@ typedef struct Invalid {
         const char *why;
 } Invalid;
 
-#define I(s, why) {s, sizeof(s) - 1, why}
+#define I(s, why) \
+        { s, sizeof(s) - 1, why }
 
 static const Invalid invalid[] = {
         I("Z", "length 1"),

@@ -18,7 +18,8 @@ typedef struct Case {
         size_t out_len;
 } Case;
 
-#define C(name, in, out) {name, in, sizeof(in) - 1, out, sizeof(out) - 1}
+#define C(name, in, out) \
+        { name, in, sizeof(in) - 1, out, sizeof(out) - 1 }
 #define SAME(name, in) C(name, in, in)
 
 static const Case cases[] = {
@@ -69,15 +70,26 @@ static const Case cases[] = {
         C("invalid bytes around an embedded NUL", "\xff\0\xff", R "\0" R),
 };
 
+/* The length a lead byte announces by its bit pattern alone; 0 for a continuation or 0xf8..0xff. */
+static size_t seq_len(uint8_t c) {
+        if (c < 0x80)
+                return 1;
+        if ((c & 0xe0) == 0xc0)
+                return 2;
+        if ((c & 0xf0) == 0xe0)
+                return 3;
+        if ((c & 0xf8) == 0xf0)
+                return 4;
+        return 0;
+}
+
 /* An independent well-formedness check: decode the code point, then reject overlongs, surrogates
  * and values above U+10FFFF (rather than the module's per-lead second-byte ranges). */
 static bool utf8_well_formed(const uint8_t *s, size_t n) {
+        static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+
         for (size_t i = 0; i < n;) {
-                size_t len = s[i] < 0x80 ? 1 : (s[i] & 0xe0) == 0xc0 ? 2
-                                           : (s[i] & 0xf0) == 0xe0   ? 3
-                                           : (s[i] & 0xf8) == 0xf0   ? 4
-                                                                     : 0;
-                static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+                size_t len = seq_len(s[i]);
                 uint32_t cp;
 
                 if (len == 0 || i + len > n)

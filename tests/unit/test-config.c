@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "macro.h"
+#include "route-stub.h"
+#include "tap.h"
+
+/* The fake environment: NULL-terminated {name, value} pairs that fake_get() looks up. */
+typedef struct Var {
+        const char *name, *value;
+} Var;
+
+static const Var *fake_env;
+
+static const char *fake_get(const char *name) {
+        for (const Var *v = fake_env; v && v->name; v++)
+                if (strcmp(v->name, name) == 0)
+                        return v->value;
+        return NULL;
+}
+
+static int parse(const Var *env, Config *ret, const char **reterr_name) {
+        fake_env = env;
+        return config_parse(fake_get, ret, reterr_name);
+}
+
+static const Config defaults = {
+        .workers = 4,
+        .db_path = "/var/lib/sandboxd/sandboxd.db",
+        .max_body_bytes = 16ULL << 20,
+        .memory_max = 512ULL << 20,
+        .tasks_max = 128,
+        .cpu_quota_percent = 100,
+        .workspace_bytes = 128ULL << 20,
+        .tmp_bytes = 64ULL << 20,
+        .output_cap_bytes = 1ULL << 20,
+        .return_cap_bytes = 8ULL << 20,
+        .nofile = 1024,
+        .lib_dir = "/usr/local/lib/sandboxd",
+        .slice = "sandbox.slice",
+};
+
+/* Field by field, so a failure says which one differs. */
+static void check_config(const Config *got, const Config *want, const char *what) {
+#define FIELD(f) tap_is_int((long long) got->f, (long long) want->f, "%s: " #f, what)
+#define STR(f) tap_is_str(got->f, want->f, "%s: " #f, what)
+        FIELD(workers);
+        STR(db_path);
+        FIELD(max_body_bytes);
+        FIELD(memory_max);
+        FIELD(tasks_max);
+        FIELD(cpu_quota_percent);
+        FIELD(workspace_bytes);
+        FIELD(tmp_bytes);
+        FIELD(output_cap_bytes);
+        FIELD(return_cap_bytes);
+        FIELD(nofile);
+        STR(lib_dir);
+        STR(slice);
+#undef FIELD
+#undef STR
+}
+
+static void test_defaults(void) {
+        static const Var unset[] = {{NULL, NULL}};
+        static const Var empty[] = {
+                {"SANDBOXD_WORKERS", ""},
+                {"SANDBOXD_DB", ""},
+                {"SANDBOXD_MAX_BODY_BYTES", ""},
+                {"SANDBOXD_MEMORY_MAX", ""},
+                {"SANDBOXD_TASKS_MAX", ""},
+                {"SANDBOXD_CPU_QUOTA_PERCENT", ""},
+                {"SANDBOXD_WORKSPACE_BYTES", ""},
+                {"SANDBOXD_TMP_BYTES", ""},
+                {"SANDBOXD_OUTPUT_CAP_BYTES", ""},
+                {"SANDBOXD_RETURN_CAP_BYTES", ""},
+                {"SANDBOXD_NOFILE", ""},
+                {"SANDBOXD_LIB_DIR", ""},
+                {"SANDBOXD_SLICE", ""},
+                {NULL, NULL},
+        };
+        Config c = {};
+        const char *name = "untouched";
+
+        tap_is_int(parse(unset, &c, &name), 0, "nothing set: parses");
+        tap_is_str(name, "untouched", "nothing set: no error name");
+        check_config(&c, &defaults, "nothing set");
+
+        c = (Config){};
+        tap_is_int(parse(empty, &c, &name), 0, "all set to \"\": parses");
+        check_config(&c, &defaults, "all empty");
+}
+
+static void test_override(void) {
+        static const Var env[] = {
+                {"SANDBOXD_WORKERS", "16"},
+                {"SANDBOXD_DB", "/tmp/x.db"},
+                {"SANDBOXD_MAX_BODY_BYTES", "2048"},
+                {"SANDBOXD_MEMORY_MAX", "1073741824"},
+                {"SANDBOXD_TASKS_MAX", "64"},
+                {"SANDBOXD_CPU_QUOTA_PERCENT", "250"},
+                {"SANDBOXD_WORKSPACE_BYTES", "1048576"},
+                {"SANDBOXD_TMP_BYTES", "2097152"},
+                {"SANDBOXD_OUTPUT_CAP_BYTES", "4096"},
+                {"SANDBOXD_RETURN_CAP_BYTES", "8192"},
+                {"SANDBOXD_NOFILE", "256"},
+                {"SANDBOXD_LIB_DIR", "/usr/lib/sandboxd"},
+                {"SANDBOXD_SLICE", "other.slice"},
+                {"SANDBOXD_UNKNOWN", "ignored"},
+                {NULL, NULL},
+        };
+        static const Config want = {
+                .workers = 16,
+                .db_path = "/tmp/x.db",
+                .max_body_bytes = 2048,
+                .memory_max = 1ULL << 30,
+                .tasks_max = 64,
+                .cpu_quota_percent = 250,
+                .workspace_bytes = 1ULL << 20,
+                .tmp_bytes = 2ULL << 20,
+                .output_cap_bytes = 4096,
+                .return_cap_bytes = 8192,
+                .nofile = 256,
+                .lib_dir = "/usr/lib/sandboxd",
+                .slice = "other.slice",
+        };
+        Config c = {};
+        const char *name = NULL;
+
+        tap_is_int(parse(env, &c, &name), 0, "every variable set: parses");
+        check_config(&c, &want, "override");
+}
+
+/* One variable set to one value: 0 and the parsed value, or -EINVAL naming that variable. */
+typedef struct OneCase {
+        const char *name, *value;
+        int expected;
+        unsigned long long parsed; /* when expected == 0 */
+} OneCase;
+
+static const OneCase one_cases[] = {
+        /* range boundaries of each knob */
+        {"SANDBOXD_WORKERS", "1", 0, 1},
+        {"SANDBOXD_WORKERS", "256", 0, 256},
+        {"SANDBOXD_WORKERS", "0", -EINVAL, 0},
+        {"SANDBOXD_WORKERS", "257", -EINVAL, 0},
+        {"SANDBOXD_MAX_BODY_BYTES", "1024", 0, 1024},
+        {"SANDBOXD_MAX_BODY_BYTES", "1023", -EINVAL, 0},
+        {"SANDBOXD_MAX_BODY_BYTES", "1073741824", 0, 1ULL << 30},
+        {"SANDBOXD_MAX_BODY_BYTES", "1073741825", -EINVAL, 0},
+        {"SANDBOXD_MEMORY_MAX", "16777216", 0, 16ULL << 20},
+        {"SANDBOXD_MEMORY_MAX", "16777215", -EINVAL, 0},
+        {"SANDBOXD_MEMORY_MAX", "18446744073709551615", 0, UINT64_MAX},
+        {"SANDBOXD_MEMORY_MAX", "18446744073709551616", -EINVAL, 0},
+        {"SANDBOXD_TASKS_MAX", "8", 0, 8},
+        {"SANDBOXD_TASKS_MAX", "7", -EINVAL, 0},
+        {"SANDBOXD_TASKS_MAX", "1048577", -EINVAL, 0},
+        {"SANDBOXD_CPU_QUOTA_PERCENT", "100000", 0, 100000},
+        {"SANDBOXD_CPU_QUOTA_PERCENT", "0", -EINVAL, 0},
+        {"SANDBOXD_CPU_QUOTA_PERCENT", "100001", -EINVAL, 0},
+        {"SANDBOXD_WORKSPACE_BYTES", "1048575", -EINVAL, 0},
+        {"SANDBOXD_WORKSPACE_BYTES", "1099511627776", 0, 1ULL << 40},
+        {"SANDBOXD_WORKSPACE_BYTES", "1099511627777", -EINVAL, 0},
+        {"SANDBOXD_TMP_BYTES", "1048575", -EINVAL, 0},
+        {"SANDBOXD_TMP_BYTES", "1099511627777", -EINVAL, 0},
+        {"SANDBOXD_OUTPUT_CAP_BYTES", "1023", -EINVAL, 0},
+        {"SANDBOXD_OUTPUT_CAP_BYTES", "268435457", -EINVAL, 0},
+        {"SANDBOXD_RETURN_CAP_BYTES", "268435456", 0, 256ULL << 20},
+        {"SANDBOXD_RETURN_CAP_BYTES", "1023", -EINVAL, 0},
+        {"SANDBOXD_NOFILE", "16", 0, 16},
+        {"SANDBOXD_NOFILE", "15", -EINVAL, 0},
+        {"SANDBOXD_NOFILE", "1048577", -EINVAL, 0},
+        /* a value that would wrap an unsigned field must not slip through as a small number */
+        {"SANDBOXD_WORKERS", "4294967300", -EINVAL, 0},
+        {"SANDBOXD_NOFILE", "4294968320", -EINVAL, 0},
+        /* malformed */
+        {"SANDBOXD_WORKERS", "four", -EINVAL, 0},
+        {"SANDBOXD_WORKERS", "4x", -EINVAL, 0},
+        {"SANDBOXD_WORKERS", "4 ", -EINVAL, 0},
+        {"SANDBOXD_WORKERS", "4.0", -EINVAL, 0},
+        {"SANDBOXD_WORKERS", "0x10", -EINVAL, 0},
+        {"SANDBOXD_WORKERS", "-1", -EINVAL, 0},
+        {"SANDBOXD_WORKERS", "-0", -EINVAL, 0},
+        {"SANDBOXD_MEMORY_MAX", "-1", -EINVAL, 0},
+        {"SANDBOXD_MEMORY_MAX", "512M", -EINVAL, 0},
+        {"SANDBOXD_MEMORY_MAX", "1e9", -EINVAL, 0},
+        {"SANDBOXD_MEMORY_MAX", "99999999999999999999999", -EINVAL, 0},
+        {"SANDBOXD_TASKS_MAX", "infinity", -EINVAL, 0},
+        {"SANDBOXD_NOFILE", " ", -EINVAL, 0},
+};
+
+/* Reads back the field a variable sets. */
+static unsigned long long field_of(const Config *c, const char *name) {
+        static const struct {
+                const char *name;
+                size_t offset, size;
+        } fields[] = {
+                {"SANDBOXD_WORKERS", offsetof(Config, workers), sizeof(unsigned)},
+                {"SANDBOXD_MAX_BODY_BYTES", offsetof(Config, max_body_bytes), sizeof(size_t)},
+                {"SANDBOXD_MEMORY_MAX", offsetof(Config, memory_max), sizeof(uint64_t)},
+                {"SANDBOXD_TASKS_MAX", offsetof(Config, tasks_max), sizeof(uint64_t)},
+                {"SANDBOXD_CPU_QUOTA_PERCENT", offsetof(Config, cpu_quota_percent), sizeof(unsigned)},
+                {"SANDBOXD_WORKSPACE_BYTES", offsetof(Config, workspace_bytes), sizeof(uint64_t)},
+                {"SANDBOXD_TMP_BYTES", offsetof(Config, tmp_bytes), sizeof(uint64_t)},
+                {"SANDBOXD_OUTPUT_CAP_BYTES", offsetof(Config, output_cap_bytes), sizeof(size_t)},
+                {"SANDBOXD_RETURN_CAP_BYTES", offsetof(Config, return_cap_bytes), sizeof(size_t)},
+                {"SANDBOXD_NOFILE", offsetof(Config, nofile), sizeof(unsigned)},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                const char *p = (const char *) c + fields[i].offset;
+
+                if (strcmp(fields[i].name, name) != 0)
+                        continue;
+                if (fields[i].size == sizeof(unsigned))
+                        return *(const unsigned *) (const void *) p;
+                return *(const uint64_t *) (const void *) p;
+        }
+        abort();
+}
+
+static void test_one(void) {
+        for (size_t i = 0; i < ELEMENTSOF(one_cases); i++) {
+                const OneCase *c = &one_cases[i];
+                const Var env[] = {{c->name, c->value}, {NULL, NULL}};
+                Config cfg = {.workers = 12345};
+                const char *name = NULL;
+                int r = parse(env, &cfg, &name);
+
+                if (c->expected == 0)
+                        tap_ok(r == 0 && field_of(&cfg, c->name) == c->parsed, "%s='%s' gives %llu", c->name, c->value, c->parsed);
+                else
+                        tap_ok(r == c->expected && name && strcmp(name, c->name) == 0 && cfg.workers == 12345,
+                               "%s='%s' is rejected, naming the variable, *ret untouched", c->name, c->value);
+        }
+}
+
+/* strtoull() skips leading white space before the sign: " -1" must not wrap to 2^64 - 1. */
+static void test_negative_after_space(void) {
+        static const Var env[] = {{"SANDBOXD_MEMORY_MAX", " -1"}, {NULL, NULL}};
+        Config cfg = {};
+        const char *name = NULL;
+        int r = parse(env, &cfg, &name);
+
+        tap_ok(r == -EINVAL && name && strcmp(name, "SANDBOXD_MEMORY_MAX") == 0, "SANDBOXD_MEMORY_MAX=' -1' is rejected");
+        if (r == 0)
+                tap_diag("  memory_max parsed as %llu", (unsigned long long) cfg.memory_max);
+}
+
+static void test_lib_dir(void) {
+        static const struct {
+                const char *value;
+                int expected;
+        } cases[] = {
+                {"/usr/lib/sandboxd", 0},
+                {"/usr/local/lib/sandboxd", 0},
+                {"/usr/x", 0},
+                {"/opt/sandboxd", -EINVAL},
+                {"/var/lib/sandboxd", -EINVAL},
+                {"/usr", -EINVAL},
+                {"/usrlocal/lib", -EINVAL},
+                {"usr/lib/sandboxd", -EINVAL},
+                {"lib/sandboxd", -EINVAL},
+                {"/", -EINVAL},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const Var env[] = {{"SANDBOXD_LIB_DIR", cases[i].value}, {NULL, NULL}};
+                Config cfg = {};
+                const char *name = NULL;
+                int r = parse(env, &cfg, &name);
+
+                if (cases[i].expected == 0)
+                        tap_ok(r == 0 && cfg.lib_dir && strcmp(cfg.lib_dir, cases[i].value) == 0, "SANDBOXD_LIB_DIR='%s' accepted", cases[i].value);
+                else
+                        tap_ok(r == -EINVAL && name && strcmp(name, "SANDBOXD_LIB_DIR") == 0 && cfg.lib_dir == NULL,
+                               "SANDBOXD_LIB_DIR='%s' rejected, naming the variable", cases[i].value);
+        }
+}
+
+/* A string prefix is not enough: ".." climbs back out of /usr. */
+static void test_lib_dir_dotdot(void) {
+        static const Var env[] = {{"SANDBOXD_LIB_DIR", "/usr/../opt/sandboxd"}, {NULL, NULL}};
+        Config cfg = {};
+        const char *name = NULL;
+        int r = parse(env, &cfg, &name);
+
+        tap_ok(r == -EINVAL && name && strcmp(name, "SANDBOXD_LIB_DIR") == 0, "SANDBOXD_LIB_DIR='/usr/../opt/sandboxd' (outside /usr) is rejected");
+}
+
+/* A bad variable among good ones is still found and named. */
+static void test_bad_among_good(void) {
+        static const Var env[] = {{"SANDBOXD_WORKERS", "8"}, {"SANDBOXD_TMP_BYTES", "64MiB"}, {"SANDBOXD_NOFILE", "2048"}, {NULL, NULL}};
+        const char *name = NULL;
+        Config cfg = {};
+
+        tap_ok(parse(env, &cfg, &name) == -EINVAL && name && strcmp(name, "SANDBOXD_TMP_BYTES") == 0,
+               "one bad variable among good ones is named");
+}
+
+int main(void) {
+        test_defaults();
+        test_override();
+        test_one();
+        test_negative_after_space();
+        test_lib_dir();
+        test_lib_dir_dotdot();
+        test_bad_among_good();
+        return tap_done();
+}

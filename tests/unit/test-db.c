@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "db/requests.h"
+#include "macro.h"
+#include "route-stub.h"
+#include "tap.h"
+
+static void sqlite3_finalizep(sqlite3_stmt **st) {
+        (void) sqlite3_finalize(*st);
+}
+
+/* The first column of the first row of sql, with ?1 bound to id, as text; "NULL" for SQL NULL,
+ * "(no row)" for none. Good enough to compare a column against what a test expects. */
+static const char *column(sqlite3 *db, const char *sql, const char *id) {
+        static char buf[256];
+        cleanup_stmt sqlite3_stmt *st = NULL;
+
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+                (void) snprintf(buf, sizeof(buf), "(error: %s)", sqlite3_errmsg(db));
+                return buf;
+        }
+        if (id)
+                (void) sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_ROW)
+                return "(no row)";
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+                return "NULL";
+        (void) snprintf(buf, sizeof(buf), "%s", (const char *) sqlite3_column_text(st, 0));
+        return buf;
+}
+
+#define COL(db, col, id) column(db, "SELECT " col " FROM requests WHERE request_id = ?1", id)
+#define ROWS(db) atoi(column(db, "SELECT count(*) FROM requests", NULL))
+
+/* db/schema.sql as db.c embeds it. */
+extern const char db_schema_sql[];
+
+static int schema_last_step(void) {
+        int last = 0;
+
+        for (const char *p = strstr(db_schema_sql, "-- step "); p; p = strstr(p + 1, "-- step ")) {
+                int n = atoi(p + strlen("-- step "));
+
+                if (n > last)
+                        last = n;
+        }
+        return last;
+}
+
+static void test_open(sqlite3 *db) {
+        int last = schema_last_step();
+
+        tap_ok(last >= 1, "schema.sql has steps (last: %d)", last);
+        tap_is_int(atoi(column(db, "PRAGMA user_version", NULL)), last, "every step applied: user_version %d", last);
+        tap_is_str(column(db, "PRAGMA foreign_keys", NULL), "1", "foreign_keys on");
+        tap_is_str(column(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'requests'", NULL), "requests",
+                   "table requests exists");
+        tap_is_str(column(db, "SELECT sql FROM sqlite_master WHERE name = 'requests_in_flight'", NULL),
+                   "CREATE INDEX requests_in_flight ON requests(worker_pid) WHERE status IS NULL", "partial index on in-flight rows exists");
+        tap_is_int(ROWS(db), 0, "no rows yet");
+}
+
+static void test_begin(sqlite3 *db) {
+        const char *started;
+
+        tap_is_int(db_request_begin(db, "r1", "POST /v1/execute", 100), 0, "begin r1");
+        tap_is_str(COL(db, "route", "r1"), "POST /v1/execute", "r1: route");
+        tap_is_str(COL(db, "worker_pid", "r1"), "100", "r1: worker_pid");
+        tap_is_str(COL(db, "status", "r1"), "NULL", "r1: status NULL (in flight)");
+        tap_is_str(COL(db, "sandbox_id", "r1"), "NULL", "r1: sandbox_id NULL");
+        tap_is_str(COL(db, "finished_at", "r1"), "NULL", "r1: finished_at NULL");
+        started = COL(db, "started_at", "r1");
+        tap_ok(strlen(started) == strlen("2024-01-01T00:00:00.000Z") && started[10] == 'T' && started[23] == 'Z',
+               "r1: started_at is an RFC 3339 UTC time ('%s')", started);
+
+        tap_is_int(db_request_begin(db, "r1", "GET /v1/other", 200), -EEXIST, "begin r1 again: -EEXIST");
+        tap_is_str(COL(db, "worker_pid", "r1"), "100", "r1: the duplicate changed nothing");
+        tap_is_str(COL(db, "route", "r1"), "POST /v1/execute", "r1: route unchanged");
+        tap_is_int(ROWS(db), 1, "still one row");
+
+        /* Bound, not formatted into the SQL. */
+        tap_is_int(db_request_begin(db, "x'); DROP TABLE requests; --", "POST /v1/execute", 100), 0, "begin with a quote in the id");
+        tap_is_str(COL(db, "request_id", "x'); DROP TABLE requests; --"), "x'); DROP TABLE requests; --", "id stored verbatim");
+        tap_is_int(ROWS(db), 2, "table intact, two rows");
+}
+
+static void test_sandbox(sqlite3 *db) {
+        tap_is_int(db_request_sandbox(db, "r1", "sandbox-abcdefghijkl"), 0, "record r1's sandbox");
+        tap_is_str(COL(db, "sandbox_id", "r1"), "sandbox-abcdefghijkl", "r1: sandbox_id set");
+        tap_is_str(COL(db, "status", "r1"), "NULL", "r1: still in flight");
+
+        tap_is_int(db_request_sandbox(db, "nope", "sandbox-x"), 0, "sandbox for an unknown id: no error");
+        tap_is_str(COL(db, "sandbox_id", "nope"), "(no row)", "... and no row created");
+}
+
+static void test_finish(sqlite3 *db) {
+        const RequestOutcome ok = {
+                .sandbox_id = "sandbox-abcdefghijkl",
+                .status = 200,
+                .has_exit_code = true,
+                .exit_code = 0,
+                .duration_ms = 1234,
+                .error = NULL,
+        };
+        const RequestOutcome failed = {
+                .sandbox_id = NULL,
+                .status = 400,
+                .has_exit_code = false,
+                .exit_code = 7, /* ignored: has_exit_code is false */
+                .duration_ms = -1,
+                .error = "code is required and must be a string",
+        };
+
+        tap_is_int(db_request_finish(db, "r1", &ok), 0, "finish r1 with 200");
+        tap_is_str(COL(db, "status", "r1"), "200", "r1: status 200");
+        tap_is_str(COL(db, "exit_code", "r1"), "0", "r1: exit_code 0 (not NULL)");
+        tap_is_str(COL(db, "duration_ms", "r1"), "1234", "r1: duration_ms");
+        tap_is_str(COL(db, "sandbox_id", "r1"), "sandbox-abcdefghijkl", "r1: sandbox_id");
+        tap_is_str(COL(db, "error", "r1"), "NULL", "r1: error NULL");
+        tap_ok(strcmp(COL(db, "finished_at", "r1"), "NULL") != 0, "r1: finished_at set");
+        tap_is_str(column(db, "SELECT finished_at >= started_at FROM requests WHERE request_id = ?1", "r1"), "1",
+                   "r1: finished_at not before started_at");
+
+        tap_is_int(db_request_begin(db, "r2", "POST /v1/execute", 100), 0, "begin r2");
+        tap_is_int(db_request_finish(db, "r2", &failed), 0, "finish r2 with 400");
+        tap_is_str(COL(db, "status", "r2"), "400", "r2: status 400");
+        tap_is_str(COL(db, "exit_code", "r2"), "NULL", "r2: no exit code stores NULL");
+        tap_is_str(COL(db, "duration_ms", "r2"), "NULL", "r2: negative duration stores NULL");
+        tap_is_str(COL(db, "sandbox_id", "r2"), "NULL", "r2: no sandbox stores NULL");
+        tap_is_str(COL(db, "error", "r2"), failed.error, "r2: error text");
+
+        tap_is_int(db_request_finish(db, "unknown", &ok), -ENOENT, "finish an unknown id: -ENOENT");
+        tap_is_str(COL(db, "status", "unknown"), "(no row)", "... and no row created");
+}
+
+static void test_abandon(sqlite3 *db) {
+        static const struct {
+                const char *id;
+                int pid;
+        } rows[] = {
+                {"a1", 200},
+                {"a2", 200},
+                {"a3", 300},
+                {"a4", 200},
+                {"a5", 2000},
+        };
+        const RequestOutcome done = {.status = 200, .duration_ms = 5};
+        int before, in_flight;
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+                tap_is_int(db_request_begin(db, rows[i].id, "POST /v1/execute", rows[i].pid), 0, "begin %s (pid %d)", rows[i].id, rows[i].pid);
+        tap_is_int(db_request_finish(db, "a4", &done), 0, "finish a4 before its worker dies");
+        before = ROWS(db);
+
+        tap_is_int(db_request_abandon(db, 200, "worker died"), 2, "abandon pid 200 closes its 2 in-flight rows");
+        tap_is_str(COL(db, "status", "a1"), "502", "a1: 502");
+        tap_is_str(COL(db, "error", "a1"), "worker died", "a1: error text");
+        tap_ok(strcmp(COL(db, "finished_at", "a1"), "NULL") != 0, "a1: finished_at set");
+        tap_is_str(COL(db, "status", "a2"), "502", "a2: 502");
+        tap_is_str(COL(db, "status", "a3"), "NULL", "a3 (pid 300) still in flight");
+        tap_is_str(COL(db, "status", "a5"), "NULL", "a5 (pid 2000) still in flight");
+        tap_is_str(COL(db, "status", "a4"), "200", "a4 (finished) keeps status 200");
+        tap_is_str(COL(db, "error", "a4"), "NULL", "a4 (finished) keeps error NULL");
+        tap_is_str(COL(db, "status", "r1"), "200", "r1 (pid 100, finished) untouched");
+        tap_is_int(ROWS(db), before, "no rows added or removed");
+
+        tap_is_int(db_request_abandon(db, 200, "again"), 0, "abandon pid 200 again: nothing left");
+        tap_is_str(COL(db, "error", "a1"), "worker died", "a1: error not overwritten");
+        tap_is_int(db_request_abandon(db, 999, "none"), 0, "abandon a pid with no rows: 0");
+        tap_is_int(db_request_abandon(db, 300, "worker died"), 1, "abandon pid 300: 1");
+        tap_is_str(COL(db, "status", "a5"), "NULL", "a5 (pid 2000) still in flight");
+
+        /* worker_pid 0: a restarted service closes what any worker of the last instance left. */
+        in_flight = atoi(column(db, "SELECT count(*) FROM requests WHERE status IS NULL", NULL));
+        tap_ok(in_flight >= 2, "rows of more than one worker in flight (%d)", in_flight);
+        tap_is_int(db_request_abandon(db, 0, "service restarted"), in_flight, "abandon pid 0 closes every in-flight row");
+        tap_is_str(COL(db, "error", "a5"), "service restarted", "a5 (pid 2000): closed with the given error");
+        tap_is_str(COL(db, "status", "x'); DROP TABLE requests; --"), "502", "the row of pid 100: 502");
+        tap_is_str(COL(db, "error", "a3"), "worker died", "a3 (closed before) keeps its error");
+        tap_is_str(COL(db, "status", "r2"), "400", "r2 (finished) keeps status 400");
+        tap_is_int(db_request_abandon(db, 0, "again"), 0, "abandon pid 0 again: nothing left");
+}
+
+static void test_errno(void) {
+        static const struct {
+                int rc, expected;
+        } cases[] = {
+                {SQLITE_OK, 0},
+                {SQLITE_ROW, 0},
+                {SQLITE_DONE, 0},
+                {SQLITE_BUSY, -EBUSY},
+                {SQLITE_BUSY_SNAPSHOT, -EBUSY},
+                {SQLITE_LOCKED, -EBUSY},
+                {SQLITE_CONSTRAINT, -EEXIST},
+                {SQLITE_CONSTRAINT_PRIMARYKEY, -EEXIST},
+                {SQLITE_FULL, -ENOSPC},
+                {SQLITE_READONLY, -EROFS},
+                {SQLITE_NOMEM, -ENOMEM},
+                {SQLITE_ERROR, -EIO},
+                {SQLITE_IOERR_WRITE, -EIO},
+                {SQLITE_CORRUPT, -EIO},
+                {SQLITE_CANTOPEN, -EIO},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                tap_is_int(db_errno(cases[i].rc), cases[i].expected, "db_errno(%d) = %d", cases[i].rc, cases[i].expected);
+}
+
+static void test_open_fails(void) {
+        sqlite3 *sentinel = (sqlite3 *) &sentinel, *db = sentinel;
+
+        tap_ok(db_open("/nonexistent-sandboxd-dir/x.db", &db) < 0 && db == sentinel, "db_open in a missing directory fails, *ret untouched");
+        tap_is_str(db_errmsg(NULL), "out of memory", "db_errmsg(NULL)");
+}
+
+int main(void) {
+        sqlite3 *db = NULL;
+
+        if (!tap_is_int(db_open(":memory:", &db), 0, "db_open(\":memory:\")") || !db)
+                return tap_done();
+
+        test_open(db);
+        test_begin(db);
+        test_sandbox(db);
+        test_finish(db);
+        test_abandon(db);
+        test_errno();
+        test_open_fails();
+
+        tap_ok(db_errmsg(db) != NULL, "db_errmsg(db) gives a text");
+        db = db_close(db);
+        tap_ok(db == NULL, "db_close() returns NULL");
+        return tap_done();
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "macro.h"
+#include "route-stub.h" /* route_execute(): a stub returning 0 */
+#include "route.h"
+#include "tap.h"
+
+typedef struct RouteCase {
+        const char *method, *path;
+        int expected;
+} RouteCase;
+
+static const RouteCase cases[] = {
+        {"POST", "/v1/execute", 200},
+        {"GET", "/v1/execute", 405},
+        {"PUT", "/v1/execute", 405},
+        {"DELETE", "/v1/execute", 405},
+        {"HEAD", "/v1/execute", 405},
+        {"OPTIONS", "/v1/execute", 405},
+        {"post", "/v1/execute", 405}, /* methods are case-sensitive (RFC 9110, section 9.1) */
+        {"POST ", "/v1/execute", 405},
+        {"", "/v1/execute", 405},
+        {"POST", "/v1/nope", 404},
+        {"GET", "/v1/nope", 404},
+        {"POST", "/", 404},
+        {"POST", "", 404},
+        {"POST", "/v1", 404},
+        {"POST", "/v1/", 404},
+        {"POST", "/v1/execute/", 404},
+        {"POST", "/v1/executes", 404},
+        {"POST", "/v1/exec", 404},
+        {"POST", "/V1/execute", 404},
+        {"POST", "/v1//execute", 404},
+        {"POST", "/v1/execute?x=1", 404},
+        {"POST", "/v2/execute", 404},
+        {"POST", "v1/execute", 404},
+};
+
+static void test_find(void) {
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const RouteCase *c = &cases[i];
+                static const Route sentinel = {.path = "sentinel"};
+                const Route *r = &sentinel;
+                int status = route_find(c->method, c->path, &r);
+
+                tap_is_int(status, c->expected, "%s '%s' -> %d", c->method, c->path, c->expected);
+                if (c->expected == 404)
+                        tap_ok(r == &sentinel, "%s '%s': *ret untouched", c->method, c->path);
+                else
+                        /* 405 names the route that has the path, so Allow: can list its method. */
+                        tap_ok(r != &sentinel && strcmp(r->path, "/v1/execute") == 0 && strcmp(r->method, "POST") == 0 &&
+                                       r->handler == route_execute,
+                               "%s '%s': *ret is POST /v1/execute -> route_execute", c->method, c->path);
+        }
+}
+
+int main(void) {
+        test_find();
+        return tap_done();
+}

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "route-stub.h"
+#include "tap.h"
+#include "validate.h"
+
+DEFINE_JSON_CLEANUP
+
+/* ---- validate_path ---- */
+
+typedef struct PathCase {
+        const char *path;
+        size_t len; /* 0: strlen(path) */
+        int expected;
+} PathCase;
+
+static const PathCase path_cases[] = {
+        /* climbing out or absolute */
+        {"..", 0, -EXDEV},
+        {"../x", 0, -EXDEV},
+        {"../../x", 0, -EXDEV},
+        {"/etc/passwd", 0, -EXDEV},
+        {"/", 0, -EXDEV},
+        {"//x", 0, -EXDEV},
+        {"a/../../x", 0, -EXDEV},
+        {"a/b/../../../x", 0, -EXDEV},
+        {"./../x", 0, -EXDEV},
+        {"a/./../.././x", 0, -EXDEV},
+        {"a//..//..//x", 0, -EXDEV},
+        /* names of files inside */
+        {"a", 0, 0},
+        {"a/b/c.txt", 0, 0},
+        {"a/../b", 0, 0},
+        {"a/b/../c", 0, 0},
+        {"a//b", 0, 0},
+        {"./a", 0, 0},
+        {"././a", 0, 0},
+        {"...", 0, 0},
+        {"..a", 0, 0},
+        {"a..", 0, 0},
+        {".hidden", 0, 0},
+        {"a b\\c:d", 0, 0},
+        {"caf\xc3\xa9.txt", 0, 0},
+        /* names of no file */
+        {"", 0, -EINVAL},
+        {".", 0, -EINVAL},
+        {"./", 0, -EINVAL},
+        {"a/", 0, -EINVAL},
+        {"a/b/", 0, -EINVAL},
+        {"a/..", 0, -EINVAL},
+        {"a/b/../..", 0, -EINVAL},
+        {"./.", 0, -EINVAL},
+        {"a\0b", 3, -EINVAL},
+        {"\0", 1, -EINVAL},
+        {"a\0", 2, -EINVAL},
+        {"../\0", 4, -EINVAL}, /* the NUL check comes first: a C string view would be "../" */
+};
+
+/* A path of len bytes made of components of comp bytes ("aaa/aaa/...", never ending in '/'). */
+static char *make_path(size_t len, size_t comp) {
+        char *p = malloc(len + 1);
+
+        if (!p)
+                abort();
+        for (size_t i = 0; i < len; i++)
+                p[i] = (i + 1) % (comp + 1) == 0 ? '/' : 'a';
+        if (len > 0 && p[len - 1] == '/')
+                p[len - 1] = 'b';
+        p[len] = 0;
+        return p;
+}
+
+static void test_path(void) {
+        for (size_t i = 0; i < ELEMENTSOF(path_cases); i++) {
+                const PathCase *c = &path_cases[i];
+                size_t len = c->len ? c->len : strlen(c->path);
+
+                tap_is_int(validate_path(c->path, len), c->expected, "validate_path('%s', %zu)", c->path, len);
+        }
+}
+
+static void test_path_limits(void) {
+        static const struct {
+                size_t len, comp;
+                int expected;
+                const char *name;
+        } cases[] = {
+                {PATH_MAX_BYTES, 100, 0, "4096 bytes"},
+                {PATH_MAX_BYTES + 1, 100, -EINVAL, "4097 bytes"},
+                {1 << 20, 100, -EINVAL, "1 MiB"},
+                {255, 255, 0, "one 255-byte component"},
+                {256, 256, -EINVAL, "one 256-byte component"},
+                {255 * 3 + 2, 255, 0, "three 255-byte components"},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                cleanup_free char *p = make_path(cases[i].len, cases[i].comp);
+
+                tap_is_int(validate_path(p, strlen(p)), cases[i].expected, "validate_path: %s", cases[i].name);
+        }
+
+        /* The component limit holds anywhere, not only for the first one. */
+        char deep[2 + 256 + 1];
+        memcpy(deep, "a/", 2);
+        memset(deep + 2, 'b', 256);
+        deep[sizeof(deep) - 1] = 0;
+        tap_is_int(validate_path(deep, strlen(deep)), -EINVAL, "validate_path: a 256-byte component after 'a/'");
+        deep[sizeof(deep) - 2] = 0;
+        tap_is_int(validate_path(deep, strlen(deep)), 0, "validate_path: a 255-byte component after 'a/'");
+}
+
+/* ---- validate_parse_body ---- */
+
+typedef struct BodyCase {
+        const char *name;
+        const char *body;
+        size_t len; /* 0: strlen(body) */
+        int expected;
+} BodyCase;
+
+static const BodyCase body_cases[] = {
+        {"empty body", "", 0, -EINVAL},
+        {"not JSON", "code=print(1)", 0, -EINVAL},
+        {"truncated object", "{\"code\":\"x\"", 0, -EINVAL},
+        {"trailing garbage", "{\"code\":\"x\"} x", 0, -EINVAL},
+        {"two objects", "{}{}", 0, -EINVAL},
+        {"trailing NUL", "{}\0", 3, -EINVAL},
+        {"NUL inside", "{\"a\"\0:1}", 8, -EINVAL},
+        {"array instead of object", "[{\"code\":\"x\"}]", 0, -EINVAL},
+        {"string instead of object", "\"code\"", 0, -EINVAL},
+        {"number instead of object", "42", 0, -EINVAL},
+        {"null instead of object", "null", 0, -EINVAL},
+        {"true instead of object", "true", 0, -EINVAL},
+        {"invalid UTF-8 (0xff)", "{\"code\":\"\xff\"}", 0, -EINVAL},
+        {"invalid UTF-8 (lone continuation 0x80)", "{\"code\":\"a\x80\"}", 0, -EINVAL},
+        {"invalid UTF-8 (truncated sequence)", "{\"code\":\"\xe2\x82\"}", 0, -EINVAL},
+        {"invalid UTF-8 in a key", "{\"\xfe\":1}", 0, -EINVAL},
+        {"invalid UTF-8 outside strings", "{\"code\":\"x\"}\xff", 0, -EINVAL},
+        {"single quotes", "{'code':'x'}", 0, -EINVAL},
+        {"unquoted key", "{code:\"x\"}", 0, -EINVAL},
+        {"trailing comma", "{\"code\":\"x\",}", 0, -EINVAL},
+        {"comment", "/* c */{}", 0, -EINVAL},
+        {"hex number", "{\"t\":0x10}", 0, -EINVAL},
+        {"leading zero", "{\"t\":05}", 0, -EINVAL},
+        {"plus sign", "{\"t\":+1}", 0, -EINVAL},
+        {"bad escape", "{\"c\":\"\\x41\"}", 0, -EINVAL},
+        {"empty object", "{}", 0, 0},
+        {"object", "{\"code\":\"print(1)\"}", 0, 0},
+        {"white space around", " \t\r\n{\"code\":\"x\"}\r\n ", 0, 0},
+        {"UTF-8 text", "{\"code\":\"print('caf\xc3\xa9 \xf0\x9f\x98\x80')\"}", 0, 0},
+        {"escaped NUL", "{\"code\":\"a\\u0000b\"}", 0, 0},
+        {"nested arrays and objects", "{\"a\":[{\"b\":[1,2,{\"c\":null}]}],\"d\":-1.5e3}", 0, 0},
+};
+
+static void test_parse_body(void) {
+        for (size_t i = 0; i < ELEMENTSOF(body_cases); i++) {
+                const BodyCase *c = &body_cases[i];
+                size_t len = c->len ? c->len : strlen(c->body);
+                struct json_object *sentinel = (struct json_object *) &sentinel, *obj = sentinel;
+                int r = validate_parse_body(c->body, len, &obj);
+
+                if (c->expected < 0)
+                        tap_ok(r == c->expected && obj == sentinel, "parse body rejects %s", c->name);
+                else
+                        tap_ok(r == 0 && obj != sentinel && json_object_is_type(obj, json_type_object), "parse body accepts %s", c->name);
+                if (r == 0 && obj != sentinel)
+                        (void) json_object_put(obj);
+        }
+}
+
+/* Not RFC 8259 JSON or not valid UTF-8, which json-c 0.16 takes even with JSON_TOKENER_STRICT |
+ * JSON_TOKENER_VALIDATE_UTF8 (its UTF-8 check only counts continuation bytes): validate.c rejects them. */
+static void test_parse_body_json_c_leniency(void) {
+        static const BodyCase cases[] = {
+                {"invalid UTF-8 (overlong C0 AF)", "{\"code\":\"\xc0\xaf\"}", 0, -EINVAL},
+                {"invalid UTF-8 (overlong E0 80 80)", "{\"code\":\"\xe0\x80\x80\"}", 0, -EINVAL},
+                {"invalid UTF-8 (surrogate ED A0 80)", "{\"code\":\"\xed\xa0\x80\"}", 0, -EINVAL},
+                {"invalid UTF-8 (F4 90 80 80, above U+10FFFF)", "{\"code\":\"\xf4\x90\x80\x80\"}", 0, -EINVAL},
+                {"invalid UTF-8 (F5 80 80 80)", "{\"code\":\"\xf5\x80\x80\x80\"}", 0, -EINVAL},
+                {"NaN", "{\"t\":NaN}", 0, -EINVAL},
+                {"Infinity", "{\"t\":-Infinity}", 0, -EINVAL},
+                {"raw control character in a string", "{\"code\":\"a\x01\"}", 0, -EINVAL},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct json_object *obj = NULL;
+                int r = validate_parse_body(cases[i].body, strlen(cases[i].body), &obj);
+
+                tap_ok(r == -EINVAL, "parse body rejects %s", cases[i].name);
+                if (r == 0)
+                        (void) json_object_put(obj);
+        }
+}
+
+/* An object whose single member nests depth levels: {"a":[[[...1...]]]} or {"a":{"a":...}}. */
+static char *make_nested(size_t depth, bool objects) {
+        size_t size = 8 + depth * 6, o = 0;
+        char *b = malloc(size);
+
+        if (!b)
+                abort();
+        o += (size_t) sprintf(b + o, "{\"a\":");
+        for (size_t i = 0; i < depth; i++)
+                o += (size_t) sprintf(b + o, "%s", objects ? "{\"a\":" : "[");
+        b[o++] = '1';
+        for (size_t i = 0; i < depth; i++)
+                b[o++] = objects ? '}' : ']';
+        b[o++] = '}';
+        b[o] = 0;
+        return b;
+}
+
+static void test_parse_body_depth(void) {
+        static const struct {
+                size_t depth;
+                bool objects;
+                int expected;
+        } cases[] = {
+                {20, false, 0},
+                {20, true, 0},
+                {1000, false, -EINVAL},
+                {1000, true, -EINVAL},
+                {100000, false, -EINVAL},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                cleanup_free char *b = make_nested(cases[i].depth, cases[i].objects);
+                cleanup_json struct json_object *obj = NULL;
+
+                tap_is_int(validate_parse_body(b, strlen(b), &obj), cases[i].expected, "parse body with %zu nested %s",
+                           cases[i].depth, cases[i].objects ? "objects" : "arrays");
+        }
+}
+
+/* ---- validate_execute ---- */
+
+static const ValidateLimits limits = {
+        .max_code_bytes = 16,
+        .max_stdin_bytes = 8,
+        .max_files = 2,
+        .max_file_bytes = 6,
+        .max_return_files = 2,
+        .default_timeout_s = 20,
+        .max_timeout_s = 60,
+};
+
+typedef struct ExecCase {
+        const char *body;
+        int status; /* 0: valid */
+        const char *message;
+        unsigned timeout_s; /* when valid */
+} ExecCase;
+
+#define OK(body, t) \
+        { body, 0, NULL, t }
+#define BAD(body, status, message) \
+        { body, status, message, 0 }
+#define CODE "\"code\":\"print(1)\""
+
+static const ExecCase exec_cases[] = {
+        /* code */
+        BAD("{}", 400, "code is required and must be a string"),
+        BAD("{\"code\":null}", 400, "code is required and must be a string"),
+        BAD("{\"code\":1}", 400, "code is required and must be a string"),
+        BAD("{\"code\":[\"print(1)\"]}", 400, "code is required and must be a string"),
+        BAD("{\"code\":{}}", 400, "code is required and must be a string"),
+        BAD("{\"language\":\"ruby\"}", 400, "code is required and must be a string"),
+        OK("{\"code\":\"\"}", 20),
+        OK("{\"code\":\"0123456789abcdef\"}", 20),
+        BAD("{\"code\":\"0123456789abcdefg\"}", 400, "code is larger than 16 bytes"),
+        /* language */
+        OK("{" CODE ",\"language\":\"python\"}", 20),
+        OK("{" CODE ",\"language\":null}", 20),
+        BAD("{" CODE ",\"language\":\"ruby\"}", 400, "unsupported language \"ruby\""),
+        BAD("{" CODE ",\"language\":\"Python\"}", 400, "unsupported language \"Python\""),
+        BAD("{" CODE ",\"language\":\"\"}", 400, "unsupported language \"\""),
+        BAD("{" CODE ",\"language\":1}", 400, "language must be a string"),
+        /* timeout_s */
+        OK("{" CODE "}", 20),
+        OK("{" CODE ",\"timeout_s\":0}", 20),
+        OK("{" CODE ",\"timeout_s\":null}", 20),
+        OK("{" CODE ",\"timeout_s\":1}", 1),
+        OK("{" CODE ",\"timeout_s\":5}", 5),
+        OK("{" CODE ",\"timeout_s\":60}", 60),
+        BAD("{" CODE ",\"timeout_s\":61}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":-1}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":\"5\"}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":5.5}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":1e1}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":true}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":[5]}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":4294967301}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":9223372036854775807}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":18446744073709551621}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":99999999999999999999}", 400, "timeout_s must be between 1 and 60"),
+        BAD("{" CODE ",\"timeout_s\":-99999999999999999999}", 400, "timeout_s must be between 1 and 60"),
+        /* stdin */
+        OK("{" CODE ",\"stdin\":\"12345678\"}", 20),
+        OK("{" CODE ",\"stdin\":null}", 20),
+        BAD("{" CODE ",\"stdin\":\"123456789\"}", 400, "stdin is larger than 8 bytes"),
+        BAD("{" CODE ",\"stdin\":1}", 400, "stdin must be a string"),
+        BAD("{" CODE ",\"stdin\":[\"a\"]}", 400, "stdin must be a string"),
+        /* files */
+        OK("{" CODE ",\"files\":[]}", 20),
+        OK("{" CODE ",\"files\":null}", 20),
+        OK("{" CODE ",\"files\":[{\"path\":\"a.txt\",\"content_b64\":\"Zm9v\"},{\"path\":\"d/b\",\"content_b64\":\"Zm9v\"}]}", 20),
+        OK("{" CODE ",\"files\":[{\"path\":\"empty\",\"content_b64\":\"\",\"mode\":420}]}", 20),
+        BAD("{" CODE ",\"files\":\"a.txt\"}", 400, "files must be an array of {\"path\", \"content_b64\"} objects"),
+        BAD("{" CODE ",\"files\":{\"path\":\"a\",\"content_b64\":\"\"}}", 400, "files must be an array of {\"path\", \"content_b64\"} objects"),
+        BAD("{" CODE ",\"files\":[1]}", 400, "files[0] must be an object with string fields \"path\" and \"content_b64\""),
+        BAD("{" CODE ",\"files\":[null]}", 400, "files[0] must be an object with string fields \"path\" and \"content_b64\""),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\"}]}", 400, "files[0] must be an object with string fields \"path\" and \"content_b64\""),
+        BAD("{" CODE ",\"files\":[{\"content_b64\":\"Zm9v\"}]}", 400, "files[0] must be an object with string fields \"path\" and \"content_b64\""),
+        BAD("{" CODE ",\"files\":[{\"path\":1,\"content_b64\":\"Zm9v\"}]}", 400, "files[0] must be an object with string fields \"path\" and \"content_b64\""),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\",\"content_b64\":null}]}", 400, "files[0] must be an object with string fields \"path\" and \"content_b64\""),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\",\"content_b64\":\"\"},{\"path\":\"b\"}]}", 400, "files[1] must be an object with string fields \"path\" and \"content_b64\""),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\",\"content_b64\":\"Zm9\"}]}", 400, "files[0].content_b64 is not valid base64"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\",\"content_b64\":\"Zm9v\\n\"}]}", 400, "files[0].content_b64 is not valid base64"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\",\"content_b64\":\"Zh==\"}]}", 400, "files[0].content_b64 is not valid base64"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\",\"content_b64\":\"\"},{\"path\":\"b\",\"content_b64\":\"****\"}]}", 400, "files[1].content_b64 is not valid base64"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"../x\",\"content_b64\":\"Zm9v\"}]}", 502, "the sandbox returned HTTP 400: file path escapes working directory: '../x'"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"/etc/passwd\",\"content_b64\":\"\"}]}", 502, "the sandbox returned HTTP 400: file path escapes working directory: '/etc/passwd'"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a/../../x\",\"content_b64\":\"\"}]}", 502, "the sandbox returned HTTP 400: file path escapes working directory: 'a/../../x'"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a/\",\"content_b64\":\"\"}]}", 400, "files[0].path must name a file"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"\",\"content_b64\":\"\"}]}", 400, "files[0].path must name a file"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\",\"content_b64\":\"\"},{\"path\":\".\",\"content_b64\":\"\"}]}", 400, "files[1].path must name a file"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\\u0000b\",\"content_b64\":\"\"}]}", 400, "files[0].path must name a file"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\",\"content_b64\":\"\"},{\"path\":\"b\",\"content_b64\":\"\"},{\"path\":\"c\",\"content_b64\":\"\"}]}", 400, "files has more than 2 entries"),
+        BAD("{" CODE ",\"files\":[{\"path\":\"a\",\"content_b64\":\"Zm9v\"},{\"path\":\"b\",\"content_b64\":\"Zm9vYg==\"}]}", 400, "files is larger than 6 bytes"),
+        /* return_files */
+        OK("{" CODE ",\"return_files\":[]}", 20),
+        OK("{" CODE ",\"return_files\":[\"out.txt\",\"d/e\"]}", 20),
+        BAD("{" CODE ",\"return_files\":\"out.txt\"}", 400, "return_files must be an array of strings"),
+        BAD("{" CODE ",\"return_files\":[1]}", 400, "return_files must be an array of strings"),
+        BAD("{" CODE ",\"return_files\":[\"a\",null]}", 400, "return_files must be an array of strings"),
+        BAD("{" CODE ",\"return_files\":[\"a\",\"b\",\"c\"]}", 400, "return_files has more than 2 entries"),
+        BAD("{" CODE ",\"return_files\":[\"a/\"]}", 400, "return_files[0] must name a file"),
+        BAD("{" CODE ",\"return_files\":[\"a\",\"\"]}", 400, "return_files[1] must name a file"),
+        BAD("{" CODE ",\"return_files\":[\"../x\"]}", 502, "the sandbox returned HTTP 400: file path escapes working directory: '../x'"),
+        BAD("{" CODE ",\"return_files\":[\"/etc/shadow\"]}", 502, "the sandbox returned HTTP 400: file path escapes working directory: '/etc/shadow'"),
+        /* order: the first failing field decides */
+        BAD("{\"code\":1,\"language\":\"ruby\",\"timeout_s\":99}", 400, "code is required and must be a string"),
+        BAD("{" CODE ",\"language\":\"ruby\",\"timeout_s\":99}", 400, "unsupported language \"ruby\""),
+        /* fields the API does not know are ignored */
+        OK("{" CODE ",\"extra\":{\"deep\":[1,2,3]}}", 20),
+};
+
+static void test_execute(void) {
+        for (size_t i = 0; i < ELEMENTSOF(exec_cases); i++) {
+                const ExecCase *c = &exec_cases[i];
+                cleanup_json struct json_object *body = NULL;
+                ExecRequest req = {.code = "untouched", .timeout_s = 12345};
+                ValidateError err = {.status = -1};
+                int r;
+
+                r = validate_parse_body(c->body, strlen(c->body), &body);
+                if (!tap_is_int(r, 0, "parse %s", c->body))
+                        continue;
+
+                r = validate_execute(body, &limits, &req, &err);
+                if (c->status == 0) {
+                        tap_ok(r == 0 && req.timeout_s == c->timeout_s, "valid: %s (timeout %u)", c->body, c->timeout_s);
+                        if (r < 0)
+                                tap_diag("  status %d, message '%s'", err.status, err.message);
+                } else {
+                        tap_ok(r == -EINVAL && err.status == c->status && strcmp(err.message, c->message) == 0 &&
+                                       strcmp(req.code, "untouched") == 0 && req.timeout_s == 12345,
+                               "rejected %d: %s", c->status, c->body);
+                        if (r != -EINVAL || err.status != c->status || strcmp(err.message, c->message) != 0)
+                                tap_diag("  got r=%d %d '%s', want %d '%s'", r, err.status, err.message, c->status, c->message);
+                }
+        }
+}
+
+/* What a valid request hands on: borrowed views of the body, lengths that count embedded NULs. */
+static void test_execute_fields(void) {
+        static const char body_text[] = "{\"code\":\"a\\u0000b\",\"stdin\":\"in\\u0000\",\"timeout_s\":7,"
+                                        "\"files\":[{\"path\":\"x\",\"content_b64\":\"\"}],\"return_files\":[\"y\"]}";
+        cleanup_json struct json_object *body = NULL, *minimal = NULL;
+        ExecRequest req = {}, min = {.stdin_data = "untouched"};
+        ValidateError err = {};
+        struct json_object *files = NULL, *rf = NULL;
+
+        if (!tap_is_int(validate_parse_body(body_text, strlen(body_text), &body), 0, "parse the full request"))
+                return;
+        (void) json_object_object_get_ex(body, "files", &files);
+        (void) json_object_object_get_ex(body, "return_files", &rf);
+
+        tap_is_int(validate_execute(body, &limits, &req, &err), 0, "full request is valid");
+        tap_ok(req.code_len == 3 && memcmp(req.code, "a\0b", 3) == 0, "code keeps its embedded NUL (3 bytes)");
+        tap_ok(req.stdin_data && req.stdin_len == 3 && memcmp(req.stdin_data, "in\0", 3) == 0, "stdin keeps its embedded NUL (3 bytes)");
+        tap_is_int(req.timeout_s, 7, "timeout_s taken");
+        tap_ok(req.files == files && req.return_files == rf, "files and return_files are the body's arrays");
+
+        if (!tap_is_int(validate_parse_body("{\"code\":\"x\"}", strlen("{\"code\":\"x\"}"), &minimal), 0, "parse the minimal request"))
+                return;
+        tap_is_int(validate_execute(minimal, &limits, &min, &err), 0, "minimal request is valid");
+        tap_ok(min.stdin_data == NULL && min.stdin_len == 0 && min.files == NULL && min.return_files == NULL,
+               "absent stdin, files, return_files are NULL");
+}
+
+/* An escaping path far longer than the message buffer: truncated, not overflowing. */
+static void test_execute_long_escape(void) {
+        static const char prefix[] = "the sandbox returned HTTP 400: file path escapes working directory: '/";
+        cleanup_free char *path = make_path(4000, 200), *text = NULL;
+        cleanup_json struct json_object *body = NULL;
+        ExecRequest req = {};
+        ValidateError err = {};
+
+        if (asprintf(&text, "{\"code\":\"x\",\"files\":[{\"path\":\"/%s\",\"content_b64\":\"\"}]}", path) < 0)
+                abort();
+        if (!tap_is_int(validate_parse_body(text, strlen(text), &body), 0, "parse a request with a 4001-byte absolute path"))
+                return;
+        tap_ok(validate_execute(body, &limits, &req, &err) == -EINVAL && err.status == 502 &&
+                       strncmp(err.message, prefix, strlen(prefix)) == 0 && strlen(err.message) == sizeof(err.message) - 1,
+               "4001-byte absolute path: 502, message truncated to %zu bytes", sizeof(err.message) - 1);
+}
+
+int main(void) {
+        test_path();
+        test_path_limits();
+        test_parse_body();
+        test_parse_body_json_c_leniency();
+        test_parse_body_depth();
+        test_execute();
+        test_execute_fields();
+        test_execute_long_escape();
+        return tap_done();
+}
