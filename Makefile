@@ -34,7 +34,7 @@ LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lfcgi
 PURE_SRCS := fcgi/b64.c fcgi/utf8.c fcgi/validate.c fcgi/config.c fcgi/route.c \
              nspawn/unit-name.c nspawn/nspawn-argv.c
 SRCS      := $(PURE_SRCS) fcgi/main.c fcgi/log.c fcgi/request.c fcgi/reply.c fcgi/route-execute.c \
-             nspawn/sandbox.c db/db.c db/requests.c
+             fcgi/route-pool.c fcgi/poold.c nspawn/sandbox.c nspawn/pool.c db/db.c db/requests.c db/pool.c
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
 
@@ -52,7 +52,7 @@ $(BUILD)/sandboxd-fcgi: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # Unit tests link the module under test and the pure modules; db tests also link db/ (in memory).
-$(BUILD)/tests/test-%: tests/unit/test-%.c $(PURE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/db/db.o $(BUILD)/db/requests.o
+$(BUILD)/tests/test-%: tests/unit/test-%.c $(PURE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/db/db.o $(BUILD)/db/requests.o $(BUILD)/db/pool.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 

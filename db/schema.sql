@@ -16,3 +16,22 @@ CREATE TABLE requests (
     finished_at TEXT
 );
 CREATE INDEX requests_in_flight ON requests(worker_pid) WHERE status IS NULL;
+
+-- step 2
+-- The warm pool: one row per sandbox that the pool manager started and no execution has finished with.
+CREATE TABLE pool (
+    sandbox_id  TEXT PRIMARY KEY,
+    state       TEXT NOT NULL CHECK (state IN ('starting', 'ready', 'claimed')),
+    socket      TEXT NOT NULL,             -- where its runner accepts the execution
+    owner_pid   INTEGER,                   -- the worker that claimed it
+    created_at  REAL NOT NULL,             -- unix time
+    ready_at    REAL,
+    claimed_at  REAL
+);
+CREATE INDEX pool_ready ON pool(state, ready_at);
+-- Lifetime counters: created_total (sandboxes ever started), waits (claims that found none ready).
+CREATE TABLE counters (
+    name  TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+INSERT INTO counters (name, value) VALUES ('created_total', 0), ('waits', 0);

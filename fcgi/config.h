@@ -17,6 +17,10 @@ typedef struct Config {
         size_t output_cap_bytes;
         size_t return_cap_bytes;
         unsigned nofile;
+        unsigned pool_target;   /* warm sandboxes kept ready */
+        unsigned pool_max;      /* warm ones at most, when load makes the pool grow */
+        unsigned pool_ttl_s;    /* a warm sandbox idle this long is replaced */
+        unsigned pool_wait_s;   /* how long a request waits for a warm sandbox before 503 */
         const char *lib_dir; /* runner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;
 } Config;

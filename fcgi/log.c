@@ -77,3 +77,21 @@ void log_audit(const AuditRecord *a) {
                                "ERROR=%s", a->error ? a->error : "",
                                NULL);
 }
+
+void log_pool_event(int level, const char *event, const char *sandbox_id, const char *fmt, ...) {
+        char message[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(message, sizeof(message), fmt, ap);
+        va_end(ap);
+
+        (void) sd_journal_send("MESSAGE=%s", message,
+                               "MESSAGE_ID=" LOG_POOL_MESSAGE_ID,
+                               "PRIORITY=%i", level,
+                               "SYSLOG_IDENTIFIER=sandboxd",
+                               "POOL_EVENT=%s", event,
+                               "SANDBOX_ID=%s", sandbox_id ? sandbox_id : "",
+                               "REQUEST_ID=%s", log_request_id,
+                               NULL);
+}

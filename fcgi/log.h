@@ -36,3 +36,9 @@ typedef struct AuditRecord {
 #define LOG_AUDIT_MESSAGE_ID "8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f"
 
 void log_audit(const AuditRecord *a);
+
+/* A pool event (created, ready, claimed, destroyed, failed) with POOL_EVENT and SANDBOX_ID fields,
+ * MESSAGE_ID=LOG_POOL_MESSAGE_ID. */
+#define LOG_POOL_MESSAGE_ID "3a7e9c1b5d2f4e8a9b6c0d1e2f3a4b5c"
+
+void log_pool_event(int level, const char *event, const char *sandbox_id, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

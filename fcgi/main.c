@@ -2,6 +2,7 @@
 /* sandboxd-fcgi: a master that forks the FastCGI workers on systemd's socket and keeps them alive.
  * No request logic lives here. */
 #include <errno.h>
+#include <fcntl.h>
 #include <fcgiapp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@
 #include "messages.h"
 #include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
+#include "db/pool.h"
+#include "poold.h"
 #include "reply.h"
 #include "request.h"
 #include "route.h"
@@ -33,6 +36,9 @@
 static Config arg_config;
 static int arg_listen_fd = -1;
 static pid_t workers[WORKERS_MAX];
+static pid_t poold_pid = -1;
+/* Workers write to [1] after a claim (or a miss); the pool manager wakes on [0]. */
+static int wake_pipe[2] = {-1, -1};
 
 sd_bus *context_bus(Context *ctx) {
         const char *name;
@@ -85,7 +91,7 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
         r = db_request_begin(ctx->db, req.id, req.route, (int) getpid());
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to record the request: %s", db_errmsg(ctx->db));
-                (void) reply_error(&req, 503, "the request could not be recorded: %s - try again shortly", db_errmsg(ctx->db));
+                (void) reply_error(&req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
                 log_set_request(NULL, NULL);
                 request_done(&req);
                 return;
@@ -109,7 +115,7 @@ done:
 }
 
 static int worker_main(void) {
-        Context ctx = {.config = &arg_config};
+        Context ctx = {.config = &arg_config, .wake_fd = wake_pipe[1]};
         FCGX_Request fcgx;
         int r;
 
@@ -124,6 +130,12 @@ static int worker_main(void) {
         while (FCGX_Accept_r(&fcgx) >= 0) {
                 handle(&fcgx, &ctx);
                 FCGX_Finish_r(&fcgx);
+
+                /* The client has its answer: now the used sandbox goes. */
+                if (ctx.retire_id[0]) {
+                        poold_destroy(context_bus(&ctx), ctx.db, ctx.retire_id, ctx.retire_socket, "execution finished");
+                        ctx.retire_id[0] = 0;
+                }
         }
 
         ctx.bus = sd_bus_flush_close_unref(ctx.bus);
@@ -138,7 +150,34 @@ static pid_t spawn_worker(const sigset_t *mask) {
                 return pid;
         (void) sigprocmask(SIG_UNBLOCK, mask, NULL);
         (void) signal(SIGTERM, SIG_DFL);
+        closep(&wake_pipe[0]);
         _exit(worker_main() < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+static pid_t spawn_poold(const sigset_t *mask) {
+        pid_t pid = fork();
+
+        if (pid != 0)
+                return pid;
+        (void) sigprocmask(SIG_UNBLOCK, mask, NULL);
+        (void) signal(SIGTERM, SIG_DFL);
+        closep(&arg_listen_fd);
+        closep(&wake_pipe[1]);
+        _exit(poold_main(&arg_config, wake_pipe[0]) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+static char claimed_ids[64][SANDBOX_ID_MAX];
+static char claimed_sockets[64][POOL_SOCKET_MAX];
+static size_t n_claimed;
+
+static void destroy_claimed(const char *id, const char *state, const char *socket, int owner, void *userdata) {
+        (void) state;
+        (void) owner;
+        (void) userdata;
+        if (n_claimed >= 64)
+                return;
+        (void) snprintf(claimed_ids[n_claimed], SANDBOX_ID_MAX, "%s", id);
+        (void) snprintf(claimed_sockets[n_claimed++], POOL_SOCKET_MAX, "%s", socket);
 }
 
 /* Requests left in flight by a dead worker (0: by any, after a restart of the whole service): their
@@ -162,6 +201,12 @@ static void abandon_requests(pid_t pid) {
                 }
         }
         (void) sqlite3_finalize(st);
+        (void) db_pool_foreach(db, "claimed", (int) pid, destroy_claimed, NULL);
+        if (bus) {
+                for (size_t i = 0; i < n_claimed; i++)
+                        poold_destroy(bus, db, claimed_ids[i], claimed_sockets[i], "its worker died");
+        }
+        n_claimed = 0;
         bus = sd_bus_flush_close_unref(bus);
 
         r = db_request_abandon(db, (int) pid, "sandbox execution failed: the worker handling the request died");
@@ -189,13 +234,19 @@ static int master_loop(int sfd, const sigset_t *mask) {
                 if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
                         return 0;
 
-                while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+                while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+                        if (pid == poold_pid) {
+                                (void) log_warning_errno(0, "Pool manager %d died, restarting it", (int) pid);
+                                poold_pid = spawn_poold(mask);
+                                continue;
+                        }
                         for (unsigned i = 0; i < arg_config.workers; i++) {
                                 if (workers[i] != pid)
                                         continue;
                                 reap_worker(pid, status);
                                 workers[i] = spawn_worker(mask);
                         }
+                }
         }
 }
 
@@ -204,6 +255,8 @@ static void stop_workers(void) {
         for (unsigned i = 0; i < arg_config.workers; i++)
                 if (workers[i] > 0)
                         (void) kill(workers[i], SIGTERM);
+        if (poold_pid > 0)
+                (void) kill(poold_pid, SIGTERM);
         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
                 ;
 }
@@ -255,6 +308,9 @@ int main(void) {
         if (sfd < 0)
                 return log_error_errno(errno, "Failed to create signalfd") < 0 ? EXIT_FAILURE : 0;
 
+        if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+                return log_error_errno(errno, "Failed to create the pool's wake-up pipe") < 0 ? EXIT_FAILURE : 0;
+        poold_pid = spawn_poold(&mask);
         for (unsigned i = 0; i < arg_config.workers; i++)
                 workers[i] = spawn_worker(&mask);
 

@@ -16,6 +16,7 @@
 #define MSG_NO_SANDBOX "no sandbox is available right now - try again shortly"
 #define MSG_PATH_ESCAPES "file path escapes working directory: '%s'"
 #define MSG_INTERNAL "internal error: %s"
+#define MSG_DB_UNAVAILABLE "the request database is unavailable: %s - try again shortly"
 
 /* Wording of our own (no reference text exists): field checks. */
 #define MSG_CODE_REQUIRED "code is required and must be a string"

@@ -4,7 +4,8 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
+#include <stdbool.h>
+#include <unistd.h>
 
 #include <systemd/sd-bus.h>
 
@@ -14,7 +15,9 @@
 #include "log.h"
 #include "macro.h"
 #include "messages.h"
-#include "nspawn/nspawn-argv.h"
+#include "db/db.h"
+#include "db/pool.h"
+#include "nspawn/pool.h"
 #include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
 #include "reply.h"
@@ -52,23 +55,6 @@ static struct json_object *runner_input(const ExecRequest *x, const Config *cfg)
         if (x->return_files && json_object_object_add(in, "return_files", json_object_get(x->return_files)) < 0)
                 return NULL;
         return TAKE_PTR(in);
-}
-
-static uint32_t random_uid_base(void) {
-        /* A 65536-UID range of nspawn's "pick" space (0x80000 … 0x6fff0000), one per sandbox. */
-        uint32_t r = 0;
-
-        if (getrandom(&r, sizeof(r), 0) != (ssize_t) sizeof(r))
-                r = (uint32_t) getpid();
-        return (0x8U + r % (0x6fffU - 0x8U)) << 16;
-}
-
-static int new_sandbox_id(char ret[static SANDBOX_ID_MAX]) {
-        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
-
-        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
-                return -EIO;
-        return unit_name_sandbox_id("sandbox", rnd, ret);
 }
 
 /* A runner text field (base64) as a JSON string that is valid whatever bytes the code printed. */
@@ -142,7 +128,7 @@ static int execute_success(Request *req, const ExecRequest *x, struct json_objec
         return reply_json(req, 200, out);
 }
 
-static int execute_timeout(Request *req, const ExecRequest *x, const SandboxResult *res) {
+static int execute_timeout(Request *req, const ExecRequest *x, uint64_t duration_usec) {
         cleanup_json struct json_object *out = json_object_new_object();
         char msg[64];
 
@@ -151,7 +137,7 @@ static int execute_timeout(Request *req, const ExecRequest *x, const SandboxResu
         (void) snprintf(msg, sizeof(msg), "timed out after %us", x->timeout_s);
         req->has_exit_code = true;
         req->exit_code = -1;
-        req->duration_ms = (int64_t) (res->duration_usec / 1000);
+        req->duration_ms = (int64_t) (duration_usec / 1000);
         if (json_object_object_add(out, "sandbox_id", json_object_new_string(req->sandbox_id)) < 0 ||
             json_object_object_add(out, "stdout", json_object_new_string("")) < 0 ||
             json_object_object_add(out, "stderr", json_object_new_string(msg)) < 0 ||
@@ -161,44 +147,13 @@ static int execute_timeout(Request *req, const ExecRequest *x, const SandboxResu
         return reply_json(req, 200, out);
 }
 
-/* The last line nspawn or the runner wrote to stderr: the real reason a sandbox failed. */
-static void last_line(const char *s, size_t n, char *buf, size_t size) {
-        size_t end = n, start;
-
-        while (end > 0 && (s[end - 1] == '\n' || s[end - 1] == ' '))
-                end--;
-        start = end;
-        while (start > 0 && s[start - 1] != '\n')
-                start--;
-        (void) snprintf(buf, size, "%.*s", (int) (end - start), s + start);
-}
-
-static int execute_failure(Request *req, const SandboxResult *res) {
-        char why[512];
-
-        if (res->diag_len > 0)
-                last_line(res->diag, res->diag_len, why, sizeof(why));
-        else
-                why[0] = 0;
-        if (!why[0] && strcmp(res->result, "success") == 0)
-                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-        if (!why[0])
-                (void) snprintf(why, sizeof(why), "sandbox ended with result '%s', status %d", res->result, res->exec_main_status);
-        log_warning_errno(0, "Sandbox '%s' failed: %s", req->sandbox_id, why);
-        return reply_error(req, 502, MSG_SANDBOX_FAILED, why);
-}
-
-/* Parses what the runner wrote and answers accordingly. */
-static int execute_answer(Request *req, const ExecRequest *x, const SandboxResult *res) {
+/* Parses what the runner answered and answers the client accordingly. */
+static int execute_answer(Request *req, const ExecRequest *x, const char *text, size_t len) {
         cleanup_json struct json_object *reply = NULL;
         struct json_object *status = NULL, *error = NULL;
         int r;
 
-        if (strcmp(res->result, "timeout") == 0)
-                return execute_timeout(req, x, res);
-        if (res->reply_len == 0)
-                return execute_failure(req, res);
-        if (res->reply_truncated || validate_parse_body(res->reply, res->reply_len, &reply) < 0 ||
+        if (validate_parse_body(text, len, &reply) < 0 ||
             !json_object_object_get_ex(reply, "status", &status) || !json_object_is_type(status, json_type_int))
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
 
@@ -214,47 +169,81 @@ static int execute_answer(Request *req, const ExecRequest *x, const SandboxResul
         return r;
 }
 
-static int execute_run(Request *req, Context *ctx, const ExecRequest *x, const char *input, size_t input_len) {
+static void wake_pool(Context *ctx) {
+        /* Non-blocking: when the pipe is full, the manager has been woken already. */
+        if (write(ctx->wake_fd, "w", 1) < 0 && errno != EAGAIN)
+                (void) log_debug("Failed to wake the pool manager, ignoring");
+}
+
+/* Claims a warm sandbox, waiting up to pool_wait_s for one: 0, -EAGAIN when none came, -errno. */
+static int claim(Request *req, Context *ctx, char *socket, size_t socket_size) {
+        uint64_t deadline = pool_now_usec() + ctx->config->pool_wait_s * USEC_PER_SEC;
+        bool waited = false;
+
+        for (;;) {
+                int r = db_pool_claim(ctx->db, (int) getpid(), req->sandbox_id, sizeof(req->sandbox_id), socket, socket_size);
+
+                if (r >= 0) {
+                        wake_pool(ctx);
+                        log_pool_event(LOG_INFO, "claimed", req->sandbox_id, "Sandbox '%s' claimed", req->sandbox_id);
+                        return 0;
+                }
+                if (r != -ENOENT && r != -EBUSY)
+                        return r;
+                if (!waited) {
+                        /* Counted, so the pool manager grows the pool while requests wait. */
+                        (void) db_counter_add(ctx->db, "waits", 1);
+                        waited = true;
+                }
+                wake_pool(ctx);
+                if (pool_now_usec() >= deadline)
+                        return -EAGAIN;
+                (void) usleep(5000);
+        }
+}
+
+/* Hands the request to the claimed sandbox and waits for the reply, at most timeout_s. */
+static int execute_in(Request *req, Context *ctx, const ExecRequest *x, const char *socket, const char *input, size_t input_len) {
         const Config *cfg = ctx->config;
-        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
-        SandboxResult res = {};
-        char unit[SANDBOX_ID_MAX + 16], runner[512], etc[512];
-        const char *command[] = {"/usr/bin/python3", "-I", "-S", runner, NULL};
-        NspawnSpec ns = {.machine = req->sandbox_id, .uid_base = random_uid_base(), .workspace_bytes = cfg->workspace_bytes,
-                         .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .user = "sandbox", .command = command};
-        SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .request_id = req->id, .nspawn = &ns,
-                            .runtime_max_usec = x->timeout_s * USEC_PER_SEC, .memory_max = cfg->memory_max, .tasks_max = cfg->tasks_max,
-                            .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100,
-                            .max_reply_bytes = (cfg->output_cap_bytes * 2 + cfg->return_cap_bytes) / 3 * 4 + (64U << 10)};
-        sd_bus *bus = context_bus(ctx);
+        size_t max_reply = (cfg->output_cap_bytes * 2 + cfg->return_cap_bytes) / 3 * 4 + (64U << 10);
+        cleanup_close int fd = -1;
+        cleanup_free char *reply = NULL;
+        size_t len = 0;
+        uint64_t start;
         int r;
 
-        (void) snprintf(runner, sizeof(runner), "%s/runner.py", cfg->lib_dir);
-        (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
-        r = unit_name_from_id(req->sandbox_id, unit, sizeof(unit));
-        if (r < 0)
-                return reply_error(req, 500, MSG_INTERNAL, "bad sandbox id");
-        if (!bus)
-                return reply_error(req, 502, MSG_SANDBOX_FAILED, "systemd is not reachable over D-Bus");
-
-        r = sandbox_run(bus, &spec, input, input_len, &res, &error);
+        r = pool_connect(socket, &fd);
+        if (r >= 0)
+                r = pool_wait_greeting(fd, pool_now_usec() + 5 * USEC_PER_SEC);
         if (r < 0) {
-                const char *why = sd_bus_error_is_set(&error) ? error.message : strerror(-r);
-
-                log_error_errno(r, "Failed to run sandbox unit '%s': %s", unit, why);
-                return reply_error(req, 502, MSG_SANDBOX_FAILED, why);
+                (void) log_error_errno(r, "Warm sandbox '%s' does not answer", req->sandbox_id);
+                return reply_error(req, 502, MSG_SANDBOX_FAILED, "the sandbox did not answer");
         }
 
-        req->cpu_usec = res.cpu_usec;
-        r = execute_answer(req, x, &res);
-        sandbox_result_done(&res);
-        return r;
+        start = pool_now_usec();
+        r = pool_exchange(fd, input, input_len, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
+        if (r == -ETIME) {
+                char unit[SANDBOX_ID_MAX + 16];
+
+                /* systemd kills every process of the sandbox now, not when the answer is sent. */
+                if (unit_name_from_id(req->sandbox_id, unit, sizeof(unit)) >= 0 && context_bus(ctx))
+                        (void) sandbox_kill(ctx->bus, unit, NULL);
+                return execute_timeout(req, x, pool_now_usec() - start);
+        }
+        if (r == -EMSGSIZE)
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        if (r < 0 || len == 0) {
+                (void) log_error_errno(r, "Sandbox '%s' ended without an answer", req->sandbox_id);
+                return reply_error(req, 502, MSG_SANDBOX_FAILED, "the sandbox ended before it answered (a limit may have been hit)");
+        }
+        return execute_answer(req, x, reply, len);
 }
 
 int route_execute(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *input = NULL;
         ValidateError verr = {};
         ExecRequest x = {};
+        char socket[POOL_SOCKET_MAX];
         const char *text;
         size_t len = 0;
         int r;
@@ -264,17 +253,23 @@ int route_execute(Request *req, Context *ctx) {
         if (validate_execute(body, &execute_limits, &x, &verr) < 0)
                 return reply_error(req, verr.status, "%s", verr.message);
 
-        r = new_sandbox_id(req->sandbox_id);
-        if (r < 0)
-                return reply_error(req, 500, MSG_INTERNAL, "no randomness");
-        r = db_request_sandbox(ctx->db, req->id, req->sandbox_id);
-        if (r < 0)
-                log_warning_errno(r, "Failed to record sandbox '%s' of the request, ignoring", req->sandbox_id);
-
         input = runner_input(&x, ctx->config);
         text = input ? json_object_to_json_string_length(input, JSON_C_TO_STRING_PLAIN, &len) : NULL;
         if (!text)
                 return reply_error(req, 500, MSG_INTERNAL, "out of memory");
 
-        return execute_run(req, ctx, &x, text, len);
+        r = claim(req, ctx, socket, sizeof(socket));
+        if (r == -EAGAIN)
+                return reply_error(req, 503, MSG_NO_SANDBOX);
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to claim a sandbox: %s", db_errmsg(ctx->db));
+                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+        }
+        (void) snprintf(ctx->retire_id, sizeof(ctx->retire_id), "%s", req->sandbox_id);
+        (void) snprintf(ctx->retire_socket, sizeof(ctx->retire_socket), "%s", socket);
+        r = db_request_sandbox(ctx->db, req->id, req->sandbox_id);
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to record sandbox '%s' of the request, ignoring", req->sandbox_id);
+
+        return execute_in(req, ctx, &x, socket, text, len);
 }

@@ -11,6 +11,10 @@ typedef struct Context {
         const Config *config;
         sd_bus *bus; /* NULL until connected; handlers reconnect with context_bus() */
         sqlite3 *db;
+        int wake_fd; /* write a byte: the pool manager refills */
+        /* A claimed sandbox to destroy once the answer is sent. */
+        char retire_id[64];
+        char retire_socket[256];
 } Context;
 
 typedef int (*RouteHandler)(Request *req, Context *ctx);
@@ -27,6 +31,7 @@ int route_find(const char *method, const char *path, const Route **ret);
 
 /* Handlers, one file each. */
 int route_execute(Request *req, Context *ctx);
+int route_pool(Request *req, Context *ctx);
 
 /* The worker's bus, (re)connected if the last connection dropped; NULL if systemd is unreachable. */
 sd_bus *context_bus(Context *ctx);

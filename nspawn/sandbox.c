@@ -104,14 +104,14 @@ static int buffer_read(Buffer *b) {
         return 0;
 }
 
-static int append_basics(sd_bus_message *m, const SandboxSpec *spec) {
+static int append_basics(sd_bus_message *m, const SandboxSpec *spec, bool add_ref) {
         return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
                                      "Description", "s", "sandboxd sandbox",
                                      "Slice", "s", spec->slice,
                                      /* Unload the unit when it is over, failed or not. */
                                      "CollectMode", "s", "inactive-or-failed",
                                      /* Keep it loaded while this worker reads its result. */
-                                     "AddRef", "b", 1,
+                                     "AddRef", "b", add_ref,
                                      /* nspawn creates its supervisor/payload sub-cgroups. */
                                      "Delegate", "b", 1,
                                      /* SIGTERM to nspawn only; it SIGKILLs the container itself. */
@@ -135,8 +135,14 @@ static int append_limits(sd_bus_message *m, const SandboxSpec *spec) {
                                      "OOMPolicy", "s", "kill");
 }
 
-/* Pipes only: PID 1 duplicates them, we close our copies of the child's ends after the call. */
+/* Pipes or sockets only (no TTY): PID 1 duplicates them, the caller closes its copies after the
+ * call. out < 0: stdout and stderr go to the journal. */
 static int append_stdio(sd_bus_message *m, int in, int out, int err) {
+        if (out < 0)
+                return sd_bus_message_append(m, "(sv)(sv)(sv)",
+                                             "StandardInputFileDescriptor", "h", in,
+                                             "StandardOutput", "s", "journal",
+                                             "StandardError", "s", "journal");
         return sd_bus_message_append(m, "(sv)(sv)(sv)",
                                      "StandardInputFileDescriptor", "h", in,
                                      "StandardOutputFileDescriptor", "h", out,
@@ -178,14 +184,13 @@ static int append_exec_start(sd_bus_message *m, char **argv) {
         return 0;
 }
 
-/* Lines that nspawn and systemd log for this unit carry the request's id. */
+/* Lines that nspawn and systemd log for this unit carry the request's or sandbox's id. */
 static int append_log_fields(sd_bus_message *m, const SandboxSpec *spec) {
-        char field[128];
-        int r, n;
+        const char *field = spec->log_field;
+        int r;
 
-        n = snprintf(field, sizeof(field), "REQUEST_ID=%s", spec->request_id);
-        if (n < 0 || (size_t) n >= sizeof(field))
-                return -EINVAL;
+        if (!field)
+                return 0;
 
         r = sd_bus_message_open_container(m, 'r', "sv");
         if (r < 0)
@@ -199,7 +204,7 @@ static int append_log_fields(sd_bus_message *m, const SandboxSpec *spec) {
         r = sd_bus_message_open_container(m, 'a', "ay");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append_array(m, 'y', field, (size_t) n);
+        r = sd_bus_message_append_array(m, 'y', field, strlen(field));
         if (r < 0)
                 return r;
         for (int i = 0; i < 3; i++) {
@@ -210,39 +215,53 @@ static int append_log_fields(sd_bus_message *m, const SandboxSpec *spec) {
         return 0;
 }
 
-static int start_unit(Run *run, char **argv, const int fds[3], sd_bus_error *error) {
-        cleanup_bus_message sd_bus_message *m = NULL, *reply = NULL;
-        const char *job;
+/* StartTransientUnit for spec; *ret_reply holds the job path. */
+static int start_unit(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const int fds[3], sd_bus_message **ret_reply, sd_bus_error *error) {
+        cleanup_bus_message sd_bus_message *m = NULL;
+        char **argv = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(run->bus, &m, manager.destination, manager.path, manager.interface, "StartTransientUnit");
+        r = nspawn_argv(spec->nspawn, &argv);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "ss", run->spec->unit, "fail");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r < 0)
-                return r;
-        r = append_basics(m, run->spec);
+        r = sd_bus_message_new_method_call(bus, &m, manager.destination, manager.path, manager.interface, "StartTransientUnit");
         if (r >= 0)
-                r = append_limits(m, run->spec);
+                r = sd_bus_message_append(m, "ss", spec->unit, "fail");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = append_basics(m, spec, add_ref);
+        if (r >= 0)
+                r = append_limits(m, spec);
         if (r >= 0)
                 r = append_stdio(m, fds[0], fds[1], fds[2]);
         if (r >= 0)
                 r = append_exec_start(m, argv);
         if (r >= 0)
-                r = append_log_fields(m, run->spec);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+                r = append_log_fields(m, spec);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        argv = nspawn_argv_free(argv);
         if (r < 0)
                 return r;
 
-        r = sd_bus_call(run->bus, m, BUS_CALL_TIMEOUT_USEC, error, &reply);
+        return sd_bus_call(bus, m, BUS_CALL_TIMEOUT_USEC, error, ret_reply);
+}
+
+int sandbox_start_detached(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, sd_bus_error *reterr_error) {
+        cleanup_bus_message sd_bus_message *reply = NULL;
+
+        return start_unit(bus, spec, false, (int[3]){stdin_fd, -1, -1}, &reply, reterr_error);
+}
+
+static int run_start(Run *run, const int fds[3], sd_bus_error *error) {
+        cleanup_bus_message sd_bus_message *reply = NULL;
+        const char *job;
+        int r;
+
+        r = start_unit(run->bus, run->spec, true, fds, &reply, error);
         if (r < 0)
                 return r;
         run->started = true;
@@ -326,6 +345,27 @@ int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error) {
         /* A unit still starting has nothing to kill yet: stopping it cancels the start. */
         (void) sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "StopUnit", NULL, NULL, "ss", unit, "replace");
         return r;
+}
+
+int sandbox_list(sd_bus *bus, const char *pattern, SandboxUnitFunc f, void *userdata, sd_bus_error *reterr_error) {
+        cleanup_bus_message sd_bus_message *reply = NULL;
+        const char *name, *active;
+        int r;
+
+        r = sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "ListUnitsByPatterns", reterr_error, &reply,
+                               "asas", 0, 1, pattern);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &active, NULL, NULL, NULL, NULL, NULL, NULL)) > 0)
+                f(name, active, userdata);
+        return r < 0 ? r : sd_bus_message_exit_container(reply);
+}
+
+int sandbox_reset_failed(sd_bus *bus, const char *unit) {
+        return sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "ResetFailedUnit", NULL, NULL, "s", unit);
 }
 
 /* Drops our reference: with CollectMode=inactive-or-failed systemd then unloads the unit. */
@@ -463,13 +503,9 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
         Streams s = {.in = -1, .input = input, .input_len = input_len,
                      .out = {.fd = -1, .cap = spec->max_reply_bytes}, .err = {.fd = -1, .cap = DIAG_MAX_BYTES}};
         int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-        char **argv = NULL;
         uint64_t start;
         int r;
 
-        r = nspawn_argv(spec->nspawn, &argv);
-        if (r < 0)
-                return r;
         r = subscribe(&run, &job_slot, &props_slot);
         if (r >= 0)
                 r = make_pipe(in, 1);
@@ -480,8 +516,7 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
 
         start = now_usec();
         if (r >= 0)
-                r = start_unit(&run, argv, (int[3]){in[0], out[1], err[1]}, reterr_error);
-        argv = nspawn_argv_free(argv);
+                r = run_start(&run, (int[3]){in[0], out[1], err[1]}, reterr_error);
         /* PID 1 holds its own copies now: ours must go, or EOF never comes. */
         closep(&in[0]);
         closep(&out[1]);

@@ -13,7 +13,7 @@ typedef struct NspawnSpec NspawnSpec;
 typedef struct SandboxSpec {
         const char *unit;       /* "<sandbox id>.service" */
         const char *slice;      /* e.g. "sandbox.slice" */
-        const char *request_id; /* tags the unit's journal lines (LogExtraFields) */
+        const char *log_field;  /* "FIELD=value" tagging the unit's journal lines, e.g. REQUEST_ID=… */
         const NspawnSpec *nspawn;
         uint64_t runtime_max_usec; /* wall-clock limit, enforced by systemd */
         uint64_t memory_max;       /* bytes */
@@ -43,6 +43,17 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
                 SandboxResult *ret, sd_bus_error *reterr_error);
 
 void sandbox_result_done(SandboxResult *r);
+
+/* Starts a sandbox without following it (a warm one): stdin is fd (a listening socket), stdout
+ * and stderr go to the journal. Returns once systemd has queued the start. */
+int sandbox_start_detached(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, sd_bus_error *reterr_error);
+
+/* Calls f(unit, active_state, userdata) for each loaded unit whose name matches pattern (fnmatch). */
+typedef void (*SandboxUnitFunc)(const char *unit, const char *active_state, void *userdata);
+int sandbox_list(sd_bus *bus, const char *pattern, SandboxUnitFunc f, void *userdata, sd_bus_error *reterr_error);
+
+/* Lets systemd unload a failed unit that nothing else will collect. */
+int sandbox_reset_failed(sd_bus *bus, const char *unit);
 
 /* Kills every process of a sandbox unit and asks systemd to stop it; for units left by a dead worker. */
 int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error);

@@ -107,17 +107,28 @@ db() {
     sqlite3 -cmd '.timeout 5000' "$SANDBOXD_DB" "$@"
 }
 
-# Sandbox units still loaded (sandbox-api.* is the service itself).
+# Sandboxes the pool keeps (warm or booting): these are meant to be there.
+pool_units() {
+    db "SELECT sandbox_id || '.service' FROM pool WHERE state IN ('ready', 'starting')"
+}
+
+# Sandbox units loaded that the pool does not keep: what an execution left behind.
 leftover_units() {
-    in_systemd systemctl list-units --all --plain --no-legend 'sandbox-*' | awk '{ print $1 }' | grep -v '^sandbox-api\.' || true
+    local keep
+    keep=$(pool_units)
+    in_systemd systemctl list-units --all --plain --no-legend 'sandbox-*' | awk '{ print $1 }' |
+        grep -v '^sandbox-api\.' | grep -vxF -e "${keep:-none}" -f <(echo "$keep") || true
 }
 
-# Sandbox cgroups still present, in any hierarchy.
+# Sandbox cgroups, in any hierarchy, that the pool does not keep.
 leftover_cgroups() {
-    in_systemd find /sys/fs/cgroup -type d -name 'sandbox-*.service' ! -name 'sandbox-api.service' 2>/dev/null || true
+    local keep
+    keep=$(pool_units)
+    in_systemd find /sys/fs/cgroup -type d -name 'sandbox-*.service' ! -name 'sandbox-api.service' 2>/dev/null |
+        grep -vF -e "/${keep:-none}" -f <(sed 's#^#/#' <<<"$keep") || true
 }
 
-# Waits until no sandbox unit is left (they are collected asynchronously after the reply).
+# Waits until no sandbox is left but the pool's (used ones are destroyed right after the reply).
 expect_no_leftovers() {
     local i units cgroups
     for i in $(seq 50); do
@@ -127,5 +138,36 @@ expect_no_leftovers() {
         sleep 0.1
     done
     echo "left behind: units: $units; cgroups: $cgroups" >&2
+    return 1
+}
+
+# Waits until the sandbox that ran a request is gone: unit, cgroups, pool row.
+expect_sandbox_gone() {
+    local i
+    for i in $(seq 50); do
+        if [ -z "$(in_systemd systemctl list-units --all --plain --no-legend "$1.service")" ] &&
+            [ -z "$(in_systemd find /sys/fs/cgroup -type d -name "$1.service" 2>/dev/null)" ] &&
+            [ -z "$(db "SELECT 1 FROM pool WHERE sandbox_id = '$1'")" ]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "sandbox $1 is still there" >&2
+    return 1
+}
+
+pool_field() {
+    curl -s "$SANDBOXD_URL/v1/pool" | jq -r ".$1"
+}
+
+# Waits until the pool has its target of warm sandboxes again.
+wait_pool_full() {
+    local i target
+    target=$(pool_field target)
+    for i in $(seq ${1:-300}); do
+        [ "$(pool_field warm)" -ge "$target" ] && return 0
+        sleep 0.1
+    done
+    echo "the pool did not refill: $(curl -s "$SANDBOXD_URL/v1/pool")" >&2
     return 1
 }

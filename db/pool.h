@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sqlite3 sqlite3;
+
+typedef struct PoolCounts {
+        int64_t ready;    /* warm: started, probed, idle */
+        int64_t starting; /* started, not yet ready */
+        int64_t claimed;  /* in flight */
+        int64_t created_total;
+        int64_t waits;
+} PoolCounts;
+
+#define POOL_SOCKET_MAX 256
+
+/* A new sandbox in state 'starting'; counts it in created_total. */
+int db_pool_add(sqlite3 *db, const char *sandbox_id, const char *socket);
+
+/* 'starting' -> 'ready'. -ENOENT if the row is gone or not starting. */
+int db_pool_ready(sqlite3 *db, const char *sandbox_id);
+
+/* Claims the longest-ready sandbox for owner_pid, atomically across processes: its id and socket
+ * path into the buffers (SANDBOX_ID_MAX / POOL_SOCKET_MAX bytes). -ENOENT when none is ready. */
+int db_pool_claim(sqlite3 *db, int owner_pid, char *ret_sandbox_id, size_t id_size, char *ret_socket, size_t socket_size);
+
+/* Claims the oldest ready sandbox if it became ready before ready_before (unix time), or if more than
+ * keep are ready; for recycling and shrinking. -ENOENT when none qualifies. */
+int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t keep, char *ret_sandbox_id, size_t id_size, char *ret_socket, size_t socket_size);
+
+int db_pool_remove(sqlite3 *db, const char *sandbox_id);
+
+/* 1 if the pool has a row for the sandbox, 0 if not, -errno. */
+int db_pool_exists(sqlite3 *db, const char *sandbox_id);
+
+int db_pool_counts(sqlite3 *db, PoolCounts *ret);
+
+/* Adds delta to a lifetime counter. */
+int db_counter_add(sqlite3 *db, const char *name, int64_t delta);
+
+/* Calls f for each row in the given state (NULL: every row) whose owner is owner_pid (0: any). */
+typedef void (*PoolRowFunc)(const char *sandbox_id, const char *state, const char *socket, int owner_pid, void *userdata);
+int db_pool_foreach(sqlite3 *db, const char *state, int owner_pid, PoolRowFunc f, void *userdata);

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/* The pool manager: warm sandboxes started ahead, so that an execution never waits for a container
+ * to boot. Workers claim them through sqlite; this process only creates, probes and retires them. */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#include "config.h"
+#include "db/db.h"
+#include "db/pool.h"
+#include "log.h"
+#include "macro.h"
+#include "nspawn/nspawn-argv.h"
+#include "nspawn/pool.h"
+#include "nspawn/sandbox.h"
+#include "nspawn/unit-name.h"
+#include "poold.h"
+
+#define STARTING_MAX 64
+/* How many containers may boot at once: each costs a core for ~60 ms. */
+#define PARALLEL_STARTS 4
+#define START_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* The pool shrinks back to its target once no request has had to wait for this long. */
+#define BOOST_HOLD_USEC (10 * USEC_PER_SEC)
+#define BACKOFF_MAX_USEC (5 * USEC_PER_SEC)
+#define HOUSEKEEPING_MS 1000
+/* How often units are swept: failed ones unloaded, ones the pool does not know killed. */
+#define SWEEP_USEC (10 * USEC_PER_SEC)
+
+typedef struct Starting {
+        char id[SANDBOX_ID_MAX];
+        char socket[POOL_SOCKET_MAX];
+        int fd;
+        size_t got;
+        uint64_t deadline;
+} Starting;
+
+typedef struct Poold {
+        const Config *config;
+        sd_bus *bus;
+        sqlite3 *db;
+        Starting starting[STARTING_MAX];
+        size_t n_starting;
+        unsigned boost;
+        int64_t last_waits;
+        uint64_t last_wait_at;
+        unsigned failures;
+        uint64_t backoff_until;
+        uint64_t next_sweep;
+} Poold;
+
+static volatile sig_atomic_t poold_stop;
+
+static void on_term(int sig) {
+        (void) sig;
+        poold_stop = 1;
+}
+
+void poold_destroy(sd_bus *bus, sqlite3 *db, const char *sandbox_id, const char *socket, const char *why) {
+        char unit[SANDBOX_ID_MAX + 16];
+
+        if (unit_name_from_id(sandbox_id, unit, sizeof(unit)) >= 0 && bus)
+                (void) sandbox_kill(bus, unit, NULL);
+        if (socket)
+                (void) unlink(socket);
+        (void) db_pool_remove(db, sandbox_id);
+        log_pool_event(LOG_INFO, "destroyed", sandbox_id, "Sandbox '%s' destroyed: %s", sandbox_id, why);
+}
+
+static uint32_t random_uid_base(void) {
+        /* A 65536-UID range of nspawn's "pick" space (0x80000 … 0x6fff0000), one per sandbox. */
+        uint32_t r = 0;
+
+        if (getrandom(&r, sizeof(r), 0) != (ssize_t) sizeof(r))
+                r = (uint32_t) getpid();
+        return (0x8U + r % (0x6fffU - 0x8U)) << 16;
+}
+
+/* Starts one warm sandbox: its socket, its row, its unit; the probe waits for its greeting. */
+static int start_one(Poold *p) {
+        const Config *cfg = p->config;
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        cleanup_close int listen_fd = -1;
+        Starting *s = &p->starting[p->n_starting];
+        char id[SANDBOX_ID_MAX], unit[SANDBOX_ID_MAX + 16], runner[512], etc[512], field[128];
+        const char *command[] = {"/usr/bin/python3", "-I", "-S", runner, "--listen", NULL};
+        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
+        int r;
+
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                return -EIO;
+        r = unit_name_sandbox_id("sandbox", rnd, id);
+        if (r < 0)
+                return r;
+        memcpy(s->id, id, sizeof(s->id));
+        (void) unit_name_from_id(id, unit, sizeof(unit));
+        (void) snprintf(s->socket, sizeof(s->socket), POOL_DIR "/%s.sock", id);
+        (void) snprintf(runner, sizeof(runner), "%s/runner.py", cfg->lib_dir);
+        (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
+        (void) snprintf(field, sizeof(field), "SANDBOX_ID=%s", id);
+
+        NspawnSpec ns = {.machine = id, .uid_base = random_uid_base(), .workspace_bytes = cfg->workspace_bytes,
+                         .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .user = "sandbox", .command = command};
+        /* Idle warm sandboxes are replaced before the TTL; this only bounds a forgotten one. */
+        SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .log_field = field, .nspawn = &ns,
+                            .runtime_max_usec = (cfg->pool_ttl_s + 60 + 60) * USEC_PER_SEC, .memory_max = cfg->memory_max,
+                            .tasks_max = cfg->tasks_max, .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100};
+
+        r = pool_listen(s->socket, &listen_fd);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on '%s'", s->socket);
+        r = db_pool_add(p->db, s->id, s->socket);
+        if (r < 0) {
+                (void) unlink(s->socket);
+                return log_error_errno(r, "Failed to record sandbox '%s': %s", s->id, db_errmsg(p->db));
+        }
+        r = sandbox_start_detached(p->bus, &spec, listen_fd, &error);
+        if (r >= 0)
+                r = pool_connect(s->socket, &s->fd);
+        if (r < 0) {
+                log_pool_event(LOG_ERR, "failed", s->id, "Failed to start sandbox '%s': %s", s->id,
+                               sd_bus_error_is_set(&error) ? error.message : strerror(-r));
+                poold_destroy(p->bus, p->db, s->id, s->socket, "start failed");
+                return r;
+        }
+
+        s->got = 0;
+        s->deadline = pool_now_usec() + START_TIMEOUT_USEC;
+        p->n_starting++;
+        log_pool_event(LOG_INFO, "created", s->id, "Sandbox '%s' created", s->id);
+        return 0;
+}
+
+static void starting_remove(Poold *p, size_t i) {
+        closep(&p->starting[i].fd);
+        p->starting[i] = p->starting[--p->n_starting];
+}
+
+static void start_failed(Poold *p, size_t i, const char *why) {
+        uint64_t backoff = 100 * USEC_PER_MSEC << (p->failures < 6 ? p->failures : 6);
+
+        log_pool_event(LOG_ERR, "failed", p->starting[i].id, "Sandbox '%s' failed to start: %s", p->starting[i].id, why);
+        poold_destroy(p->bus, p->db, p->starting[i].id, p->starting[i].socket, why);
+        starting_remove(p, i);
+        p->failures++;
+        p->backoff_until = pool_now_usec() + (backoff < BACKOFF_MAX_USEC ? backoff : BACKOFF_MAX_USEC);
+}
+
+/* A starting sandbox's socket is readable: its greeting, or its end. */
+static void probe(Poold *p, size_t i) {
+        Starting *s = &p->starting[i];
+        int r = pool_read_greeting(s->fd, &s->got);
+
+        if (r == -EAGAIN)
+                return;
+        if (r < 0) {
+                start_failed(p, i, "the sandbox ended before it was ready");
+                return;
+        }
+        r = db_pool_ready(p->db, s->id);
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to mark sandbox '%s' ready: %s", s->id, db_errmsg(p->db));
+                poold_destroy(p->bus, p->db, s->id, s->socket, "lost its record");
+        } else
+                log_pool_event(LOG_INFO, "ready", s->id, "Sandbox '%s' ready", s->id);
+        p->failures = 0;
+        starting_remove(p, i);
+}
+
+/* The number of warm sandboxes wanted now: the target, plus a boost while requests wait. */
+static unsigned wanted(Poold *p, const PoolCounts *c) {
+        uint64_t now = pool_now_usec();
+        unsigned room = p->config->pool_max - p->config->pool_target;
+
+        if (c->waits > p->last_waits) {
+                int64_t more = c->waits - p->last_waits;
+
+                p->boost = p->boost + (unsigned) more > room ? room : p->boost + (unsigned) more;
+                p->last_wait_at = now;
+        }
+        p->last_waits = c->waits;
+        if (p->boost > 0 && now - p->last_wait_at > BOOST_HOLD_USEC)
+                p->boost = 0;
+        return p->config->pool_target + p->boost;
+}
+
+/* Retires warm sandboxes past their TTL, and those above what is wanted. */
+static void retire_idle(Poold *p, unsigned want) {
+        char id[SANDBOX_ID_MAX], socket[POOL_SOCKET_MAX];
+        struct timespec ts;
+        double cutoff;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        cutoff = (double) ts.tv_sec - p->config->pool_ttl_s;
+        while (db_pool_claim_idle(p->db, (int) getpid(), cutoff, (int64_t) want, id, sizeof(id), socket, sizeof(socket)) >= 0)
+                poold_destroy(p->bus, p->db, id, socket, "idle");
+}
+
+static void fill(Poold *p) {
+        PoolCounts c;
+        unsigned want;
+
+        if (db_pool_counts(p->db, &c) < 0)
+                return;
+        want = wanted(p, &c);
+        retire_idle(p, want);
+        if (pool_now_usec() < p->backoff_until)
+                return;
+        /* Rows in 'starting' are the ones this process probes. */
+        while ((unsigned) c.ready + p->n_starting < want && p->n_starting < PARALLEL_STARTS) {
+                if (start_one(p) < 0) {
+                        p->failures++;
+                        p->backoff_until = pool_now_usec() + BACKOFF_MAX_USEC;
+                        return;
+                }
+        }
+}
+
+static int poll_events(Poold *p, int wake_fd) {
+        struct pollfd fds[STARTING_MAX + 1];
+        uint64_t now = pool_now_usec();
+        int timeout = HOUSEKEEPING_MS, r;
+
+        fds[0] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
+        for (size_t i = 0; i < p->n_starting; i++) {
+                fds[i + 1] = (struct pollfd){.fd = p->starting[i].fd, .events = POLLIN};
+                if (p->starting[i].deadline <= now)
+                        timeout = 0;
+        }
+        if (p->backoff_until > now && (p->backoff_until - now) / 1000 < (uint64_t) timeout)
+                timeout = (int) ((p->backoff_until - now) / 1000) + 1;
+
+        r = poll(fds, p->n_starting + 1, timeout);
+        if (r < 0)
+                return errno == EINTR ? 0 : -errno;
+
+        if (fds[0].revents) {
+                char buf[256];
+
+                while (read(wake_fd, buf, sizeof(buf)) > 0)
+                        ;
+        }
+        for (size_t i = p->n_starting; i > 0; i--) {
+                if (fds[i].revents)
+                        probe(p, i - 1);
+                else if (p->starting[i - 1].deadline <= pool_now_usec())
+                        start_failed(p, i - 1, "not ready in time");
+        }
+        return 0;
+}
+
+typedef struct Leftovers {
+        char ids[256][SANDBOX_ID_MAX];
+        char sockets[256][POOL_SOCKET_MAX];
+        char states[256][16];
+        int owners[256];
+        size_t n;
+} Leftovers;
+
+static void collect_row(const char *id, const char *state, const char *socket, int owner, void *userdata) {
+        Leftovers *l = userdata;
+
+        if (l->n >= 256)
+                return;
+        (void) snprintf(l->ids[l->n], SANDBOX_ID_MAX, "%s", id);
+        (void) snprintf(l->sockets[l->n], POOL_SOCKET_MAX, "%s", socket);
+        (void) snprintf(l->states[l->n], 16, "%s", state);
+        l->owners[l->n++] = owner;
+}
+
+typedef struct Sweep {
+        Poold *p;
+        char units[256][SANDBOX_ID_MAX + 16];
+        bool failed[256];
+        size_t n;
+} Sweep;
+
+static void sweep_unit(const char *unit, const char *active, void *userdata) {
+        Sweep *s = userdata;
+
+        /* sandbox-api.* is the service itself, not a sandbox. */
+        if (strncmp(unit, "sandbox-api.", 12) == 0 || s->n >= 256)
+                return;
+        (void) snprintf(s->units[s->n], sizeof(s->units[0]), "%s", unit);
+        s->failed[s->n++] = strcmp(active, "failed") == 0 || strcmp(active, "inactive") == 0;
+}
+
+/* Units of sandboxes that no pool row names (a crash between two steps) are killed; failed ones that
+ * systemd kept loaded are reset so it unloads them. */
+static void sweep(Poold *p) {
+        static Sweep s;
+
+        s.p = p;
+        s.n = 0;
+        if (sandbox_list(p->bus, "sandbox-*.service", sweep_unit, &s, NULL) < 0)
+                return;
+        for (size_t i = 0; i < s.n; i++) {
+                char id[SANDBOX_ID_MAX];
+                if (s.failed[i]) {
+                        (void) sandbox_reset_failed(p->bus, s.units[i]);
+                        continue;
+                }
+                (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(s.units[i]) - strlen(".service")), s.units[i]);
+                if (db_pool_exists(p->db, id) == 0) {
+                        log_pool_event(LOG_WARNING, "destroyed", id, "Sandbox '%s' has no pool record, killing it", id);
+                        (void) sandbox_kill(p->bus, s.units[i], NULL);
+                }
+        }
+}
+
+/* What a previous instance left: warm sandboxes that still answer are kept, the rest destroyed. */
+static void reconcile(Poold *p) {
+        static Leftovers l;
+        size_t kept = 0;
+
+        l.n = 0;
+        (void) db_pool_foreach(p->db, NULL, 0, collect_row, &l);
+        for (size_t i = 0; i < l.n; i++) {
+                cleanup_close int fd = -1;
+
+                if (strcmp(l.states[i], "claimed") == 0 && l.owners[i] > 0 && kill(l.owners[i], 0) == 0)
+                        continue; /* a live worker is using it */
+                if (strcmp(l.states[i], "ready") == 0 && pool_connect(l.sockets[i], &fd) >= 0 &&
+                    pool_wait_greeting(fd, pool_now_usec() + USEC_PER_SEC) >= 0) {
+                        kept++;
+                        continue;
+                }
+                poold_destroy(p->bus, p->db, l.ids[i], l.sockets[i], "left by a previous instance");
+        }
+        if (l.n > 0)
+                log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, l.n);
+}
+
+int poold_main(const Config *config, int wake_fd) {
+        Poold p = {.config = config};
+        int r;
+
+        (void) signal(SIGTERM, on_term);
+        (void) mkdir(POOL_DIR, 0700);
+        r = db_open(config->db_path, &p.db);
+        if (r < 0)
+                return log_error_errno(r, "Pool: failed to open database '%s'", config->db_path);
+        r = sd_bus_open_system(&p.bus);
+        if (r >= 0)
+                r = sd_bus_get_unique_name(p.bus, &(const char *){NULL});
+        if (r < 0)
+                return log_error_errno(r, "Pool: failed to connect to the system bus");
+
+        reconcile(&p);
+        sweep(&p);
+        p.next_sweep = pool_now_usec() + SWEEP_USEC;
+        {
+                PoolCounts c;
+
+                if (db_pool_counts(p.db, &c) >= 0)
+                        p.last_waits = c.waits;
+        }
+
+        while (!poold_stop) {
+                if (pool_now_usec() >= p.next_sweep) {
+                        sweep(&p);
+                        p.next_sweep = pool_now_usec() + SWEEP_USEC;
+                }
+                fill(&p);
+                r = poll_events(&p, wake_fd);
+                if (r < 0)
+                        return log_error_errno(r, "Pool: poll failed");
+        }
+
+        /* Stopping: sandboxes still booting are not worth keeping; ready ones stay for the next start. */
+        while (p.n_starting > 0) {
+                poold_destroy(p.bus, p.db, p.starting[0].id, p.starting[0].socket, "pool manager stopping");
+                starting_remove(&p, 0);
+        }
+        p.bus = sd_bus_flush_close_unref(p.bus);
+        p.db = db_close(p.db);
+        return 0;
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "pool.h"
+
+uint64_t pool_now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+static int sockaddr_for(const char *path, struct sockaddr_un *sa) {
+        *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
+        if (strlen(path) >= sizeof(sa->sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa->sun_path, path);
+        return 0;
+}
+
+int pool_listen(const char *path, int *ret_fd) {
+        cleanup_close int fd = -1;
+        struct sockaddr_un sa;
+        int r;
+
+        r = sockaddr_for(path, &sa);
+        if (r < 0)
+                return r;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        (void) unlink(path);
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        if (chmod(path, 0600) < 0 || listen(fd, 8) < 0) {
+                r = -errno;
+                (void) unlink(path);
+                return r;
+        }
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int pool_connect(const char *path, int *ret_fd) {
+        cleanup_close int fd = -1;
+        struct sockaddr_un sa;
+        int r;
+
+        r = sockaddr_for(path, &sa);
+        if (r < 0)
+                return r;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        /* A unix socket with room in its backlog connects at once, before the runner accepts. */
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int pool_read_greeting(int fd, size_t *got) {
+        const size_t want = strlen(POOL_GREETING);
+        char buf[sizeof(POOL_GREETING)];
+
+        while (*got < want) {
+                ssize_t n = read(fd, buf, want - *got);
+
+                if (n < 0)
+                        return errno == EAGAIN || errno == EINTR ? -EAGAIN : -errno;
+                if (n == 0)
+                        return -ECONNRESET;
+                if (memcmp(buf, POOL_GREETING + *got, (size_t) n) != 0)
+                        return -EPROTO;
+                *got += (size_t) n;
+        }
+        return 0;
+}
+
+static int wait_fd(int fd, short events, uint64_t deadline) {
+        struct pollfd p = {.fd = fd, .events = events};
+        uint64_t now = pool_now_usec();
+        int r;
+
+        if (now >= deadline)
+                return -ETIME;
+        r = poll(&p, 1, (int) ((deadline - now + 999) / 1000));
+        if (r < 0)
+                return errno == EINTR ? 0 : -errno;
+        return r == 0 ? -ETIME : 0;
+}
+
+int pool_wait_greeting(int fd, uint64_t deadline) {
+        size_t got = 0;
+
+        for (;;) {
+                int r = pool_read_greeting(fd, &got);
+
+                if (r != -EAGAIN)
+                        return r;
+                r = wait_fd(fd, POLLIN, deadline);
+                if (r < 0)
+                        return r;
+        }
+}
+
+static int send_all(int fd, const char *p, size_t n, uint64_t deadline) {
+        while (n > 0) {
+                ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+                int r;
+
+                if (w < 0 && errno != EAGAIN && errno != EINTR)
+                        return -errno;
+                if (w > 0) {
+                        p += w;
+                        n -= (size_t) w;
+                        continue;
+                }
+                r = wait_fd(fd, POLLOUT, deadline);
+                if (r < 0)
+                        return r;
+        }
+        return shutdown(fd, SHUT_WR) < 0 ? -errno : 0;
+}
+
+int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline, size_t max_reply, char **ret_reply, size_t *ret_len) {
+        cleanup_free char *buf = NULL;
+        size_t len = 0, cap = 0;
+        int r;
+
+        r = send_all(fd, input, input_len, deadline);
+        if (r < 0)
+                return r;
+
+        for (;;) {
+                ssize_t n;
+
+                if (cap - len < 65536) {
+                        char *p;
+
+                        if (cap > max_reply)
+                                return -EMSGSIZE;
+                        cap = cap ? cap * 2 : 65536;
+                        p = realloc(buf, cap + 1);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                }
+                n = read(fd, buf + len, cap - len);
+                if (n == 0)
+                        break;
+                if (n > 0) {
+                        len += (size_t) n;
+                        if (len > max_reply)
+                                return -EMSGSIZE;
+                        continue;
+                }
+                if (errno != EAGAIN && errno != EINTR)
+                        return -errno;
+                r = wait_fd(fd, POLLIN, deadline);
+                if (r < 0)
+                        return r;
+        }
+
+        buf[len] = 0;
+        *ret_reply = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}

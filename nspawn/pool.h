@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The host side of a warm sandbox's socket (nspawn/runner/runner.py --listen). */
+
+#define POOL_GREETING "ready\n"
+
+/* A listening unix socket at path (replacing any stale one), mode 0600: handed to the sandbox as its
+ * stdin, so only root on the host can connect. *ret_fd is the caller's. */
+int pool_listen(const char *path, int *ret_fd);
+
+/* Connects to a warm sandbox's socket, non-blocking. -ECONNREFUSED once its runner is gone. */
+int pool_connect(const char *path, int *ret_fd);
+
+/* Reads the runner's greeting: 0 when it is "ready\n", -EAGAIN if not all of it has come yet (poll
+ * fd again), -EPROTO or -ECONNRESET otherwise. *got counts the bytes seen so far. */
+int pool_read_greeting(int fd, size_t *got);
+
+/* Waits for the greeting until deadline (CLOCK_MONOTONIC µs): -ETIME when it passed. */
+int pool_wait_greeting(int fd, uint64_t deadline);
+
+/* Sends input, closes the write side, reads the reply until EOF (at most max_reply bytes: past that
+ * -EMSGSIZE) or the deadline (-ETIME). *ret_reply (NUL-terminated) is the caller's. */
+int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline, size_t max_reply, char **ret_reply, size_t *ret_len);
+
+uint64_t pool_now_usec(void);
