@@ -11,7 +11,7 @@ ETCDIR  := /etc/sandboxd
 # Debian packages the build, the service and the tests need.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
-                bats jq curl bubblewrap
+                bats jq curl bubblewrap mmdebstrap
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -34,11 +34,11 @@ LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lfcgi
 PURE_SRCS := fcgi/b64.c fcgi/utf8.c fcgi/validate.c fcgi/config.c fcgi/route.c \
              nspawn/unit-name.c nspawn/nspawn-argv.c
 SRCS      := $(PURE_SRCS) fcgi/main.c fcgi/log.c fcgi/request.c fcgi/reply.c fcgi/route-execute.c \
-             fcgi/route-pool.c fcgi/poold.c nspawn/sandbox.c nspawn/pool.c db/db.c db/requests.c db/pool.c
+             fcgi/route-pool.c fcgi/route-call.c fcgi/poold.c nspawn/sandbox.c nspawn/pool.c db/db.c db/requests.c db/pool.c
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
 
-.PHONY: all deps unit e2e test install uninstall run stop clean style tidy hdr-check
+.PHONY: all deps unit e2e test install uninstall run stop clean style tidy hdr-check images
 
 all: $(BUILD)/sandboxd-fcgi
 
@@ -74,11 +74,12 @@ unit-run: $(UNIT_TESTS)
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)/var/lib/sandboxd
 	install -m 0755 $(BUILD)/sandboxd-fcgi $(DESTDIR)$(LIBDIR)/sandboxd-fcgi
-	install -m 0644 nspawn/runner/runner.py $(DESTDIR)$(LIBDIR)/runner.py
+	install -m 0644 nspawn/runner/runner.py nspawn/runner/toolrunner.py $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
 	install -m 0644 units/sandboxd.target units/sandbox.slice units/sandbox-api.socket \
 	    units/sandbox-api.service units/sandboxd-nginx.service $(DESTDIR)$(UNITDIR)/
 	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
+	install -m 0755 nspawn/images/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxd-image
 	sed 's/@LISTEN@/$(LISTEN)/' nginx/sandboxd.conf >$(DESTDIR)$(ETCDIR)/nginx.conf
 
 uninstall: stop
@@ -92,6 +93,10 @@ run: deps install
 	@echo '$$ curl -s -X POST http://$(LISTEN)/v1/execute -H "content-type: application/json" -d '"'"'{"code":"print(2**32)"}'"'"
 	@curl -s -X POST http://$(LISTEN)/v1/execute -H 'content-type: application/json' -d '{"code":"print(2**32)"}'
 
+# Machine images for POST /v1/call: the demo agent (the base tree is built once and cached).
+images: install
+	$(SBINDIR)/sandboxd-image build demo-agent nspawn/images/demo-agent
+
 stop:
 	@if [ -x $(SBINDIR)/sandboxd-host ]; then $(SBINDIR)/sandboxd-host down; fi
 
@@ -104,6 +109,7 @@ test: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) install
+	$(MAKE) images
 	$(MAKE) stop
 	$(SBINDIR)/sandboxd-host up
 	tests/wait-http $(LISTEN)

@@ -55,6 +55,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 KNOB_U("SANDBOXD_POOL_MAX", pool_max, 0, 64, 8),
                 KNOB_U("SANDBOXD_POOL_TTL_S", pool_ttl_s, 10, 86400, 600),
                 KNOB_U("SANDBOXD_POOL_WAIT_S", pool_wait_s, 1, 300, 30),
+                KNOB_U("SANDBOXD_CALL_READY_TIMEOUT_S", call_ready_timeout_s, 1, 600, 110),
 #undef KNOB_U
 #undef KNOB_Z
 #undef KNOB_T
@@ -63,6 +64,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 .db_path = get_str(get, "SANDBOXD_DB", "/var/lib/sandboxd/sandboxd.db"),
                 .lib_dir = get_str(get, "SANDBOXD_LIB_DIR", "/usr/local/lib/sandboxd"),
                 .slice = get_str(get, "SANDBOXD_SLICE", "sandbox.slice"),
+                .image_dir = get_str(get, "SANDBOXD_IMAGE_DIR", "/var/lib/machines"),
         };
 
         for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {

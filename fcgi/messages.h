@@ -6,7 +6,7 @@
 
 #define MSG_INVALID_JSON "invalid JSON body"
 #define MSG_UNSUPPORTED_LANGUAGE "unsupported language \"%s\""
-#define MSG_TIMEOUT_RANGE "timeout_s must be between 1 and 60"
+#define MSG_TIMEOUT_RANGE "timeout_s must be between 1 and %u"
 #define MSG_METHOD_NOT_ALLOWED "method not allowed"
 #define MSG_NOT_FOUND "not found"
 #define MSG_BODY_TOO_LARGE "request body too large"
@@ -16,6 +16,19 @@
 #define MSG_NO_SANDBOX "no sandbox is available right now - try again shortly"
 #define MSG_PATH_ESCAPES "file path escapes working directory: '%s'"
 #define MSG_INTERNAL "internal error: %s"
+
+/* POST /v1/call (reference 000, "POST /v1/call — sandboxed tool calls"). */
+#define MSG_CALL_REQUIRED "image and function are required"
+#define MSG_CALL_START "could not start a sandbox for this tool call: %s"
+#define MSG_CALL_NOT_STARTED "the tool sandbox did not start: %s"
+#define MSG_CALL_READY_TIMEOUT "timed out waiting for the tool sandbox to become ready"
+#define MSG_CALL_FAILED "tool execution failed: %s"
+#define MSG_CALL_INVALID "invalid response from the tool sandbox"
+#define MSG_CALL_NO_RUNNER "the tool sandbox exited before it was ready (phase Failed); the agent image must contain /usr/bin/python3"
+/* Our wording. */
+#define MSG_CALL_MODULE "module must be a Python module name"
+#define MSG_CALL_FUNCTION "function must be a Python function name"
+#define MSG_CALL_ARGS "args must be a JSON object"
 #define MSG_DB_UNAVAILABLE "the request database is unavailable: %s - try again shortly"
 
 /* Wording of our own (no reference text exists): field checks. */

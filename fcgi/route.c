@@ -6,6 +6,7 @@
 static const Route routes[] = {
         {.path = "/v1/execute", .method = "POST", .handler = route_execute},
         {.path = "/v1/pool", .method = "GET", .handler = route_pool},
+        {.path = "/v1/call", .method = "POST", .handler = route_call},
 };
 
 int route_find(const char *method, const char *path, const Route **ret) {

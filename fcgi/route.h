@@ -32,6 +32,7 @@ int route_find(const char *method, const char *path, const Route **ret);
 /* Handlers, one file each. */
 int route_execute(Request *req, Context *ctx);
 int route_pool(Request *req, Context *ctx);
+int route_call(Request *req, Context *ctx);
 
 /* The worker's bus, (re)connected if the last connection dropped; NULL if systemd is unreachable. */
 sd_bus *context_bus(Context *ctx);

@@ -135,12 +135,12 @@ static int validate_timeout(struct json_object *body, const ValidateLimits *limi
                 return 0;
         }
         if (!json_object_is_type(v, json_type_int))
-                return fail(err, 400, MSG_TIMEOUT_RANGE);
+                return fail(err, 400, MSG_TIMEOUT_RANGE, limits->max_timeout_s);
 
         errno = 0;
         t = json_object_get_int64(v);
         if (errno != 0 || t < 0 || t > (int64_t) limits->max_timeout_s)
-                return fail(err, 400, MSG_TIMEOUT_RANGE);
+                return fail(err, 400, MSG_TIMEOUT_RANGE, limits->max_timeout_s);
 
         *ret = t == 0 ? limits->default_timeout_s : (unsigned) t;
         return 0;
@@ -276,5 +276,80 @@ int validate_execute(struct json_object *body, const ValidateLimits *limits, Exe
                 return r;
 
         *ret = req;
+        return 0;
+}
+
+/* A Python identifier, ASCII only (what an agent's tool module and function are called). */
+static bool python_identifier(const char *s, size_t n) {
+        if (n == 0 || n > 128 || (s[0] >= '0' && s[0] <= '9'))
+                return false;
+        return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == n;
+}
+
+static bool python_module(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 256)
+                return false;
+        for (const char *p = s;;) {
+                const char *dot = strchr(p, '.');
+                size_t len = dot ? (size_t) (dot - p) : strlen(p);
+
+                if (!python_identifier(p, len))
+                        return false;
+                if (!dot)
+                        return true;
+                p = dot + 1;
+        }
+}
+
+static const char *required_string(struct json_object *body, const char *key) {
+        struct json_object *v = field(body, key);
+
+        if (!v || !json_object_is_type(v, json_type_string) || json_object_get_string_len(v) == 0)
+                return NULL;
+        return json_object_get_string(v);
+}
+
+int validate_call(struct json_object *body, const ValidateLimits *limits, CallRequest *ret, ValidateError *reterr) {
+        CallRequest c = {.module = "agent"};
+        struct json_object *module = field(body, "module"), *args = field(body, "args");
+        int r;
+
+        c.image = required_string(body, "image");
+        c.function = required_string(body, "function");
+        if (!c.image || !c.function)
+                return fail(reterr, 400, MSG_CALL_REQUIRED);
+        if (!python_identifier(c.function, strlen(c.function)))
+                return fail(reterr, 400, MSG_CALL_FUNCTION);
+        if (module && (!json_object_is_type(module, json_type_string) || !python_module(json_object_get_string(module))))
+                return fail(reterr, 400, MSG_CALL_MODULE);
+        if (module)
+                c.module = json_object_get_string(module);
+        if (args && !json_object_is_type(args, json_type_object))
+                return fail(reterr, 400, MSG_CALL_ARGS);
+        c.args = args;
+
+        r = validate_timeout(body, limits, &c.timeout_s, reterr);
+        if (r < 0)
+                return r;
+
+        *ret = c;
+        return 0;
+}
+
+int validate_image_name(const char *ref, char *ret, size_t size) {
+        const char *name = strrchr(ref, '/');
+        size_t n;
+
+        name = name ? name + 1 : ref;
+        n = strcspn(name, ":@");
+        if (n == 0 || n > 64 || n >= size || !((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= '0' && name[0] <= '9')))
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", name[i]))
+                        return -EINVAL;
+        memcpy(ret, name, n);
+        ret[n] = 0;
         return 0;
 }

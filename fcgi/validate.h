@@ -32,6 +32,15 @@ typedef struct ValidateError {
         char message[512];
 } ValidateError;
 
+/* A validated /v1/call request; strings and args are borrowed from the parsed body. */
+typedef struct CallRequest {
+        const char *image;
+        const char *module;
+        const char *function;
+        struct json_object *args; /* object or NULL */
+        unsigned timeout_s;
+} CallRequest;
+
 #define PATH_MAX_BYTES 4096
 #define PATH_COMPONENT_MAX_BYTES 255
 
@@ -47,3 +56,11 @@ int validate_parse_body(const char *body, size_t len, struct json_object **ret);
 /* Validates a parsed /v1/execute body. On failure returns -EINVAL and fills *reterr (status 400, or
  * 502 with the sandbox's own wording for a path that escapes the working directory). */
 int validate_execute(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, ValidateError *reterr);
+
+/* Validates a parsed /v1/call body (timeouts from limits). -EINVAL and *reterr (400) on failure. */
+int validate_call(struct json_object *body, const ValidateLimits *limits, CallRequest *ret, ValidateError *reterr);
+
+/* The local image name of an image reference: its last path component without tag or digest
+ * ("registry.example/agent-x:abc123" -> "agent-x"), into ret. -EINVAL if that is no valid machine
+ * image name ([A-Za-z0-9][A-Za-z0-9._-]*, at most 64 bytes). Pure. */
+int validate_image_name(const char *ref, char *ret, size_t size);

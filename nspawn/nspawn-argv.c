@@ -54,6 +54,8 @@ static int machine_valid(const char *m) {
 }
 
 static int spec_valid(const NspawnSpec *s) {
+        if (s->image && (s->image[0] != '/' || strchr(s->image, ':')))
+                return 0;
         if (!s->machine || !machine_valid(s->machine) || !s->etc_dir || strchr(s->etc_dir, ':') || !s->user || !s->command || !s->command[0] || s->command[0][0] != '/')
                 return 0;
         /* nspawn's --private-users=pick range; 0 would map the sandbox's root to the host's root. */
@@ -64,9 +66,17 @@ static int spec_valid(const NspawnSpec *s) {
 
 /* The root: a fresh tmpfs with the host's /usr read-only (--volatile=yes), nothing else of the host. */
 static void add_filesystem(Argv *a, const NspawnSpec *s) {
-        add(a, "--directory=/");
-        add(a, "--volatile=yes");
-        add(a, "--bind-ro=/etc/ld.so.cache");
+        if (s->image) {
+                /* An agent's own OS tree: read-only, writes land in a tmpfs overlay and vanish. */
+                add(a, "--directory=%s", s->image);
+                add(a, "--volatile=overlay");
+        } else {
+                add(a, "--directory=/");
+                add(a, "--volatile=yes");
+                add(a, "--bind-ro=/etc/ld.so.cache");
+        }
+        for (const char *const *b = s->bind_ro; b && *b; b++)
+                add(a, "--bind-ro=%s", *b);
         add(a, "--bind-ro=%s/passwd:/etc/passwd", s->etc_dir);
         add(a, "--bind-ro=%s/group:/etc/group", s->etc_dir);
         /* nspawn forces the mode owner to the container's root under a user namespace, so the

@@ -13,6 +13,10 @@ typedef struct NspawnSpec {
         const char *etc_dir;      /* host directory with passwd and group naming the sandbox user */
         const char *user;         /* that user */
         const char *const *command; /* argv run inside, NULL-terminated; [0] absolute */
+        /* NULL: the host's /usr under a fresh tmpfs root. Else a machine image directory, run
+         * read-only under a tmpfs overlay. */
+        const char *image;
+        const char *const *bind_ro; /* extra read-only binds "SRC:DST", NULL-terminated, or NULL */
 } NspawnSpec;
 
 #define NSPAWN_BINARY "/usr/bin/systemd-nspawn"

@@ -57,6 +57,10 @@ typedef struct Run {
         bool finished;
         bool changed;
         bool killed;
+        uint64_t start;
+        uint64_t ready_at; /* 0 until the ready marker came */
+        bool killed_unready;
+        bool killed_timeout;
 } Run;
 
 static uint64_t now_usec(void) {
@@ -439,12 +443,39 @@ static int poll_once(Run *run, Streams *s, uint64_t deadline) {
         return 0;
 }
 
+/* With a ready marker: the limit of the phase the payload is in; kills the unit past it. */
+static uint64_t phase_deadline(Run *run, Streams *s) {
+        const SandboxSpec *spec = run->spec;
+        size_t n;
+        uint64_t until;
+
+        if (!spec->ready_marker || run->killed)
+                return UINT64_MAX;
+        n = strlen(spec->ready_marker);
+        if (!run->ready_at && s->out.len >= n && memcmp(s->out.data, spec->ready_marker, n) == 0)
+                run->ready_at = now_usec();
+
+        until = run->ready_at ? run->ready_at + spec->run_timeout_usec : run->start + spec->ready_timeout_usec;
+        if (now_usec() < until)
+                return until;
+
+        if (run->ready_at)
+                run->killed_timeout = true;
+        else
+                run->killed_unready = true;
+        run->killed = true;
+        (void) sandbox_kill(run->bus, spec->unit, NULL);
+        return UINT64_MAX;
+}
+
 /* Until the unit is over and its output has ended, or the deadline passed (then kill it). */
 static int follow(Run *run, Streams *s, uint64_t deadline) {
         uint64_t drain_until = UINT64_MAX;
         int r;
 
         for (;;) {
+                uint64_t phase;
+
                 r = sd_bus_process(run->bus, NULL);
                 if (r < 0)
                         return r;
@@ -469,7 +500,10 @@ static int follow(Run *run, Streams *s, uint64_t deadline) {
                         deadline = now_usec() + 5 * USEC_PER_SEC;
                 }
 
-                r = poll_once(run, s, run->finished ? drain_until : deadline);
+                phase = phase_deadline(run, s);
+                if (run->killed && deadline > now_usec() + 5 * USEC_PER_SEC)
+                        deadline = now_usec() + 5 * USEC_PER_SEC;
+                r = poll_once(run, s, run->finished ? drain_until : (phase < deadline ? phase : deadline));
                 if (r < 0)
                         return r;
         }
@@ -514,7 +548,7 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
         if (r >= 0)
                 r = make_pipe(err, 0);
 
-        start = now_usec();
+        start = run.start = now_usec();
         if (r >= 0)
                 r = run_start(&run, (int[3]){in[0], out[1], err[1]}, reterr_error);
         /* PID 1 holds its own copies now: ours must go, or EOF never comes. */
@@ -531,7 +565,9 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
                 *ret = (SandboxResult){
                         .reply = TAKE_PTR(s.out.data), .reply_len = s.out.len, .reply_truncated = s.out.truncated,
                         .diag = TAKE_PTR(s.err.data), .diag_len = s.err.len,
-                        .duration_usec = now_usec() - start};
+                        .duration_usec = now_usec() - start,
+                        .ready = run.ready_at != 0, .killed_unready = run.killed_unready, .killed_timeout = run.killed_timeout,
+                        .run_usec = run.ready_at ? now_usec() - run.ready_at : 0};
                 read_result(&run, ret);
         }
 

@@ -20,6 +20,11 @@ typedef struct SandboxSpec {
         uint64_t tasks_max;
         uint64_t cpu_quota_per_sec_usec; /* 1000000 = one CPU */
         size_t max_reply_bytes;          /* what the worker reads of the sandbox's stdout at most */
+        /* Optional: a line the payload prints on stdout once it is up. Until it comes the payload
+         * has ready_timeout_usec; after it, run_timeout_usec. Past either, the unit is killed. */
+        const char *ready_marker;
+        uint64_t ready_timeout_usec;
+        uint64_t run_timeout_usec;
 } SandboxSpec;
 
 typedef struct SandboxResult {
@@ -33,6 +38,10 @@ typedef struct SandboxResult {
         int exec_main_status;
         uint64_t duration_usec;
         uint64_t cpu_usec; /* CPUUsageNSec / 1000, UINT64_MAX if unknown */
+        bool ready;            /* the ready marker came (always false without one) */
+        bool killed_unready;   /* killed: no ready marker within ready_timeout_usec */
+        bool killed_timeout;   /* killed: run_timeout_usec passed after the marker */
+        uint64_t run_usec;     /* from the marker to the end */
 } SandboxResult;
 
 /* Starts the sandbox, feeds it input on stdin, collects stdout and stderr and waits until systemd

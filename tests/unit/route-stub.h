@@ -10,8 +10,6 @@
 
 #include "route.h"
 
-int route_pool(Request *req, Context *ctx); /* declared again for trees whose route.h lacks it */
-
 __attribute__((weak)) int route_execute(Request *req, Context *ctx) {
         (void) req;
         (void) ctx;
@@ -19,6 +17,12 @@ __attribute__((weak)) int route_execute(Request *req, Context *ctx) {
 }
 
 __attribute__((weak)) int route_pool(Request *req, Context *ctx) {
+        (void) req;
+        (void) ctx;
+        return 0;
+}
+
+__attribute__((weak)) int route_call(Request *req, Context *ctx) {
         (void) req;
         (void) ctx;
         return 0;

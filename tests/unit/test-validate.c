@@ -422,7 +422,91 @@ static void test_execute_long_escape(void) {
                "4001-byte absolute path: 502, message truncated to %zu bytes", sizeof(err.message) - 1);
 }
 
+/* ---- validate_call ---- */
+
+typedef struct CallCase {
+        const char *body;
+        int status; /* 0: valid */
+        const char *message;
+        const char *module;
+        unsigned timeout_s;
+} CallCase;
+
+static const ValidateLimits call_limits = {.default_timeout_s = 30, .max_timeout_s = 120};
+
+static const CallCase call_cases[] = {
+        {"{\"image\":\"demo-agent\",\"function\":\"get_weather\"}", 0, NULL, "agent", 30},
+        {"{\"image\":\"i\",\"function\":\"f\",\"module\":\"pkg.tools\",\"args\":{\"a\":1},\"timeout_s\":120}", 0, NULL, "pkg.tools", 120},
+        {"{\"image\":\"i\",\"function\":\"f\",\"timeout_s\":0}", 0, NULL, "agent", 30},
+        {"{}", 400, "image and function are required", NULL, 0},
+        {"{\"image\":\"i\"}", 400, "image and function are required", NULL, 0},
+        {"{\"function\":\"f\"}", 400, "image and function are required", NULL, 0},
+        {"{\"image\":\"\",\"function\":\"f\"}", 400, "image and function are required", NULL, 0},
+        {"{\"image\":1,\"function\":\"f\"}", 400, "image and function are required", NULL, 0},
+        {"{\"image\":\"i\",\"function\":\"f\",\"timeout_s\":121}", 400, "timeout_s must be between 1 and 120", NULL, 0},
+        {"{\"image\":\"i\",\"function\":\"f\",\"timeout_s\":\"5\"}", 400, "timeout_s must be between 1 and 120", NULL, 0},
+        {"{\"image\":\"i\",\"function\":\"f\",\"args\":[]}", 400, "args must be a JSON object", NULL, 0},
+        {"{\"image\":\"i\",\"function\":\"f\",\"args\":\"a=1\"}", 400, "args must be a JSON object", NULL, 0},
+        {"{\"image\":\"i\",\"function\":\"f\",\"module\":\"a..b\"}", 400, "module must be a Python module name", NULL, 0},
+        {"{\"image\":\"i\",\"function\":\"f\",\"module\":\"../x\"}", 400, "module must be a Python module name", NULL, 0},
+        {"{\"image\":\"i\",\"function\":\"f\",\"module\":7}", 400, "module must be a Python module name", NULL, 0},
+        {"{\"image\":\"i\",\"function\":\"os.system\"}", 400, "function must be a Python function name", NULL, 0},
+        {"{\"image\":\"i\",\"function\":\"9lives\"}", 400, "function must be a Python function name", NULL, 0},
+};
+
+static void test_call(void) {
+        for (size_t i = 0; i < ELEMENTSOF(call_cases); i++) {
+                const CallCase *c = &call_cases[i];
+                cleanup_json struct json_object *body = NULL;
+                CallRequest req = {};
+                ValidateError err = {};
+                int r;
+
+                if (!tap_is_int(validate_parse_body(c->body, strlen(c->body), &body), 0, "parse %s", c->body))
+                        continue;
+                r = validate_call(body, &call_limits, &req, &err);
+                if (c->status == 0)
+                        tap_ok(r == 0 && strcmp(req.module, c->module) == 0 && req.timeout_s == c->timeout_s, "call valid: %s", c->body);
+                else
+                        tap_ok(r == -EINVAL && err.status == c->status && strcmp(err.message, c->message) == 0,
+                               "call rejected: %s -> '%s' (got '%s')", c->body, c->message, err.message);
+        }
+}
+
+static void test_image_name(void) {
+        static const struct {
+                const char *ref;
+                const char *name; /* NULL: -EINVAL */
+        } cases[] = {
+                {"registry.example/agent-x:abc123", "agent-x"},
+                {"registry.us-east1-a.example.com/cai-ab12cd-my-agent:abc123", "cai-ab12cd-my-agent"},
+                {"demo-agent", "demo-agent"},
+                {"host:5000/team/agent@sha256:0123", "agent"},
+                {"a/b/My_Agent.v2", "My_Agent.v2"},
+                {"", NULL},
+                {"registry/", NULL},
+                {"registry/..:v1", NULL},
+                {"registry/.hidden", NULL},
+                {"registry/-x", NULL},
+                {"registry/a b", NULL},
+                {"registry/:tag", NULL},
+                {"x/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL}, /* 65 bytes */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char name[80] = "";
+                int r = validate_image_name(cases[i].ref, name, sizeof(name));
+
+                if (cases[i].name)
+                        tap_ok(r == 0 && strcmp(name, cases[i].name) == 0, "image '%s' -> '%s' (got '%s')", cases[i].ref, cases[i].name, name);
+                else
+                        tap_is_int(r, -EINVAL, "image '%s' is refused", cases[i].ref);
+        }
+}
+
 int main(void) {
+        test_call();
+        test_image_name();
         test_path();
         test_path_limits();
         test_parse_body();

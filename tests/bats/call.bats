@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# POST /v1/call: an agent's own tool function, in a one-use sandbox made from its image.
+# Needs the demo-agent image (make images).
+
+load helpers
+
+DROPIN_DIR=/etc/systemd/system/sandbox-api.service.d
+
+setup_file() {
+    require_stack
+    if [ ! -d /var/lib/machines/demo-agent ]; then
+        echo "the demo-agent image is missing (run: make images)" >&2
+        return 1
+    fi
+}
+
+teardown() {
+    if [ -f "$DROPIN_DIR/zz-call-test.conf" ]; then
+        rm -f "$DROPIN_DIR/zz-call-test.conf"
+        in_systemd systemctl daemon-reload
+        in_systemd systemctl restart sandbox-api.service
+    fi
+    rm -rf /var/lib/machines/sbx-test-nopython
+    expect_no_leftovers
+}
+
+call() {
+    api POST /v1/call "$1"
+}
+
+@test "the reference's call: get_weather in the demo agent's image" {
+    call '{"image":"registry.example/demo-agent:abc123","module":"agent","function":"get_weather","args":{"city":"Reykjavik"},"timeout_s":30}'
+    expect_status 200
+    expect_request_id
+    [ "$(jq -c .result <<<"$body")" = '{"temp_c":4}' ]
+    [[ $(field .sandbox_id) =~ ^tool-[a-z2-7]{12}$ ]]
+    [[ $(field .duration_ms) =~ ^[0-9]+$ ]]
+    [ "$(jq -r 'keys | join(",")' <<<"$body")" = "duration_ms,result,sandbox_id" ]
+    expect_sandbox_gone "$(field .sandbox_id)"
+}
+
+@test "module defaults to agent, args to none" {
+    call '{"image":"demo-agent","function":"nothing"}'
+    expect_status 200
+    # A None result leaves "result" out: empty fields are not sent as null, and there is no error key.
+    [ "$(jq -r 'keys | join(",")' <<<"$body")" = "duration_ms,sandbox_id" ]
+}
+
+@test "a function that raises: the error key holds the exception text, no result" {
+    call '{"image":"demo-agent","function":"fail","args":{"message":"the sky fell"}}'
+    expect_status 200
+    [ "$(field .error)" = "RuntimeError: the sky fell" ]
+    [ "$(jq -r 'has("result")' <<<"$body")" = false ]
+}
+
+@test "bad args: the TypeError text" {
+    call '{"image":"demo-agent","function":"get_weather","args":{"town":"Oslo"}}'
+    expect_status 200
+    [ "$(field .error)" = "TypeError: get_weather() got an unexpected keyword argument 'town'" ]
+}
+
+@test "unknown function and unknown module are tool execution failures" {
+    call '{"image":"demo-agent","function":"no_such_tool"}'
+    expect_error 502 "tool execution failed: module 'agent' has no function 'no_such_tool'"
+    call '{"image":"demo-agent","module":"nomod","function":"f"}'
+    expect_error 502 "tool execution failed: cannot import module 'nomod': ModuleNotFoundError: No module named 'nomod'"
+}
+
+@test "unknown image: could not start a sandbox" {
+    call '{"image":"registry.example/no-such-agent:v1","function":"f"}'
+    expect_error 503 "could not start a sandbox for this tool call: image 'no-such-agent' not found in /var/lib/machines"
+    call '{"image":"registry.example/..:v1","function":"f"}'
+    expect_error 503 "could not start a sandbox for this tool call: invalid image reference"
+}
+
+@test "an image without an interpreter: the tool sandbox did not start" {
+    mkdir -p /var/lib/machines/sbx-test-nopython/{etc,usr/bin,tmp}
+    call '{"image":"sbx-test-nopython","function":"f"}'
+    expect_error 503 "the tool sandbox did not start: the tool sandbox exited before it was ready (phase Failed); the agent image must contain /usr/bin/python3"
+}
+
+@test "image and function are required" {
+    for b in '{}' '{"image":"demo-agent"}' '{"function":"get_weather"}' '{"image":"","function":"f"}' '{"image":5,"function":"f"}'; do
+        call "$b"
+        expect_error 400 "image and function are required"
+    done
+}
+
+@test "field checks: args, module, function names" {
+    call '{"image":"demo-agent","function":"get_weather","args":[1]}'
+    expect_error 400 "args must be a JSON object"
+    call '{"image":"demo-agent","function":"get_weather","module":"../x"}'
+    expect_error 400 "module must be a Python module name"
+    call '{"image":"demo-agent","function":"os.system"}'
+    expect_error 400 "function must be a Python function name"
+    call 'not json'
+    expect_error 400 "invalid JSON body"
+}
+
+@test "timeout_s: default 30, at most 120" {
+    for t in 121 -1 '"30"' 1.5; do
+        call "{\"image\":\"demo-agent\",\"function\":\"nothing\",\"timeout_s\":$t}"
+        expect_error 400 "timeout_s must be between 1 and 120"
+    done
+    call '{"image":"demo-agent","function":"nothing","timeout_s":120}'
+    expect_status 200
+}
+
+@test "a function that sleeps past its timeout is killed" {
+    SECONDS=0
+    call '{"image":"demo-agent","function":"sleep","args":{"seconds":30},"timeout_s":2}'
+    expect_error 502 "tool execution failed: timed out after 2s"
+    [ "$SECONDS" -lt 10 ]
+    expect_no_leftovers
+}
+
+@test "a result that is not JSON-serializable is a clear error" {
+    call '{"image":"demo-agent","function":"unserializable"}'
+    expect_error 502 "tool execution failed: the result is not JSON-serializable: Object of type object is not JSON serializable"
+}
+
+@test "a reply over 8 MiB is refused" {
+    call '{"image":"demo-agent","function":"big","args":{"n":9000000}}'
+    expect_error 502 "invalid response from the tool sandbox"
+    call '{"image":"demo-agent","function":"big","args":{"n":1000}}'
+    expect_status 200
+    [ "$(jq -r '.result | length' <<<"$body")" = 1000 ]
+}
+
+@test "what a tool prints cannot forge its reply" {
+    call '{"image":"demo-agent","function":"chatty"}'
+    expect_status 200
+    [ "$(field .result)" = clean ]
+}
+
+@test "bodies over 1 MiB are 413" {
+    head -c $((1024 * 1024 + 10)) /dev/zero | tr '\0' 'a' >"$BATS_TEST_TMPDIR/big"
+    api_file POST /v1/call "$BATS_TEST_TMPDIR/big"
+    expect_error 413 "request body too large"
+}
+
+@test "the tool sandbox carries none of the worker's environment, credentials or sockets" {
+    mkdir -p "$DROPIN_DIR"
+    printf '[Service]\nEnvironment=SANDBOXD_TEST_SECRET=s3cr3t-%s\n' "$$" >"$DROPIN_DIR/zz-call-test.conf"
+    in_systemd systemctl daemon-reload
+    in_systemd systemctl restart sandbox-api.service
+    [[ $(in_systemd systemctl show -P Environment sandbox-api.service) == *"s3cr3t-$$"* ]]
+    call '{"image":"demo-agent","function":"environment"}'
+    expect_status 200
+    ! grep -q "s3cr3t" <<<"$body"
+    [ "$(jq -r '.result | keys | map(select(startswith("SANDBOXD_") or . == "INVOCATION_ID" or . == "JOURNAL_STREAM")) | length' <<<"$body")" = 0 ]
+    call '{"image":"demo-agent","function":"reach"}'
+    expect_status 200
+    [ "$(jq -c .result <<<"$body")" = '{"dbus_socket_exists":false,"tcp4":"ConnectionRefusedError","tcp6":"ConnectionRefusedError","interfaces":["lo"],"host_db_visible":false,"uid":1000}' ]
+}
+
+@test "each call has its journald entry and sqlite row" {
+    call '{"image":"demo-agent","function":"add","args":{"a":2,"b":3}}'
+    expect_status 200
+    [ "$(field .result)" = 5 ]
+    sid=$(field .sandbox_id)
+    entry=$(journal_entry "$rid")
+    [ "$(jq -r .SANDBOX_ID <<<"$entry")" = "$sid" ]
+    [ "$(jq -r .ROUTE <<<"$entry")" = "POST /v1/call" ]
+    [ "$(jq -r .STATUS <<<"$entry")" = 200 ]
+    [ "$(db "SELECT route, sandbox_id, status FROM requests WHERE request_id = '$rid'")" = "POST /v1/call|$sid|200" ]
+}
+
+@test "only POST works on /v1/call" {
+    api GET /v1/call
+    expect_error 405 "method not allowed"
+}
