@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* POST /v1/execute: run one snippet in a single-use sandbox. */
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,8 +103,34 @@ static int add_files(struct json_object *out, struct json_object *reply) {
         return json_object_object_add(out, "files", json_object_get(files));
 }
 
+/* A limit the code ran into: named in "limit_exceeded", and said at the end of stderr. */
+static int add_limit(struct json_object *out, const Config *cfg, const SandboxLimitsHit *hit) {
+        struct json_object *err = NULL;
+        char note[160];
+        const char *which;
+        cleanup_free char *text = NULL;
+
+        if (hit->memory) {
+                which = "memory";
+                (void) snprintf(note, sizeof(note), "sandboxd: killed: the memory limit of %" PRIu64 " MiB was exceeded\n", cfg->memory_max >> 20);
+        } else if (hit->tasks) {
+                which = "tasks";
+                (void) snprintf(note, sizeof(note), "sandboxd: the limit of %" PRIu64 " processes and threads was reached\n", cfg->tasks_max);
+        } else
+                return 0;
+
+        if (!json_object_object_get_ex(out, "stderr", &err) ||
+            asprintf(&text, "%s%s%s", json_object_get_string(err),
+                     json_object_get_string_len(err) > 0 && json_object_get_string(err)[json_object_get_string_len(err) - 1] != '\n' ? "\n" : "",
+                     note) < 0)
+                return -ENOMEM;
+        if (json_object_object_add(out, "stderr", json_object_new_string(text)) < 0)
+                return -ENOMEM;
+        return json_object_object_add(out, "limit_exceeded", json_object_new_string(which));
+}
+
 /* The runner's 200 reply, turned into the API's response. */
-static int execute_success(Request *req, const ExecRequest *x, struct json_object *reply) {
+static int execute_success(Request *req, const ExecRequest *x, struct json_object *reply, const Config *cfg, const SandboxLimitsHit *hit) {
         cleanup_json struct json_object *out = json_object_new_object();
         struct json_object *code = NULL, *dur = NULL;
 
@@ -121,6 +148,8 @@ static int execute_success(Request *req, const ExecRequest *x, struct json_objec
                 return -EBADMSG;
         if (x->return_files && add_files(out, reply) < 0)
                 return -EBADMSG;
+        if (add_limit(out, cfg, hit) < 0)
+                return -ENOMEM;
 
         req->has_exit_code = true;
         req->exit_code = json_object_get_int(code);
@@ -148,7 +177,7 @@ static int execute_timeout(Request *req, const ExecRequest *x, uint64_t duration
 }
 
 /* Parses what the runner answered and answers the client accordingly. */
-static int execute_answer(Request *req, const ExecRequest *x, const char *text, size_t len) {
+static int execute_answer(Request *req, const ExecRequest *x, const char *text, size_t len, const Config *cfg, const SandboxLimitsHit *hit) {
         cleanup_json struct json_object *reply = NULL;
         struct json_object *status = NULL, *error = NULL;
         int r;
@@ -163,7 +192,7 @@ static int execute_answer(Request *req, const ExecRequest *x, const char *text, 
                 return reply_error(req, 502, MSG_SANDBOX_HTTP, json_object_get_int(status), json_object_get_string(error));
         }
 
-        r = execute_success(req, x, reply);
+        r = execute_success(req, x, reply, cfg, hit);
         if (r == -EBADMSG)
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
         return r;
@@ -208,6 +237,8 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, const ch
         size_t max_reply = (cfg->output_cap_bytes * 2 + cfg->return_cap_bytes) / 3 * 4 + (64U << 10);
         cleanup_close int fd = -1;
         cleanup_free char *reply = NULL;
+        char unit[SANDBOX_ID_MAX + 16];
+        SandboxLimitsHit hit = {};
         size_t len = 0;
         uint64_t start;
         int r;
@@ -223,8 +254,6 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, const ch
         start = pool_now_usec();
         r = pool_exchange(fd, input, input_len, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
         if (r == -ETIME) {
-                char unit[SANDBOX_ID_MAX + 16];
-
                 /* systemd kills every process of the sandbox now, not when the answer is sent. */
                 if (unit_name_from_id(req->sandbox_id, unit, sizeof(unit)) >= 0 && context_bus(ctx))
                         (void) sandbox_kill(ctx->bus, unit, NULL);
@@ -232,11 +261,20 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, const ch
         }
         if (r == -EMSGSIZE)
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+
+        (void) unit_name_from_id(req->sandbox_id, unit, sizeof(unit));
+        sandbox_limits_hit(cfg->slice, unit, &hit);
         if (r < 0 || len == 0) {
-                (void) log_error_errno(r, "Sandbox '%s' ended without an answer", req->sandbox_id);
-                return reply_error(req, 502, MSG_SANDBOX_FAILED, "the sandbox ended before it answered (a limit may have been hit)");
+                char why[128];
+
+                if (hit.memory)
+                        (void) snprintf(why, sizeof(why), "the memory limit of %" PRIu64 " MiB was exceeded", cfg->memory_max >> 20);
+                else
+                        (void) snprintf(why, sizeof(why), "the sandbox ended before it answered");
+                (void) log_error_errno(r, "Sandbox '%s' ended without an answer: %s", req->sandbox_id, why);
+                return reply_error(req, 502, MSG_SANDBOX_FAILED, why);
         }
-        return execute_answer(req, x, reply, len);
+        return execute_answer(req, x, reply, len, cfg, &hit);
 }
 
 int route_execute(Request *req, Context *ctx) {

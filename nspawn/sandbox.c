@@ -135,8 +135,10 @@ static int append_limits(sd_bus_message *m, const SandboxSpec *spec) {
                                      "TasksMax", "t", spec->tasks_max,
                                      "CPUAccounting", "b", 1,
                                      "CPUQuotaPerSecUSec", "t", spec->cpu_quota_per_sec_usec,
-                                     /* A sandbox that exceeds its memory is killed, not left limping. */
-                                     "OOMPolicy", "s", "kill");
+                                     /* The kernel kills the process that exceeds the memory limit
+                                      * (the code, being the largest); the runner lives on to report
+                                      * it, and the unit is destroyed after the execution anyway. */
+                                     "OOMPolicy", "s", "continue");
 }
 
 /* Pipes or sockets only (no TTY): PID 1 duplicates them, the caller closes its copies after the
@@ -366,6 +368,41 @@ int sandbox_list(sd_bus *bus, const char *pattern, SandboxUnitFunc f, void *user
         while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &active, NULL, NULL, NULL, NULL, NULL, NULL)) > 0)
                 f(name, active, userdata);
         return r < 0 ? r : sd_bus_message_exit_container(reply);
+}
+
+/* The number after "key " in a flat-keyed cgroup file, 0 if absent or unreadable. */
+static uint64_t cgroup_counter(const char *path, const char *key) {
+        char line[256];
+        uint64_t v = 0;
+        size_t n = strlen(key);
+        FILE *f = fopen(path, "re");
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, key, n) == 0 && line[n] == ' ')
+                        v = strtoull(line + n + 1, NULL, 10);
+        (void) fclose(f);
+        return v;
+}
+
+void sandbox_limits_hit(const char *slice, const char *unit, SandboxLimitsHit *ret) {
+        char path[512];
+
+        *ret = (SandboxLimitsHit){};
+        /* cgroup v2: memory.events and pids.events of the unit. */
+        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/memory.events", slice, unit);
+        if (access(path, R_OK) == 0) {
+                ret->memory = cgroup_counter(path, "oom_kill") > 0;
+                (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/pids.events", slice, unit);
+                ret->tasks = cgroup_counter(path, "max") > 0;
+                return;
+        }
+        /* cgroup v1 (hybrid): the memory and pids hierarchies. */
+        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/memory/%s/%s/memory.oom_control", slice, unit);
+        ret->memory = cgroup_counter(path, "oom_kill") > 0;
+        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/pids/%s/%s/pids.events", slice, unit);
+        ret->tasks = cgroup_counter(path, "max") > 0;
 }
 
 int sandbox_reset_failed(sd_bus *bus, const char *unit) {

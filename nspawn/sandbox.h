@@ -61,6 +61,15 @@ int sandbox_start_detached(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, s
 typedef void (*SandboxUnitFunc)(const char *unit, const char *active_state, void *userdata);
 int sandbox_list(sd_bus *bus, const char *pattern, SandboxUnitFunc f, void *userdata, sd_bus_error *reterr_error);
 
+/* Which of its cgroup limits a sandbox unit ran into: kills by the OOM killer under its memory
+ * limit, forks refused by its task limit. Reads the unit's cgroup (v2, or v1 memory/pids
+ * hierarchies); both false when the cgroup is gone or not readable. */
+typedef struct SandboxLimitsHit {
+        bool memory;
+        bool tasks;
+} SandboxLimitsHit;
+void sandbox_limits_hit(const char *slice, const char *unit, SandboxLimitsHit *ret);
+
 /* Lets systemd unload a failed unit that nothing else will collect. */
 int sandbox_reset_failed(sd_bus *bus, const char *unit);
 

@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Attacks through the HTTP API: each test fails if the attack works.
+
+load helpers
+
+setup_file() {
+    require_stack
+}
+
+setup() {
+    wait_pool_full
+}
+
+teardown() {
+    expect_no_leftovers
+}
+
+run_code() {
+    execute "$(code_json "$1" "${2:-}")"
+    expect_status 200
+}
+
+@test "host files outside /usr are invisible: planted tokens are found nowhere" {
+    token="sbx-token-$RANDOM$RANDOM$RANDOM"
+    planted=()
+    for d in /root /etc /tmp /var/tmp /srv /home /run; do
+        # Both the caller's view and systemd's (a private systemd has its own /tmp and /run).
+        echo "$token" >"$d/$token.txt" && planted+=("$d/$token.txt")
+        in_systemd sh -c "echo $token > $d/$token-ns.txt" && planted+=("ns:$d/$token-ns.txt")
+    done
+    run_code "import os
+token = '$token'
+found = []
+for root, dirs, files in os.walk('/', onerror=None):
+    if root.startswith(('/proc', '/sys', '/dev')):
+        dirs[:] = []
+        continue
+    for name in dirs + files:
+        if token in name:
+            found.append(os.path.join(root, name))
+    if root.startswith('/usr'):
+        continue  # the host's read-only /usr, where nothing was planted; names are checked
+    for name in files:
+        p = os.path.join(root, name)
+        try:
+            with open(p, 'rb') as f:
+                if token.encode() in f.read(1 << 20):
+                    found.append(p)
+        except OSError:
+            pass
+print(found)" '{timeout_s: 60}'
+    for p in "${planted[@]}"; do
+        case $p in ns:*) in_systemd rm -f "${p#ns:}" ;; *) rm -f "$p" ;; esac
+    done
+    [ "$(field .stdout)" = "[]" ]
+}
+
+@test "only the sandbox's own processes are visible" {
+    run_code "import os
+pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
+names = sorted(open('/proc/%d/comm' % p).read().strip() for p in pids if os.path.exists('/proc/%d/comm' % p))
+print(len(pids) <= 5, [n for n in names if n in ('nginx', 'sandboxd-fcgi', 'systemd-journal', 'dbus-daemon')])"
+    [ "$(field .stdout)" = "True []" ]
+}
+
+@test "kill(-1, SIGKILL) stays inside: it ends the sandbox, never the service" {
+    execute '{"code":"import os, signal
+os.kill(-1, signal.SIGKILL)"}'
+    # The code shares its sandbox's UID with the runner there, so the reply dies with it: a clear
+    # JSON error, and nothing outside the sandbox is touched.
+    expect_error 502 "sandbox execution failed: the sandbox ended before it answered"
+    execute '{"code":"print(\"alive\")"}'
+    [ "$(field .stdout)" = alive ]
+    for u in sandbox-api.service sandboxd-nginx.service systemd-journald.service dbus.service; do
+        [ "$(in_systemd systemctl is-active "$u")" = active ]
+    done
+}
+
+@test "concurrent sandboxes cannot see each other's files or processes" {
+    marker="sbx-peer-$RANDOM$RANDOM"
+    curl -s -X POST "$SANDBOXD_URL/v1/execute" -d "{\"code\":\"import time, subprocess\nopen('/workspace/$marker','w').write('x')\nopen('/tmp/$marker','w').write('x')\nsubprocess.Popen(['/bin/sh','-c','exec -a $marker sleep 30'])\ntime.sleep(4)\"}" >/dev/null &
+    cpid=$!
+    sleep 1.5
+    run_code "import os
+seen = []
+for root in ('/workspace', '/tmp', '/var/tmp', '/run'):
+    for r, d, f in os.walk(root):
+        seen += [x for x in f + d if '$marker' in x]
+for p in os.listdir('/proc'):
+    if p.isdigit():
+        try:
+            if '$marker' in open('/proc/%s/cmdline' % p).read():
+                seen.append(p)
+        except OSError:
+            pass
+print(seen)"
+    [ "$(field .stdout)" = "[]" ]
+    wait "$cpid"
+}
+
+@test "no network: a loopback of its own, and the service's port unreachable on 127.0.0.1 and ::1" {
+    run_code "import socket
+print(sorted(i[1] for i in socket.if_nameindex()))
+for fam, addr in ((socket.AF_INET, ('127.0.0.1', 8080)), (socket.AF_INET6, ('::1', 8080))):
+    s = socket.socket(fam)
+    s.settimeout(2)
+    try:
+        s.connect(addr)
+        print('connected')
+    except OSError as e:
+        print(type(e).__name__)"
+    [ "$(field .stdout)" = "['lo']
+ConnectionRefusedError
+ConnectionRefusedError" ]
+}
+
+@test "no privilege: unprivileged user, no capabilities, no new privileges, a system-call filter" {
+    run_code "import os
+s = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines() if ':' in l)
+print(os.getuid(), os.geteuid(), os.getgid())
+print(s['CapEff'].strip(), s['CapPrm'].strip(), s['CapBnd'].strip() == '0000000000000000')
+print(s['NoNewPrivs'].strip(), s['Seccomp'].strip())
+print(open('/proc/self/uid_map').read().split()[1] != '0')"
+    [ "$(field .stdout)" = "1000 1000 1000
+0000000000000000 0000000000000000 True
+1 2
+True" ]
+}
+
+@test "no privilege: writing /usr or /proc/sys, mount, modules, kcore, ptrace, keyctl, mknod all fail" {
+    run_code "import ctypes, ctypes.util, os, errno
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(name, f):
+    try:
+        r = f()
+        ok = r is None or r == 0 or (isinstance(r, int) and r >= 0)
+    except OSError:
+        ok = False
+    print(name, 'WORKED' if ok else 'failed')
+def w(p):
+    with open(p, 'w') as f:
+        f.write('x')
+attempt('write-usr', lambda: w('/usr/sbx-test'))
+attempt('write-proc-sys', lambda: w('/proc/sys/kernel/hostname'))
+attempt('mount', lambda: libc.mount(b'none', b'/tmp', b'tmpfs', 0, None))
+attempt('init_module', lambda: libc.syscall(175, None, 0, b''))
+attempt('read-kcore', lambda: open('/proc/kcore', 'rb').read(1))
+attempt('ptrace-pid1', lambda: libc.ptrace(16, 1, None, None))
+attempt('keyctl', lambda: libc.syscall(250, 0, -1, 0, 0, 0))
+attempt('mknod', lambda: os.mknod('/tmp/sbx-dev', 0o600 | 0o020000, os.makedev(1, 3)))
+attempt('setuid0', lambda: os.setuid(0))
+attempt('chroot', lambda: os.chroot('/tmp'))"
+    [[ $(field .stdout) != *WORKED* ]] || { echo "$(field .stdout)" >&2; false; }
+    [ "$(field .stdout | grep -c " failed$")" = 10 ]
+}
+
+@test "import restrictions are not the boundary: os and subprocess work, inside the walls" {
+    run_code "import os, subprocess
+print(subprocess.run(['id', '-u'], capture_output=True, text=True).stdout.strip(), os.system('true'))"
+    [ "$(field .stdout)" = "1000 0" ]
+}
+
+@test "a memory bomb (touch 8 GiB) is killed at the memory limit, says so, and the next request succeeds" {
+    free_before=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo)
+    SECONDS=0
+    run_code "b = bytearray(8 << 30)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+print('survived')" '{timeout_s: 60}'
+    [ "$SECONDS" -lt 60 ]
+    [ "$(field .exit_code)" = 137 ]
+    [ "$(field .limit_exceeded)" = memory ]
+    [[ $(field .stderr) == *"sandboxd: killed: the memory limit of 512 MiB was exceeded"* ]]
+    [[ $(field .stdout) != *survived* ]]
+    execute '{"code":"print(\"next\")"}'
+    [ "$(field .stdout)" = next ]
+    sleep 1
+    free_after=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo)
+    [ "$free_after" -gt $((free_before - 262144)) ]   # within 256 MiB: the memory came back
+}
+
+@test "a fork bomb ends in bounded time at the task limit, says so, and the next request succeeds" {
+    SECONDS=0
+    run_code "import os, time
+n = 0
+for _ in range(100000):
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+    except OSError:
+        break
+print('forked', n)" '{timeout_s: 20}'
+    [ "$SECONDS" -lt 30 ]
+    [ "$(field .limit_exceeded)" = tasks ]
+    [[ $(field .stdout) =~ ^forked\ [0-9]+$ ]]
+    [ "$(field .stdout | awk '{print $2}')" -lt 128 ]
+    execute '{"code":"print(\"next\")"}'
+    [ "$(field .stdout)" = next ]
+}
+
+@test "a disk fill stops at the size cap of the writable area, the host's disk untouched" {
+    disk_before=$(df --output=avail -k / | tail -1)
+    run_code "import errno
+n = 0
+try:
+    with open('/workspace/fill', 'wb') as f:
+        while True:
+            f.write(b'x' * (1 << 20))
+            f.flush()
+            n += 1
+except OSError as e:
+    print(errno.errorcode[e.errno], n)" '{timeout_s: 60}'
+    [[ $(field .stdout) =~ ^ENOSPC\ 12[0-9]$ ]]
+    disk_after=$(df --output=avail -k / | tail -1)
+    [ "$disk_after" -gt $((disk_before - 65536)) ]
+    execute '{"code":"print(\"next\")"}'
+    [ "$(field .stdout)" = next ]
+}
+
+@test "open files are capped" {
+    run_code "import resource, os
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+fds = []
+try:
+    while True:
+        fds.append(os.open('/dev/null', os.O_RDONLY))
+except OSError as e:
+    print(soft, hard, len(fds) < 1024, e.errno)"
+    [ "$(field .stdout)" = "1024 1024 True 24" ]
+}
+
+@test "CPU is capped at the quota: two busy processes get one CPU between them" {
+    run_code "import os, time, resource
+def spin():
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 1.5:
+        pass
+pids = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        spin()
+        os._exit(0)
+    pids.append(pid)
+for pid in pids:
+    os.waitpid(pid, 0)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime + resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime)"
+    # 3 CPU-seconds wanted in 1.5 s; SANDBOXD_CPU_QUOTA_PERCENT=100 grants about 1.5.
+    awk -v t="$(field .stdout)" 'BEGIN { exit !(t < 2.0) }'
+}
