@@ -22,7 +22,7 @@ api() {
     else
         body=$(curl -s -D "$hdr" -X "$method" "$SANDBOXD_URL$path")
     fi
-    code=$(awk 'NR == 1 { print $2 }' "$hdr")
+    code=$(awk '/^HTTP\// { c = $2 } END { print c }' "$hdr")  # the last status line: not a 100 Continue
     rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$hdr")
     ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$hdr")
     rm -f "$hdr"
@@ -33,7 +33,7 @@ api_file() {
     local hdr
     hdr=$(mktemp)
     body=$(curl -s -D "$hdr" -X "$1" "$SANDBOXD_URL$2" -H 'content-type: application/json' --data-binary "@$3")
-    code=$(awk 'NR == 1 { print $2 }' "$hdr")
+    code=$(awk '/^HTTP\// { c = $2 } END { print c }' "$hdr")  # the last status line: not a 100 Continue
     rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$hdr")
     ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$hdr")
     rm -f "$hdr"

@@ -1,0 +1,113 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Faults: each one recovers, loses no record and leaves nothing behind.
+
+load helpers
+
+setup_file() {
+    require_stack
+}
+
+setup() {
+    wait_pool_full
+}
+
+teardown() {
+    [ -n "${lock_pid:-}" ] && kill "$lock_pid" 2>/dev/null || true
+    expect_no_leftovers
+}
+
+@test "the whole service restarted under load: every request answered and recorded, nothing left, the pool refills" {
+    since=$(date -u +%Y-%m-%dT%H:%M:%S)
+    for i in $(seq 12); do
+        curl -s -o "$BATS_TEST_TMPDIR/out.$i" -w '%{http_code}' -X POST "$SANDBOXD_URL/v1/execute" \
+            -d "{\"code\":\"import time; time.sleep(1); print($i)\"}" >"$BATS_TEST_TMPDIR/code.$i" &
+    done
+    sleep 1
+    in_systemd systemctl restart sandbox-api.service
+    wait
+    for i in $(seq 12); do
+        c=$(cat "$BATS_TEST_TMPDIR/code.$i")
+        # Answered either way: the result, or a JSON error.
+        if [ "$c" = 200 ]; then
+            [ "$(jq -r .stdout "$BATS_TEST_TMPDIR/out.$i")" = "$i" ]
+        else
+            jq -e .error "$BATS_TEST_TMPDIR/out.$i"
+        fi
+    done
+    wait_pool_full
+    expect_no_leftovers
+    # No record is left in flight.
+    for n in $(seq 50); do
+        [ "$(db "SELECT count(*) FROM requests WHERE status IS NULL AND started_at >= '$since'")" = 0 ] && break
+        sleep 0.1
+    done
+    [ "$(db "SELECT count(*) FROM requests WHERE status IS NULL AND started_at >= '$since'")" = 0 ]
+    execute '{"code":"print(\"after\")"}'
+    [ "$(field .stdout)" = after ]
+}
+
+@test "sqlite locked by another process past the busy timeout: a clear 503, then recovery" {
+    # Hold the write lock for 8 s (the workers wait 5 s).
+    sqlite3 "$SANDBOXD_DB" "BEGIN IMMEDIATE; INSERT INTO counters VALUES ('lock-test', 0); SELECT 1 FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 40000000) SELECT count(*) FROM c); ROLLBACK;" >/dev/null &
+    lock_pid=$!
+    sleep 0.5
+    execute '{"code":"print(1)"}'
+    expect_error 503 "the request database is unavailable: database is locked - try again shortly"
+    wait "$lock_pid" || true
+    lock_pid=
+    execute '{"code":"print(\"recovered\")"}'
+    [ "$(field .stdout)" = recovered ]
+}
+
+@test "malformed input of every kind: a clear 400, and the service stays up" {
+    python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import json, sys
+d = sys.argv[1]
+cases = {
+    "nested": "[" * 100000 + "]" * 100000,
+    "nested-obj": '{"code":' + '{"a":' * 5000 + '1' + '}' * 5000 + '}',
+    "huge-number": '{"code":"print(1)","timeout_s":' + "9" * 5000 + '}',
+    "nul": '{"code":"print(1)\x00"}',
+    "invalid-utf8": b'{"code":"\xff\xfe"}',
+    "duplicate-keys": '{"code":"print(1)","code":5}',
+    "many-files": json.dumps({"code": "print(1)", "files": [{"path": "f%d" % i, "content_b64": ""} for i in range(100000)]}),
+    "deep-files": json.dumps({"code": "print(1)", "files": [{"path": "a/" * 3000 + "x", "content_b64": ""}]}),
+    "not-object-files": json.dumps({"code": "print(1)", "files": "x"}),
+}
+for name, body in cases.items():
+    with open("%s/%s" % (d, name), "wb") as f:
+        f.write(body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass"))
+PY
+    for name in nested nested-obj nul invalid-utf8; do
+        api_file POST /v1/execute "$BATS_TEST_TMPDIR/$name"
+        expect_error 400 "invalid JSON body"
+    done
+    api_file POST /v1/execute "$BATS_TEST_TMPDIR/huge-number"
+    expect_error 400 "timeout_s must be between 1 and 60"
+    api_file POST /v1/execute "$BATS_TEST_TMPDIR/duplicate-keys"
+    expect_error 400 "code is required and must be a string"
+    api_file POST /v1/execute "$BATS_TEST_TMPDIR/many-files"
+    expect_error 400 "files has more than 1000 entries"
+    api_file POST /v1/execute "$BATS_TEST_TMPDIR/deep-files"
+    expect_error 400 "files[0].path must name a file"
+    api_file POST /v1/execute "$BATS_TEST_TMPDIR/not-object-files"
+    expect_error 400 'files must be an array of {"path", "content_b64"} objects'
+    execute '{"code":"print(\"still up\")"}'
+    [ "$(field .stdout)" = "still up" ]
+}
+
+@test "a tool sandbox that cannot start: the real reason, and the failed unit collected" {
+    [ -d /var/lib/machines/demo-agent ] || skip "no demo-agent image (make images)"
+    # An image whose interpreter is not a program: the sandbox starts and dies at once.
+    rm -rf /var/lib/machines/sbx-test-broken
+    cp -a /var/lib/machines/demo-agent /var/lib/machines/sbx-test-broken
+    rm -f /var/lib/machines/sbx-test-broken/usr/bin/python3
+    printf 'not a program\n' >/var/lib/machines/sbx-test-broken/usr/bin/python3
+    chmod 0755 /var/lib/machines/sbx-test-broken/usr/bin/python3
+    api POST /v1/call '{"image":"sbx-test-broken","function":"f"}'
+    rm -rf /var/lib/machines/sbx-test-broken
+    expect_status 503
+    [[ $(field .error) == "the tool sandbox did not start: "* ]]
+    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'tool-*')" ]
+}
