@@ -11,7 +11,7 @@ ETCDIR  := /etc/sandboxd
 # Debian packages the build, the service and the tests need.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
-                bats jq curl bubblewrap mmdebstrap
+                bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -38,7 +38,7 @@ SRCS      := $(PURE_SRCS) fcgi/main.c fcgi/log.c fcgi/request.c fcgi/reply.c fcg
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
 
-.PHONY: all deps unit e2e test install uninstall run stop clean style tidy hdr-check images
+.PHONY: all deps unit e2e test test-slow install uninstall run stop clean style tidy hdr-check images fuzz
 
 all: $(BUILD)/sandboxd-fcgi
 
@@ -70,6 +70,24 @@ unit:
 .PHONY: unit-run
 unit-run: $(UNIT_TESTS)
 	prove --exec '' $(UNIT_TESTS)
+
+# libFuzzer over the request parser and the pure modules under it, for a bounded time. clang, not
+# $(CC): gcc has no -fsanitize=fuzzer. The sources are compiled here, not linked from build/, whose
+# objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
+# is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c fcgi/b64.c fcgi/utf8.c
+
+build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h fcgi/b64.h fcgi/utf8.h fcgi/messages.h fcgi/macro.h
+	@mkdir -p $(dir $@)
+	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \
+	    -I. -Ifcgi $(WARN) $(shell pkg-config --cflags json-c) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c)
+
+fuzz: build/fuzz/fuzz-request
+	@mkdir -p build/fuzz/corpus
+	cp tests/fuzz/corpus/* build/fuzz/corpus/
+	build/fuzz/fuzz-request -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix=build/fuzz/ build/fuzz/corpus tests/fuzz/corpus
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)/var/lib/sandboxd
@@ -108,12 +126,23 @@ e2e:
 test: deps
 	$(MAKE) all
 	$(MAKE) unit
+	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) install
 	$(MAKE) images
 	$(MAKE) stop
 	$(SBINDIR)/sandboxd-host up
 	tests/wait-http $(LISTEN)
 	status=0; $(MAKE) e2e || status=$$?; $(MAKE) stop || status=$$?; \
+	    tests/check-down || status=1; exit $$status
+
+# The load test (several minutes): 1,000 executions at concurrency 16 mixed with timeouts and
+# bombs, on a stack of its own. CI runs it after make test.
+test-slow: deps
+	$(MAKE) install
+	$(MAKE) stop
+	$(SBINDIR)/sandboxd-host up
+	tests/wait-http $(LISTEN)
+	status=0; tests/load/load.py --url http://$(LISTEN) || status=$$?; $(MAKE) stop || status=$$?; \
 	    tests/check-down || status=1; exit $$status
 
 style:

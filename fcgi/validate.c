@@ -109,11 +109,20 @@ int validate_parse_body(const char *body, size_t len, struct json_object **ret) 
 
 __attribute__((format(printf, 3, 4))) static int fail(ValidateError *err, int status, const char *fmt, ...) {
         va_list ap;
+        size_t n, i;
 
         err->status = status;
         va_start(ap, fmt);
         (void) vsnprintf(err->message, sizeof(err->message), fmt, ap);
         va_end(ap);
+
+        /* A long path or language cut to fit must not end in half a character: the message goes out
+         * as a JSON string. Back up over at most three continuation bytes to the lead byte. */
+        n = i = strlen(err->message);
+        while (i > 0 && n - i < 3 && ((uint8_t) err->message[i - 1] & 0xc0) == 0x80)
+                i--;
+        if (i > 0 && !utf8_valid((const uint8_t *) err->message + i - 1, n - i + 1))
+                err->message[i - 1] = 0;
         return -EINVAL;
 }
 

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* libFuzzer target: any bytes as a request body, through the parser, both validators and the pure
+ * helpers they lean on (b64, utf8, paths). Sanitizers catch memory errors; the checks below abort()
+ * when a module breaks its own contract, which no sanitizer can see. `make fuzz` runs it. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "b64.h"
+#include "macro.h"
+#include "utf8.h"
+#include "validate.h"
+
+DEFINE_JSON_CLEANUP
+
+/* -Wmissing-prototypes: libFuzzer declares no header for its entry point. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Copied from fcgi/route-execute.c and fcgi/route-call.c, where they are static. */
+static const ValidateLimits execute_limits = {
+        .max_code_bytes = 1U << 20,
+        .max_stdin_bytes = 8U << 20,
+        .max_files = 1000,
+        .max_file_bytes = 12U << 20,
+        .max_return_files = 100,
+        .default_timeout_s = 20,
+        .max_timeout_s = 60,
+};
+
+static const ValidateLimits call_limits = {
+        .default_timeout_s = 30,
+        .max_timeout_s = 120,
+};
+
+/* Not assert(): it must hold with NDEBUG too, and say which contract broke before the stack trace. */
+#define CHECK(cond)                                                                                         \
+        do {                                                                                                \
+                if (!(cond)) {                                                                              \
+                        (void) fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #cond); \
+                        abort();                                                                            \
+                }                                                                                           \
+        } while (0)
+
+/* What every failed validation owes the client: a status the contract knows and words to show. The
+ * words go out as a JSON string, so they must be valid UTF-8 even when a long value was cut short. */
+static void check_error(const ValidateError *e) {
+        CHECK(e->status == 400 || e->status == 502);
+        CHECK(memchr(e->message, 0, sizeof(e->message)));
+        CHECK(e->message[0] != 0);
+        CHECK(utf8_valid((const uint8_t *) e->message, strlen(e->message)));
+}
+
+/* Size and decoding agree, and the encoding is canonical: what decodes encodes back to itself. */
+static void fuzz_b64(const char *s, size_t n) {
+        cleanup_free uint8_t *out = NULL;
+        cleanup_free char *again = NULL;
+        long long size = b64_decoded_size(s, n);
+        size_t len = 0, again_len = 0;
+        int r;
+
+        r = b64_decode(s, n, &out, &len);
+        CHECK((r < 0) == (size < 0));
+        if (r < 0) {
+                CHECK(r == -EINVAL);
+                return;
+        }
+        CHECK((long long) len == size);
+        CHECK(out[len] == 0);
+
+        again = b64_encode(out, len, &again_len);
+        CHECK(again);
+        CHECK(again_len == n && (n == 0 || memcmp(again, s, n) == 0));
+}
+
+/* The output is always valid, and valid input passes through unchanged. */
+static void fuzz_utf8(const uint8_t *s, size_t n) {
+        cleanup_free char *out = NULL;
+        size_t len = 0;
+
+        out = utf8_sanitize(s, n, &len);
+        CHECK(out);
+        CHECK(out[len] == 0);
+        CHECK(utf8_valid((const uint8_t *) out, len));
+        if (utf8_valid(s, n))
+                CHECK(len == n && (n == 0 || memcmp(out, s, n) == 0));
+}
+
+static void fuzz_path(const char *s, size_t n) {
+        int r = validate_path(s, n);
+
+        CHECK(r == 0 || r == -EINVAL || r == -EXDEV);
+        if (r == 0)
+                CHECK(n > 0 && s[0] != '/' && s[n - 1] != '/' && !memchr(s, 0, n));
+}
+
+/* A validated request keeps what the sandbox relies on: bounded sizes, a timeout in range, file
+ * entries with a safe path and decodable content. */
+static void check_execute(const ExecRequest *x) {
+        CHECK(x->code && x->code_len <= execute_limits.max_code_bytes);
+        CHECK(x->stdin_len <= execute_limits.max_stdin_bytes);
+        CHECK(x->timeout_s >= 1 && x->timeout_s <= execute_limits.max_timeout_s);
+
+        for (size_t i = 0; x->files && i < json_object_array_length(x->files); i++) {
+                struct json_object *e = json_object_array_get_idx(x->files, i), *p = NULL, *c = NULL;
+
+                CHECK(json_object_object_get_ex(e, "path", &p) && json_object_object_get_ex(e, "content_b64", &c));
+                CHECK(validate_path(json_object_get_string(p), (size_t) json_object_get_string_len(p)) == 0);
+                CHECK(b64_decoded_size(json_object_get_string(c), (size_t) json_object_get_string_len(c)) >= 0);
+                fuzz_b64(json_object_get_string(c), (size_t) json_object_get_string_len(c));
+        }
+        for (size_t i = 0; x->return_files && i < json_object_array_length(x->return_files); i++) {
+                struct json_object *p = json_object_array_get_idx(x->return_files, i);
+
+                CHECK(validate_path(json_object_get_string(p), (size_t) json_object_get_string_len(p)) == 0);
+        }
+}
+
+static void fuzz_body(const uint8_t *data, size_t size) {
+        cleanup_json struct json_object *body = NULL;
+        struct json_object *image = NULL;
+        ValidateError verr = {};
+        ExecRequest x = {};
+        CallRequest c = {};
+        char name[80];
+
+        if (validate_parse_body((const char *) data, size, &body) < 0)
+                return;
+        CHECK(json_object_is_type(body, json_type_object));
+
+        if (validate_execute(body, &execute_limits, &x, &verr) < 0)
+                check_error(&verr);
+        else
+                check_execute(&x);
+
+        verr = (ValidateError){};
+        if (validate_call(body, &call_limits, &c, &verr) < 0)
+                check_error(&verr);
+        else
+                CHECK(c.image && c.module && c.function && c.timeout_s >= 1 && c.timeout_s <= call_limits.max_timeout_s);
+
+        if (json_object_object_get_ex(body, "image", &image) && json_object_is_type(image, json_type_string) &&
+            validate_image_name(json_object_get_string(image), name, sizeof(name)) == 0)
+                CHECK(name[0] != 0 && strlen(name) <= 64);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        fuzz_body(data, size);
+        fuzz_b64((const char *) data, size);
+        fuzz_utf8(data, size);
+        fuzz_path((const char *) data, size);
+        return 0;
+}
