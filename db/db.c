@@ -40,6 +40,16 @@ int db_errno(int rc) {
         }
 }
 
+void sqlite3_finalizep(sqlite3_stmt **st) {
+        (void) sqlite3_finalize(*st);
+}
+
+int db_step_done(sqlite3_stmt *st) {
+        int rc = sqlite3_step(st);
+
+        return rc == SQLITE_DONE ? 0 : db_errno(rc);
+}
+
 const char *db_errmsg(sqlite3 *db) {
         return db ? sqlite3_errmsg(db) : "out of memory";
 }

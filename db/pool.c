@@ -6,13 +6,8 @@
 #include <time.h>
 
 #include "db.h"
+#include "macro.h"
 #include "pool.h"
-
-static void sqlite3_finalizep(sqlite3_stmt **st) {
-        (void) sqlite3_finalize(*st);
-}
-
-#define cleanup_stmt __attribute__((cleanup(sqlite3_finalizep)))
 
 static double unix_now(void) {
         struct timespec ts;
@@ -29,12 +24,6 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **ret) {
         return db_errno(sqlite3_prepare_v2(db, sql, -1, ret, NULL));
 }
 
-static int step_done(sqlite3_stmt *st) {
-        int rc = sqlite3_step(st);
-
-        return rc == SQLITE_DONE ? 0 : db_errno(rc);
-}
-
 int db_counter_add(sqlite3 *db, const char *name, int64_t delta) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r = prepare(db, "UPDATE counters SET value = value + ?2 WHERE name = ?1", &st);
@@ -43,7 +32,7 @@ int db_counter_add(sqlite3 *db, const char *name, int64_t delta) {
                 return r;
         (void) sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         (void) sqlite3_bind_int64(st, 2, delta);
-        return step_done(st);
+        return db_step_done(st);
 }
 
 int db_pool_add(sqlite3 *db, const char *sandbox_id, const char *socket) {
@@ -58,7 +47,7 @@ int db_pool_add(sqlite3 *db, const char *sandbox_id, const char *socket) {
                 (void) sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_STATIC);
                 (void) sqlite3_bind_text(st, 2, socket, -1, SQLITE_STATIC);
                 (void) sqlite3_bind_double(st, 3, unix_now());
-                r = step_done(st);
+                r = db_step_done(st);
         }
         if (r >= 0)
                 r = db_counter_add(db, "created_total", 1);
@@ -77,7 +66,7 @@ int db_pool_ready(sqlite3 *db, const char *sandbox_id) {
                 return r;
         (void) sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_STATIC);
         (void) sqlite3_bind_double(st, 2, unix_now());
-        r = step_done(st);
+        r = db_step_done(st);
         if (r < 0)
                 return r;
         return sqlite3_changes(db) == 1 ? 0 : -ENOENT;
@@ -150,7 +139,7 @@ int db_pool_remove(sqlite3 *db, const char *sandbox_id) {
         if (r < 0)
                 return r;
         (void) sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_STATIC);
-        return step_done(st);
+        return db_step_done(st);
 }
 
 int db_pool_exists(sqlite3 *db, const char *sandbox_id) {
@@ -163,6 +152,39 @@ int db_pool_exists(sqlite3 *db, const char *sandbox_id) {
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW)
                 return 1;
+        return rc == SQLITE_DONE ? 0 : db_errno(rc);
+}
+
+int db_pool_health_failed(sqlite3 *db, const char *reason) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = prepare(db, "UPDATE pool_health SET failures = failures + 1, last_error = ?1, at = ?2 WHERE id = 1", &st);
+
+        if (r < 0)
+                return r;
+        (void) sqlite3_bind_text(st, 1, reason, -1, SQLITE_STATIC);
+        (void) sqlite3_bind_double(st, 2, unix_now());
+        return db_step_done(st);
+}
+
+int db_pool_health_ok(sqlite3 *db) {
+        /* Most starts succeed: write only when there is something to clear. */
+        return exec(db, "UPDATE pool_health SET failures = 0, last_error = NULL WHERE id = 1 AND failures > 0");
+}
+
+int db_pool_health(sqlite3 *db, double since, int *ret_failures, char *buf, size_t size) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = prepare(db, "SELECT failures, coalesce(last_error, '') FROM pool_health WHERE id = 1 AND at >= ?1", &st), rc;
+
+        if (r < 0)
+                return r;
+        (void) sqlite3_bind_double(st, 1, since);
+        rc = sqlite3_step(st);
+        *ret_failures = 0;
+        if (rc == SQLITE_ROW) {
+                *ret_failures = sqlite3_column_int(st, 0);
+                (void) snprintf(buf, size, "%s", (const char *) sqlite3_column_text(st, 1));
+                return 0;
+        }
         return rc == SQLITE_DONE ? 0 : db_errno(rc);
 }
 

@@ -37,6 +37,14 @@ int db_pool_exists(sqlite3 *db, const char *sandbox_id);
 
 int db_pool_counts(sqlite3 *db, PoolCounts *ret);
 
+/* A sandbox failed to start (counts consecutive failures, keeps the reason), or one started. */
+int db_pool_health_failed(sqlite3 *db, const char *reason);
+int db_pool_health_ok(sqlite3 *db);
+
+/* The consecutive start failures, and the last reason into buf, if the last one happened after
+ * since (unix time); 0 failures otherwise. */
+int db_pool_health(sqlite3 *db, double since, int *ret_failures, char *buf, size_t size);
+
 /* Adds delta to a lifetime counter. */
 int db_counter_add(sqlite3 *db, const char *name, int64_t delta);
 

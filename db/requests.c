@@ -4,20 +4,8 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "macro.h"
 #include "requests.h"
-
-static void sqlite3_finalizep(sqlite3_stmt **st) {
-        (void) sqlite3_finalize(*st);
-}
-
-#define cleanup_stmt __attribute__((cleanup(sqlite3_finalizep)))
-
-static int step_done(sqlite3 *db, sqlite3_stmt *st) {
-        int rc = sqlite3_step(st);
-
-        (void) db;
-        return rc == SQLITE_DONE ? 0 : db_errno(rc);
-}
 
 static int bind_text_or_null(sqlite3_stmt *st, int i, const char *s) {
         return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
@@ -33,7 +21,7 @@ int db_request_begin(sqlite3 *db, const char *request_id, const char *route, int
         (void) sqlite3_bind_text(st, 1, request_id, -1, SQLITE_STATIC);
         (void) sqlite3_bind_text(st, 2, route, -1, SQLITE_STATIC);
         (void) sqlite3_bind_int(st, 3, worker_pid);
-        return step_done(db, st);
+        return db_step_done(st);
 }
 
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o) {
@@ -58,7 +46,7 @@ int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome 
         else
                 (void) sqlite3_bind_null(st, 5);
         (void) bind_text_or_null(st, 6, o->error);
-        rc = step_done(db, st);
+        rc = db_step_done(st);
         if (rc < 0)
                 return rc;
         return sqlite3_changes(db) == 1 ? 0 : -ENOENT;
@@ -76,7 +64,7 @@ int db_request_abandon(sqlite3 *db, int worker_pid, const char *error) {
                 return db_errno(rc);
         (void) sqlite3_bind_int(st, 1, worker_pid);
         (void) sqlite3_bind_text(st, 2, error, -1, SQLITE_STATIC);
-        rc = step_done(db, st);
+        rc = db_step_done(st);
         return rc < 0 ? rc : sqlite3_changes(db);
 }
 
@@ -89,5 +77,5 @@ int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_
                 return db_errno(rc);
         (void) sqlite3_bind_text(st, 1, request_id, -1, SQLITE_STATIC);
         (void) sqlite3_bind_text(st, 2, sandbox_id, -1, SQLITE_STATIC);
-        return step_done(db, st);
+        return db_step_done(st);
 }

@@ -35,3 +35,14 @@ CREATE TABLE counters (
     value INTEGER NOT NULL
 );
 INSERT INTO counters (name, value) VALUES ('created_total', 0), ('waits', 0);
+
+-- step 3
+-- Whether the pool manager can start sandboxes at all: consecutive failures and the last reason,
+-- so that a waiting request can answer with the real reason instead of waiting in vain.
+CREATE TABLE pool_health (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    failures    INTEGER NOT NULL,
+    last_error  TEXT,
+    at          REAL NOT NULL
+);
+INSERT INTO pool_health (id, failures, last_error, at) VALUES (1, 0, NULL, 0);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdbool.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
@@ -204,8 +205,21 @@ static void wake_pool(Context *ctx) {
                 (void) log_debug("Failed to wake the pool manager, ignoring");
 }
 
-/* Claims a warm sandbox, waiting up to pool_wait_s for one: 0, -EAGAIN when none came, -errno. */
-static int claim(Request *req, Context *ctx, char *socket, size_t socket_size) {
+/* Whether sandboxes fail to start right now (two failures in a row within the last minute): then
+ * waiting is in vain, and the answer is the real reason. */
+static bool pool_failing(Context *ctx, char *why, size_t size) {
+        struct timespec ts;
+        int failures = 0;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        if (db_pool_health(ctx->db, (double) ts.tv_sec - 60, &failures, why, size) < 0)
+                return false;
+        return failures >= 2;
+}
+
+/* Claims a warm sandbox, waiting up to pool_wait_s for one: 0, -EAGAIN when none came, -EHOSTDOWN
+ * (why filled) when sandboxes cannot be started, -errno. */
+static int claim(Request *req, Context *ctx, char *socket, size_t socket_size, char *why, size_t why_size) {
         uint64_t deadline = pool_now_usec() + ctx->config->pool_wait_s * USEC_PER_SEC;
         bool waited = false;
 
@@ -225,6 +239,8 @@ static int claim(Request *req, Context *ctx, char *socket, size_t socket_size) {
                         waited = true;
                 }
                 wake_pool(ctx);
+                if (pool_failing(ctx, why, why_size))
+                        return -EHOSTDOWN;
                 if (pool_now_usec() >= deadline)
                         return -EAGAIN;
                 (void) usleep(5000);
@@ -281,7 +297,7 @@ int route_execute(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *input = NULL;
         ValidateError verr = {};
         ExecRequest x = {};
-        char socket[POOL_SOCKET_MAX];
+        char socket[POOL_SOCKET_MAX], why[256];
         const char *text;
         size_t len = 0;
         int r;
@@ -296,9 +312,11 @@ int route_execute(Request *req, Context *ctx) {
         if (!text)
                 return reply_error(req, 500, MSG_INTERNAL, "out of memory");
 
-        r = claim(req, ctx, socket, sizeof(socket));
+        r = claim(req, ctx, socket, sizeof(socket), why, sizeof(why));
         if (r == -EAGAIN)
                 return reply_error(req, 503, MSG_NO_SANDBOX);
+        if (r == -EHOSTDOWN)
+                return reply_error(req, 502, MSG_SANDBOX_FAILED, why);
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to claim a sandbox: %s", db_errmsg(ctx->db));
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));

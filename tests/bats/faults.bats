@@ -111,3 +111,26 @@ PY
     [[ $(field .error) == "the tool sandbox did not start: "* ]]
     [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'tool-*')" ]
 }
+
+@test "systemd refusing to start sandboxes: a waiting request gets the real reason, not a long wait" {
+    DROPIN=/etc/systemd/system/sandbox-api.service.d/zz-fault-test.conf
+    mkdir -p "${DROPIN%/*}"
+    # Not a slice: systemd refuses every StartTransientUnit with it.
+    printf '[Service]\nEnvironment=SANDBOXD_SLICE=sandboxd.target\n' >"$DROPIN"
+    in_systemd systemctl daemon-reload
+    # No warm sandbox left over: the workers first, so nothing refills the pool meanwhile.
+    in_systemd systemctl stop sandbox-api.service
+    in_systemd systemctl stop sandbox.slice
+    in_systemd systemctl start sandbox-api.service
+    SECONDS=0
+    execute '{"code":"print(1)"}'
+    rm -f "$DROPIN"
+    in_systemd systemctl daemon-reload
+    in_systemd systemctl restart sandbox-api.service
+    expect_status 502
+    [[ $(field .error) == "sandbox execution failed: "*"slice"* ]]
+    [ "$SECONDS" -lt 20 ]
+    wait_pool_full
+    execute '{"code":"print(\"back\")"}'
+    [ "$(field .stdout)" = back ]
+}

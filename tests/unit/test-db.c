@@ -6,14 +6,11 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "db/pool.h"
 #include "db/requests.h"
 #include "macro.h"
 #include "route-stub.h"
 #include "tap.h"
-
-static void sqlite3_finalizep(sqlite3_stmt **st) {
-        (void) sqlite3_finalize(*st);
-}
 
 /* The first column of the first row of sql, with ?1 bound to id, as text; "NULL" for SQL NULL,
  * "(no row)" for none. Good enough to compare a column against what a test expects. */
@@ -219,6 +216,42 @@ static void test_open_fails(void) {
         tap_is_str(db_errmsg(NULL), "out of memory", "db_errmsg(NULL)");
 }
 
+/* The pool's rows: the claim order, a claim never handing out the same sandbox twice, counters. */
+static void test_pool(sqlite3 *db) {
+        char id[64], sock[256], why[256];
+        PoolCounts c = {};
+        int failures = -1;
+
+        tap_is_int(db_pool_add(db, "sandbox-a", "/run/a.sock"), 0, "pool: add a");
+        tap_is_int(db_pool_add(db, "sandbox-b", "/run/b.sock"), 0, "pool: add b");
+        tap_is_int(db_pool_add(db, "sandbox-a", "/run/a.sock"), -EEXIST, "pool: adding a twice is -EEXIST");
+        tap_is_int(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock)), -ENOENT, "pool: nothing ready, nothing claimed");
+        tap_is_int(db_pool_ready(db, "sandbox-b"), 0, "pool: b ready");
+        tap_is_int(db_pool_ready(db, "sandbox-a"), 0, "pool: a ready");
+        tap_is_int(db_pool_ready(db, "sandbox-a"), -ENOENT, "pool: a cannot become ready twice");
+        tap_is_int(db_pool_counts(db, &c), 0, "pool: counts");
+        tap_ok(c.ready == 2 && c.starting == 0 && c.claimed == 0 && c.created_total == 2, "pool: 2 ready, 2 created");
+        tap_ok(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock)) == 0 && strcmp(id, "sandbox-b") == 0 && strcmp(sock, "/run/b.sock") == 0,
+               "pool: the longest-ready (b) is claimed first");
+        tap_ok(db_pool_claim(db, 8, id, sizeof(id), sock, sizeof(sock)) == 0 && strcmp(id, "sandbox-a") == 0, "pool: then a");
+        tap_is_int(db_pool_claim(db, 9, id, sizeof(id), sock, sizeof(sock)), -ENOENT, "pool: no sandbox is claimed twice");
+        tap_is_int(db_pool_exists(db, "sandbox-a"), 1, "pool: a has a row");
+        tap_is_int(db_pool_remove(db, "sandbox-a"), 0, "pool: remove a");
+        tap_is_int(db_pool_exists(db, "sandbox-a"), 0, "pool: a is gone");
+        tap_ok(db_pool_counts(db, &c) == 0 && c.claimed == 1 && c.ready == 0 && c.created_total == 2, "pool: 1 in flight, the lifetime count kept");
+        tap_is_int(db_counter_add(db, "waits", 3), 0, "pool: count waits");
+        tap_ok(db_pool_counts(db, &c) == 0 && c.waits == 3, "pool: waits counted");
+
+        tap_ok(db_pool_health(db, 0, &failures, why, sizeof(why)) == 0 && failures == 0, "health: no failures at first");
+        tap_is_int(db_pool_health_failed(db, "Unit x is not a slice."), 0, "health: a failure");
+        tap_is_int(db_pool_health_failed(db, "Unit y is not a slice."), 0, "health: another");
+        tap_ok(db_pool_health(db, 0, &failures, why, sizeof(why)) == 0 && failures == 2 && strcmp(why, "Unit y is not a slice.") == 0,
+               "health: two failures, the last reason");
+        tap_ok(db_pool_health(db, 4e9, &failures, why, sizeof(why)) == 0 && failures == 0, "health: old failures do not count");
+        tap_is_int(db_pool_health_ok(db), 0, "health: a start clears it");
+        tap_ok(db_pool_health(db, 0, &failures, why, sizeof(why)) == 0 && failures == 0, "health: cleared");
+}
+
 int main(void) {
         sqlite3 *db = NULL;
 
@@ -230,6 +263,7 @@ int main(void) {
         test_sandbox(db);
         test_finish(db);
         test_abandon(db);
+        test_pool(db);
         test_errno();
         test_open_fails();
 
