@@ -56,6 +56,10 @@ typedef struct Poold {
         unsigned failures;
         uint64_t backoff_until;
         uint64_t next_sweep;
+        /* Units without a pool row at the last sweep: killed if they still have none at the next,
+         * so that one being destroyed right now is not taken for an orphan. */
+        char orphans[64][SANDBOX_ID_MAX];
+        size_t n_orphans;
 } Poold;
 
 static volatile sig_atomic_t poold_stop;
@@ -76,15 +80,6 @@ void poold_destroy(sd_bus *bus, sqlite3 *db, const char *sandbox_id, const char 
         log_pool_event(LOG_INFO, "destroyed", sandbox_id, "Sandbox '%s' destroyed: %s", sandbox_id, why);
 }
 
-static uint32_t random_uid_base(void) {
-        /* A 65536-UID range of nspawn's "pick" space (0x80000 … 0x6fff0000), one per sandbox. */
-        uint32_t r = 0;
-
-        if (getrandom(&r, sizeof(r), 0) != (ssize_t) sizeof(r))
-                r = (uint32_t) getpid();
-        return (0x8U + r % (0x6fffU - 0x8U)) << 16;
-}
-
 /* Starts one warm sandbox: its socket, its row, its unit; the probe waits for its greeting. */
 static int start_one(Poold *p) {
         const Config *cfg = p->config;
@@ -93,11 +88,13 @@ static int start_one(Poold *p) {
         Starting *s = &p->starting[p->n_starting];
         char id[SANDBOX_ID_MAX], unit[SANDBOX_ID_MAX + 16], runner[512], etc[512], field[128];
         const char *command[] = {"/usr/bin/python3", "-I", "-S", runner, "--listen", NULL};
-        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
+        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS + sizeof(uint32_t)]; /* the id, then the UID range */
+        uint32_t uid_rnd;
         int r;
 
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
                 return -EIO;
+        memcpy(&uid_rnd, rnd + SANDBOX_ID_RANDOM_CHARS, sizeof(uid_rnd));
         r = unit_name_sandbox_id("sandbox", rnd, id);
         if (r < 0)
                 return r;
@@ -108,7 +105,7 @@ static int start_one(Poold *p) {
         (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
         (void) snprintf(field, sizeof(field), "SANDBOX_ID=%s", id);
 
-        NspawnSpec ns = {.machine = id, .uid_base = random_uid_base(), .workspace_bytes = cfg->workspace_bytes,
+        NspawnSpec ns = {.machine = id, .uid_base = nspawn_uid_base(uid_rnd), .workspace_bytes = cfg->workspace_bytes,
                          .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .user = "sandbox", .command = command};
         /* Idle warm sandboxes are replaced before the TTL; this only bounds a forgotten one. */
         SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .log_field = field, .nspawn = &ns,
@@ -127,8 +124,10 @@ static int start_one(Poold *p) {
         if (r >= 0)
                 r = pool_connect(s->socket, &s->fd);
         if (r < 0) {
-                log_pool_event(LOG_ERR, "failed", s->id, "Failed to start sandbox '%s': %s", s->id,
-                               sd_bus_error_is_set(&error) ? error.message : strerror(-r));
+                const char *why = sd_bus_error_is_set(&error) ? error.message : strerror(-r);
+
+                log_pool_event(LOG_ERR, "failed", s->id, "Failed to start sandbox '%s': %s", s->id, why);
+                (void) db_pool_health_failed(p->db, why);
                 poold_destroy(p->bus, p->db, s->id, s->socket, "start failed");
                 return r;
         }
@@ -147,7 +146,10 @@ static void starting_remove(Poold *p, size_t i) {
 
 static void start_failed(Poold *p, size_t i, const char *why) {
         uint64_t backoff = 100 * USEC_PER_MSEC << (p->failures < 6 ? p->failures : 6);
+        char reason[256];
 
+        (void) snprintf(reason, sizeof(reason), "%s (journalctl -u %s.service tells why)", why, p->starting[i].id);
+        (void) db_pool_health_failed(p->db, reason);
         log_pool_event(LOG_ERR, "failed", p->starting[i].id, "Sandbox '%s' failed to start: %s", p->starting[i].id, why);
         poold_destroy(p->bus, p->db, p->starting[i].id, p->starting[i].socket, why);
         starting_remove(p, i);
@@ -172,6 +174,8 @@ static void probe(Poold *p, size_t i) {
                 poold_destroy(p->bus, p->db, s->id, s->socket, "lost its record");
         } else
                 log_pool_event(LOG_INFO, "ready", s->id, "Sandbox '%s' ready", s->id);
+        if (p->failures > 0)
+                (void) db_pool_health_ok(p->db);
         p->failures = 0;
         starting_remove(p, i);
 }
@@ -294,10 +298,19 @@ static void sweep_unit(const char *unit, const char *active, void *userdata) {
         s->failed[s->n++] = strcmp(active, "failed") == 0 || strcmp(active, "inactive") == 0;
 }
 
-/* Units of sandboxes that no pool row names (a crash between two steps) are killed; failed ones that
- * systemd kept loaded are reset so it unloads them. */
+static bool was_orphan(const Poold *p, const char *id) {
+        for (size_t i = 0; i < p->n_orphans; i++)
+                if (strcmp(p->orphans[i], id) == 0)
+                        return true;
+        return false;
+}
+
+/* Units of sandboxes that no pool row names, two sweeps in a row (a crash between two steps), are
+ * killed; failed ones that systemd kept loaded are reset so it unloads them. */
 static void sweep(Poold *p) {
         static Sweep s;
+        char orphans[64][SANDBOX_ID_MAX];
+        size_t n = 0;
 
         s.p = p;
         s.n = 0;
@@ -305,16 +318,22 @@ static void sweep(Poold *p) {
                 return;
         for (size_t i = 0; i < s.n; i++) {
                 char id[SANDBOX_ID_MAX];
+
                 if (s.failed[i]) {
                         (void) sandbox_reset_failed(p->bus, s.units[i]);
                         continue;
                 }
                 (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(s.units[i]) - strlen(".service")), s.units[i]);
-                if (db_pool_exists(p->db, id) == 0) {
+                if (db_pool_exists(p->db, id) != 0)
+                        continue;
+                if (was_orphan(p, id)) {
                         log_pool_event(LOG_WARNING, "destroyed", id, "Sandbox '%s' has no pool record, killing it", id);
                         (void) sandbox_kill(p->bus, s.units[i], NULL);
-                }
+                } else if (n < ELEMENTSOF(orphans))
+                        memcpy(orphans[n++], id, SANDBOX_ID_MAX);
         }
+        memcpy(p->orphans, orphans, n * SANDBOX_ID_MAX);
+        p->n_orphans = n;
 }
 
 /* What a previous instance left: warm sandboxes that still answer are kept, the rest destroyed. */
@@ -355,6 +374,8 @@ int poold_main(const Config *config, int wake_fd) {
         if (r < 0)
                 return log_error_errno(r, "Pool: failed to connect to the system bus");
 
+        /* Start failures of a previous instance (maybe of another configuration) say nothing now. */
+        (void) db_pool_health_ok(p.db);
         reconcile(&p);
         sweep(&p);
         p.next_sweep = pool_now_usec() + SWEEP_USEC;

@@ -34,14 +34,6 @@ static const ValidateLimits call_limits = {
         .max_timeout_s = 120,
 };
 
-static uint32_t random_uid_base(void) {
-        uint32_t r = 0;
-
-        if (getrandom(&r, sizeof(r), 0) != (ssize_t) sizeof(r))
-                r = (uint32_t) getpid();
-        return (0x8U + r % (0x6fffU - 0x8U)) << 16;
-}
-
 /* The image directory for a reference, or a 503 answered. */
 static int find_image(Request *req, const Config *cfg, const char *ref, char *ret, size_t size) {
         char name[80], python[1100];
@@ -138,7 +130,7 @@ static int call_run(Request *req, Context *ctx, const CallRequest *c, const char
         char unit[SANDBOX_ID_MAX + 16], etc[512], runner_bind[600], field[128];
         const char *command[] = {"/usr/bin/python3", "-I", TOOLRUNNER_PATH, NULL};
         const char *binds[] = {runner_bind, NULL};
-        NspawnSpec ns = {.machine = req->sandbox_id, .uid_base = random_uid_base(), .workspace_bytes = cfg->workspace_bytes,
+        NspawnSpec ns = {.machine = req->sandbox_id, .workspace_bytes = cfg->workspace_bytes,
                          .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .user = "sandbox",
                          .command = command, .image = image, .bind_ro = binds};
         SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .log_field = field, .nspawn = &ns,
@@ -148,8 +140,12 @@ static int call_run(Request *req, Context *ctx, const CallRequest *c, const char
                             .max_reply_bytes = CALL_MAX_REPLY_BYTES + strlen(READY_MARKER), .ready_marker = READY_MARKER,
                             .ready_timeout_usec = cfg->call_ready_timeout_s * USEC_PER_SEC, .run_timeout_usec = c->timeout_s * USEC_PER_SEC};
         sd_bus *bus = context_bus(ctx);
+        uint32_t uid_rnd = 0;
         int r;
 
+        if (getrandom(&uid_rnd, sizeof(uid_rnd), 0) != (ssize_t) sizeof(uid_rnd))
+                return reply_error(req, 500, MSG_INTERNAL, "no randomness");
+        ns.uid_base = nspawn_uid_base(uid_rnd);
         (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
         (void) snprintf(runner_bind, sizeof(runner_bind), "%s/toolrunner.py:" TOOLRUNNER_PATH, cfg->lib_dir);
         (void) snprintf(field, sizeof(field), "REQUEST_ID=%s", req->id);

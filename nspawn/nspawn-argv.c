@@ -144,3 +144,7 @@ int nspawn_argv(const NspawnSpec *spec, char ***ret) {
         *ret = v;
         return 0;
 }
+
+uint32_t nspawn_uid_base(uint32_t random) {
+        return (0x8U + random % (0x6fffU - 0x8U)) << 16;
+}

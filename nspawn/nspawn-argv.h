@@ -28,3 +28,7 @@ typedef struct NspawnSpec {
 int nspawn_argv(const NspawnSpec *spec, char ***ret);
 
 char **nspawn_argv_free(char **argv);
+
+/* A sandbox's 65536-UID range from a random number: a multiple of 65536 in nspawn's "pick" space
+ * (0x80000 … 0x6fff0000), so that no two sandboxes likely share UIDs. Pure. */
+uint32_t nspawn_uid_base(uint32_t random);

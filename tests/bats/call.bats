@@ -171,3 +171,21 @@ call() {
     api GET /v1/call
     expect_error 405 "method not allowed"
 }
+
+@test "a tool sandbox that does not come up in time: timed out waiting for it to become ready" {
+    rm -rf /var/lib/machines/sbx-test-slow
+    cp -a /var/lib/machines/demo-agent /var/lib/machines/sbx-test-slow
+    rm -f /var/lib/machines/sbx-test-slow/usr/bin/python3
+    printf '#!/bin/sh\nsleep 30\nexec /usr/bin/python3.11 "$@"\n' >/var/lib/machines/sbx-test-slow/usr/bin/python3
+    chmod 0755 /var/lib/machines/sbx-test-slow/usr/bin/python3
+    mkdir -p "$DROPIN_DIR"
+    printf '[Service]\nEnvironment=SANDBOXD_CALL_READY_TIMEOUT_S=2\n' >"$DROPIN_DIR/zz-call-test.conf"
+    in_systemd systemctl daemon-reload
+    in_systemd systemctl restart sandbox-api.service
+    SECONDS=0
+    call '{"image":"sbx-test-slow","function":"get_weather","args":{"city":"Oslo"}}'
+    rm -rf /var/lib/machines/sbx-test-slow
+    expect_error 503 "timed out waiting for the tool sandbox to become ready"
+    [ "$SECONDS" -lt 15 ]
+    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'tool-*')" ]
+}

@@ -214,7 +214,18 @@ static void test_machine_name(void) {
                 v = nspawn_argv_free(v);
 }
 
+static void test_uid_base(void) {
+        static const uint32_t randoms[] = {0, 1, 0x6ff6, 0x6ff7, 0xffffffffU, 12345678};
+
+        for (size_t i = 0; i < ELEMENTSOF(randoms); i++) {
+                uint32_t b = nspawn_uid_base(randoms[i]);
+
+                tap_ok(b % 0x10000U == 0 && b >= 0x80000U && b <= 0x6fff0000U, "uid base for %u: 0x%x, a 65536-aligned range in nspawn's space", randoms[i], b);
+        }
+}
+
 int main(void) {
+        test_uid_base();
         test_flags();
         test_specs();
         test_uid_option();
