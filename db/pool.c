@@ -142,6 +142,18 @@ int db_pool_remove(sqlite3 *db, const char *sandbox_id) {
         return db_step_done(st);
 }
 
+int db_pool_any_ready(sqlite3 *db) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = prepare(db, "SELECT 1 FROM pool WHERE state = 'ready' LIMIT 1", &st), rc;
+
+        if (r < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                return 1;
+        return rc == SQLITE_DONE ? 0 : db_errno(rc);
+}
+
 int db_pool_exists(sqlite3 *db, const char *sandbox_id) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r = prepare(db, "SELECT 1 FROM pool WHERE sandbox_id = ?1", &st), rc;

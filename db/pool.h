@@ -32,6 +32,10 @@ int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t 
 
 int db_pool_remove(sqlite3 *db, const char *sandbox_id);
 
+/* 1 if some sandbox is ready, 0 if none, -errno: a read, so waiting workers need not take the
+ * write lock that a claim takes. */
+int db_pool_any_ready(sqlite3 *db);
+
 /* 1 if the pool has a row for the sandbox, 0 if not, -errno. */
 int db_pool_exists(sqlite3 *db, const char *sandbox_id);
 

@@ -56,6 +56,7 @@ typedef struct Poold {
         unsigned failures;
         uint64_t backoff_until;
         uint64_t next_sweep;
+        uint64_t next_retire;
         /* Units without a pool row at the last sweep: killed if they still have none at the next,
          * so that one being destroyed right now is not taken for an orphan. */
         char orphans[64][SANDBOX_ID_MAX];
@@ -216,7 +217,11 @@ static void fill(Poold *p) {
         if (db_pool_counts(p->db, &c) < 0)
                 return;
         want = wanted(p, &c);
-        retire_idle(p, want);
+        /* Retiring takes the database's write lock: once a second, not on every wake-up. */
+        if (pool_now_usec() >= p->next_retire) {
+                retire_idle(p, want);
+                p->next_retire = pool_now_usec() + HOUSEKEEPING_MS * USEC_PER_MSEC;
+        }
         if (pool_now_usec() < p->backoff_until)
                 return;
         /* Rows in 'starting' are the ones this process probes. */

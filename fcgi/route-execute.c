@@ -224,8 +224,11 @@ static int claim(Request *req, Context *ctx, char *socket, size_t socket_size, c
         bool waited = false;
 
         for (;;) {
-                int r = db_pool_claim(ctx->db, (int) getpid(), req->sandbox_id, sizeof(req->sandbox_id), socket, socket_size);
+                int r = -ENOENT;
 
+                /* Waiting, only a read until a sandbox is ready; then the claim itself. */
+                if (!waited || db_pool_any_ready(ctx->db) != 0)
+                        r = db_pool_claim(ctx->db, (int) getpid(), req->sandbox_id, sizeof(req->sandbox_id), socket, socket_size);
                 if (r >= 0) {
                         wake_pool(ctx);
                         log_pool_event(LOG_INFO, "claimed", req->sandbox_id, "Sandbox '%s' claimed", req->sandbox_id);
@@ -236,9 +239,9 @@ static int claim(Request *req, Context *ctx, char *socket, size_t socket_size, c
                 if (!waited) {
                         /* Counted, so the pool manager grows the pool while requests wait. */
                         (void) db_counter_add(ctx->db, "waits", 1);
+                        wake_pool(ctx);
                         waited = true;
                 }
-                wake_pool(ctx);
                 if (pool_failing(ctx, why, why_size))
                         return -EHOSTDOWN;
                 if (pool_now_usec() >= deadline)
