@@ -20,11 +20,18 @@ uint64_t pool_now_usec(void) {
         return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
 }
 
-static int sockaddr_for(const char *path, struct sockaddr_un *sa) {
-        *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
-        if (strlen(path) >= sizeof(sa->sun_path))
+/* A new unix stream socket (flags: SOCK_NONBLOCK or 0) and the address of path. */
+static int unix_socket(const char *path, int flags, struct sockaddr_un *ret_sa, int *ret_fd) {
+        int fd;
+
+        *ret_sa = (struct sockaddr_un){.sun_family = AF_UNIX};
+        if (strlen(path) >= sizeof(ret_sa->sun_path))
                 return -ENAMETOOLONG;
-        strcpy(sa->sun_path, path);
+        strcpy(ret_sa->sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
         return 0;
 }
 
@@ -33,12 +40,9 @@ int pool_listen(const char *path, int *ret_fd) {
         struct sockaddr_un sa;
         int r;
 
-        r = sockaddr_for(path, &sa);
+        r = unix_socket(path, 0, &sa, &fd);
         if (r < 0)
                 return r;
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
         (void) unlink(path);
         if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return -errno;
@@ -56,12 +60,9 @@ int pool_connect(const char *path, int *ret_fd) {
         struct sockaddr_un sa;
         int r;
 
-        r = sockaddr_for(path, &sa);
+        r = unix_socket(path, SOCK_NONBLOCK, &sa, &fd);
         if (r < 0)
                 return r;
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -errno;
         /* A unix socket with room in its backlog connects at once, before the runner accepts. */
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return -errno;
