@@ -153,7 +153,7 @@ tidy:
 
 hdr-check:
 	@for h in fcgi/*.h nspawn/*.h db/*.h; do \
-		echo "#include \"$$h\"" | $(CC) $(ALL_CFLAGS) -x c -fsyntax-only - || exit 1; done
+		echo "#include \"$$h\"" | $(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) -x c -fsyntax-only - || exit 1; done
 
 clean:
 	rm -rf build
