@@ -121,18 +121,21 @@ stop:
 e2e:
 	SANDBOXD_URL=http://$(LISTEN) bats tests/bats
 
-# Everything CI runs: dependencies, build, unit tests under sanitizers, the stack, bats; the stack is
-# taken down whatever happened, and the first failure decides the exit status.
+# Everything CI runs: dependencies, build, unit tests under sanitizers, the fuzzer, the stack with
+# sanitized workers, bats; the stack is taken down whatever happened, and any failure fails it.
 test: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) install
 	$(MAKE) images
+	# The end-to-end suites run against workers built with ASan and UBSan.
+	$(MAKE) SANITIZE=address,undefined install
 	$(MAKE) stop
 	$(SBINDIR)/sandboxd-host up
 	tests/wait-http $(LISTEN)
-	status=0; $(MAKE) e2e || status=$$?; $(MAKE) stop || status=$$?; \
+	since=$$(date '+%Y-%m-%d %H:%M:%S'); status=0; $(MAKE) e2e || status=$$?; \
+	    tests/check-sanitizers "$$since" || status=1; $(MAKE) stop || status=$$?; \
 	    tests/check-down || status=1; exit $$status
 
 # The load test (several minutes): 1,000 executions at concurrency 16 mixed with timeouts and
