@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <fcgiapp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,8 @@ sd_bus *context_bus(Context *ctx) {
         return ctx->bus;
 }
 
-static void record(Request *req, Context *ctx) {
+/* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */
+static void record(Request *req, Context *ctx, bool has_row) {
         RequestOutcome o = {.sandbox_id = req->sandbox_id[0] ? req->sandbox_id : NULL, .status = req->status,
                             .has_exit_code = req->has_exit_code, .exit_code = req->exit_code,
                             .duration_ms = req->duration_ms, .error = req->error};
@@ -69,9 +71,11 @@ static void record(Request *req, Context *ctx) {
 
         if (a.duration_ms < 0)
                 a.duration_ms = (int64_t) ((request_now_usec() - req->start_usec) / 1000);
-        r = db_request_finish(ctx->db, req->id, &o);
-        if (r < 0)
-                (void) log_error_errno(r, "Failed to record the end of the request: %s", db_errmsg(ctx->db));
+        if (has_row) {
+                r = db_request_finish(ctx->db, req->id, &o);
+                if (r < 0)
+                        (void) log_error_errno(r, "Failed to record the end of the request: %s", db_errmsg(ctx->db));
+        }
         log_audit(&a);
 }
 
@@ -79,6 +83,7 @@ static void record(Request *req, Context *ctx) {
 static void handle(FCGX_Request *fcgx, Context *ctx) {
         Request req;
         const Route *route = NULL;
+        bool has_row = false;
         int r, found;
 
         r = request_read(&req, fcgx, ctx->config->max_body_bytes);
@@ -92,10 +97,9 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to record the request: %s", db_errmsg(ctx->db));
                 (void) reply_error(&req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
-                log_set_request(NULL, NULL);
-                request_done(&req);
-                return;
+                goto done;
         }
+        has_row = true;
 
         found = route_find(req.method, req.path, &route);
         if (found == 404)
@@ -109,7 +113,7 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
                 (void) reply_error(&req, 500, MSG_INTERNAL, "the request could not be answered");
 
 done:
-        record(&req, ctx);
+        record(&req, ctx, has_row);
         log_set_request(NULL, NULL);
         request_done(&req);
 }

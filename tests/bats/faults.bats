@@ -54,6 +54,8 @@ teardown() {
     sleep 0.5
     execute '{"code":"print(1)"}'
     expect_error 503 "the request database is unavailable: database is locked - try again shortly"
+    # No row could be written, but the journal has the request.
+    [ "$(jq -r .STATUS <<<"$(journal_entry "$rid")")" = 503 ]
     wait "$lock_pid" || true
     lock_pid=
     execute '{"code":"print(\"recovered\")"}'
