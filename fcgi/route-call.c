@@ -29,11 +29,6 @@ DEFINE_JSON_CLEANUP
 #define READY_MARKER "READY\n"
 #define TOOLRUNNER_PATH "/run/sandboxd/toolrunner.py"
 
-static const ValidateLimits call_limits = {
-        .default_timeout_s = 30,
-        .max_timeout_s = 120,
-};
-
 /* The image directory for a reference, or a 503 answered. */
 static int find_image(Request *req, const Config *cfg, const char *ref, char *ret, size_t size) {
         char name[80], python[1100];
@@ -180,7 +175,7 @@ int route_call(Request *req, Context *ctx) {
                 return reply_error(req, 413, MSG_BODY_TOO_LARGE);
         if (validate_parse_body(req->body, req->body_len, &body) < 0)
                 return reply_error(req, 400, MSG_INVALID_JSON);
-        if (validate_call(body, &call_limits, &c, &verr) < 0)
+        if (validate_call(body, &validate_call_limits, &c, &verr) < 0)
                 return reply_error(req, verr.status, "%s", verr.message);
         r = find_image(req, ctx->config, c.image, image, sizeof(image));
         if (r < 0 || req->status != 0)

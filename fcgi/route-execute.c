@@ -30,16 +30,6 @@
 
 DEFINE_JSON_CLEANUP
 
-static const ValidateLimits execute_limits = {
-        .max_code_bytes = 1U << 20,
-        .max_stdin_bytes = 8U << 20,
-        .max_files = 1000,
-        .max_file_bytes = 12U << 20,
-        .max_return_files = 100,
-        .default_timeout_s = 20,
-        .max_timeout_s = 60,
-};
-
 /* What the runner inside the sandbox reads on its stdin (nspawn/runner/runner.py). */
 static struct json_object *runner_input(const ExecRequest *x, const Config *cfg) {
         cleanup_json struct json_object *in = json_object_new_object();
@@ -307,7 +297,7 @@ int route_execute(Request *req, Context *ctx) {
 
         if (validate_parse_body(req->body, req->body_len, &body) < 0)
                 return reply_error(req, 400, MSG_INVALID_JSON);
-        if (validate_execute(body, &execute_limits, &x, &verr) < 0)
+        if (validate_execute(body, &validate_execute_limits, &x, &verr) < 0)
                 return reply_error(req, verr.status, "%s", verr.message);
 
         input = runner_input(&x, ctx->config);

@@ -12,6 +12,21 @@
 #include "messages.h"
 #include "validate.h"
 
+const ValidateLimits validate_execute_limits = {
+        .max_code_bytes = 1U << 20,
+        .max_stdin_bytes = 8U << 20,
+        .max_files = 1000,
+        .max_file_bytes = 12U << 20,
+        .max_return_files = 100,
+        .default_timeout_s = 20,
+        .max_timeout_s = 60,
+};
+
+const ValidateLimits validate_call_limits = {
+        .default_timeout_s = 30,
+        .max_timeout_s = 120,
+};
+
 /* Deep enough for any sane request, shallow enough that a hostile body cannot exhaust the stack. */
 #define JSON_MAX_DEPTH 64
 

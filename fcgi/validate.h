@@ -15,6 +15,10 @@ typedef struct ValidateLimits {
         unsigned max_timeout_s;
 } ValidateLimits;
 
+/* The limits of the API's routes (reference 000 for timeouts and the tool-call fields). */
+extern const ValidateLimits validate_execute_limits;
+extern const ValidateLimits validate_call_limits;
+
 /* A validated /v1/execute request. Strings and arrays are borrowed from the parsed body. */
 typedef struct ExecRequest {
         const char *code;

@@ -20,22 +20,6 @@ DEFINE_JSON_CLEANUP
 /* -Wmissing-prototypes: libFuzzer declares no header for its entry point. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Copied from fcgi/route-execute.c and fcgi/route-call.c, where they are static. */
-static const ValidateLimits execute_limits = {
-        .max_code_bytes = 1U << 20,
-        .max_stdin_bytes = 8U << 20,
-        .max_files = 1000,
-        .max_file_bytes = 12U << 20,
-        .max_return_files = 100,
-        .default_timeout_s = 20,
-        .max_timeout_s = 60,
-};
-
-static const ValidateLimits call_limits = {
-        .default_timeout_s = 30,
-        .max_timeout_s = 120,
-};
-
 /* Not assert(): it must hold with NDEBUG too, and say which contract broke before the stack trace. */
 #define CHECK(cond)                                                                                         \
         do {                                                                                                \
@@ -100,9 +84,9 @@ static void fuzz_path(const char *s, size_t n) {
 /* A validated request keeps what the sandbox relies on: bounded sizes, a timeout in range, file
  * entries with a safe path and decodable content. */
 static void check_execute(const ExecRequest *x) {
-        CHECK(x->code && x->code_len <= execute_limits.max_code_bytes);
-        CHECK(x->stdin_len <= execute_limits.max_stdin_bytes);
-        CHECK(x->timeout_s >= 1 && x->timeout_s <= execute_limits.max_timeout_s);
+        CHECK(x->code && x->code_len <= validate_execute_limits.max_code_bytes);
+        CHECK(x->stdin_len <= validate_execute_limits.max_stdin_bytes);
+        CHECK(x->timeout_s >= 1 && x->timeout_s <= validate_execute_limits.max_timeout_s);
 
         for (size_t i = 0; x->files && i < json_object_array_length(x->files); i++) {
                 struct json_object *e = json_object_array_get_idx(x->files, i), *p = NULL, *c = NULL;
@@ -131,16 +115,16 @@ static void fuzz_body(const uint8_t *data, size_t size) {
                 return;
         CHECK(json_object_is_type(body, json_type_object));
 
-        if (validate_execute(body, &execute_limits, &x, &verr) < 0)
+        if (validate_execute(body, &validate_execute_limits, &x, &verr) < 0)
                 check_error(&verr);
         else
                 check_execute(&x);
 
         verr = (ValidateError){};
-        if (validate_call(body, &call_limits, &c, &verr) < 0)
+        if (validate_call(body, &validate_call_limits, &c, &verr) < 0)
                 check_error(&verr);
         else
-                CHECK(c.image && c.module && c.function && c.timeout_s >= 1 && c.timeout_s <= call_limits.max_timeout_s);
+                CHECK(c.image && c.module && c.function && c.timeout_s >= 1 && c.timeout_s <= validate_call_limits.max_timeout_s);
 
         if (json_object_object_get_ex(body, "image", &image) && json_object_is_type(image, json_type_string) &&
             validate_image_name(json_object_get_string(image), name, sizeof(name)) == 0)
