@@ -341,8 +341,6 @@ static void read_result(Run *run, SandboxResult *res) {
                 (void) snprintf(res->result, sizeof(res->result), "%s", result);
         else if (strcmp(run->job_result, "done") != 0)
                 (void) snprintf(res->result, sizeof(res->result), "job-%s", run->job_result);
-        (void) sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "ExecMainCode", NULL, 'i', &res->exec_main_code);
-        (void) sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "ExecMainStatus", NULL, 'i', &res->exec_main_status);
         if (sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "CPUUsageNSec", NULL, 't', &cpu) >= 0 && cpu != UINT64_MAX)
                 cpu /= NSEC_PER_USEC;
         res->cpu_usec = cpu;
@@ -607,8 +605,7 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
                         .reply = TAKE_PTR(s.out.data), .reply_len = s.out.len, .reply_truncated = s.out.truncated,
                         .diag = TAKE_PTR(s.err.data), .diag_len = s.err.len,
                         .duration_usec = now_usec() - start,
-                        .ready = run.ready_at != 0, .killed_unready = run.killed_unready, .killed_timeout = run.killed_timeout,
-                        .run_usec = run.ready_at ? now_usec() - run.ready_at : 0};
+                        .ready = run.ready_at != 0, .killed_unready = run.killed_unready, .killed_timeout = run.killed_timeout};
                 read_result(&run, ret);
         }
 

@@ -34,14 +34,11 @@ typedef struct SandboxResult {
         char *diag;           /* its stderr (nspawn's diagnostics), capped, NUL-terminated */
         size_t diag_len;
         char result[48];      /* the service's Result: success, timeout, exit-code, signal, oom-kill … */
-        int exec_main_code;   /* CLD_EXITED, CLD_KILLED … */
-        int exec_main_status;
         uint64_t duration_usec;
         uint64_t cpu_usec; /* CPUUsageNSec / 1000, UINT64_MAX if unknown */
         bool ready;            /* the ready marker came (always false without one) */
         bool killed_unready;   /* killed: no ready marker within ready_timeout_usec */
         bool killed_timeout;   /* killed: run_timeout_usec passed after the marker */
-        uint64_t run_usec;     /* from the marker to the end */
 } SandboxResult;
 
 /* Starts the sandbox, feeds it input on stdin, collects stdout and stderr and waits until systemd
