@@ -6,6 +6,7 @@ PREFIX  ?= /usr/local
 LIBDIR  := $(PREFIX)/lib/sandboxd
 UNITDIR := $(PREFIX)/lib/systemd/system
 SBINDIR := $(PREFIX)/sbin
+SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 ETCDIR  := /etc/sandboxd
 SANITIZER_DROPIN_DIR := /etc/systemd/system/sandbox-api.service.d
 
@@ -32,10 +33,10 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -Ifcgi -MMD -MP $(WARN) $(HARDEN) $(CF
 LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lfcgi
 
 # Pure modules: unit-tested, no bus, no journal.
-PURE_SRCS := fcgi/b64.c fcgi/utf8.c fcgi/validate.c fcgi/config.c fcgi/route.c \
+PURE_SRCS := fcgi/b64.c fcgi/utf8.c fcgi/validate.c fcgi/config.c fcgi/route.c fcgi/broker-proto.c \
              nspawn/unit-name.c nspawn/nspawn-argv.c
 SRCS      := $(PURE_SRCS) fcgi/main.c fcgi/log.c fcgi/request.c fcgi/reply.c fcgi/route-execute.c \
-             fcgi/route-pool.c fcgi/route-call.c fcgi/poold.c nspawn/sandbox.c nspawn/pool.c db/db.c db/requests.c db/pool.c
+             fcgi/route-pool.c fcgi/route-call.c fcgi/poold.c fcgi/broker.c fcgi/broker-client.c nspawn/sandbox.c nspawn/pool.c db/db.c db/requests.c db/pool.c
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
 
@@ -91,7 +92,17 @@ fuzz: build/fuzz/fuzz-request
 	    -artifact_prefix=build/fuzz/ build/fuzz/corpus tests/fuzz/corpus
 
 install: all
-	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)/var/lib/sandboxd
+	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)/var/lib/sandboxd \
+	    $(DESTDIR)$(SYSUSERSDIR)
+	install -m 0644 units/sandboxd.sysusers $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
+	if [ -z "$(DESTDIR)" ]; then \
+		systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf && \
+		install -d -o sandboxd -g sandboxd -m 0700 /var/lib/sandboxd/db && \
+		if [ -e /var/lib/sandboxd/sandboxd.db ] && [ ! -e /var/lib/sandboxd/db/sandboxd.db ]; then \
+			mv /var/lib/sandboxd/sandboxd.db* /var/lib/sandboxd/db/; \
+		fi; \
+		chown -R sandboxd:sandboxd /var/lib/sandboxd/db; \
+	fi
 	install -m 0755 $(BUILD)/sandboxd-fcgi $(DESTDIR)$(LIBDIR)/sandboxd-fcgi
 	install -m 0644 nspawn/runner/runner.py nspawn/runner/toolrunner.py $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
@@ -102,7 +113,7 @@ install: all
 	sed 's/@LISTEN@/$(LISTEN)/' nginx/sandboxd.conf >$(DESTDIR)$(ETCDIR)/nginx.conf
 
 uninstall: stop
-	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SBINDIR)/sandboxd-host
+	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sandboxd-nginx.service)
 
 # Up on $(LISTEN), then one request to show it works.

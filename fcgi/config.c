@@ -61,7 +61,8 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
 #undef KNOB_T
         };
         Config c = {
-                .db_path = get_str(get, "SANDBOXD_DB", "/var/lib/sandboxd/sandboxd.db"),
+                .db_path = get_str(get, "SANDBOXD_DB", "/var/lib/sandboxd/db/sandboxd.db"),
+                .user = get_str(get, "SANDBOXD_USER", "sandboxd"),
                 .lib_dir = get_str(get, "SANDBOXD_LIB_DIR", "/usr/local/lib/sandboxd"),
                 .slice = get_str(get, "SANDBOXD_SLICE", "sandbox.slice"),
                 .image_dir = get_str(get, "SANDBOXD_IMAGE_DIR", "/var/lib/machines"),

@@ -8,6 +8,7 @@
 typedef struct Config {
         unsigned workers;
         const char *db_path;
+        const char *user; /* the workers' and the pool manager's: everything but the broker runs as it */
         size_t max_body_bytes;
         uint64_t memory_max;
         uint64_t tasks_max;

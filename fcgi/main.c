@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxd-fcgi: a master that forks the FastCGI workers on systemd's socket and keeps them alive.
- * No request logic lives here. */
+ * No request logic lives here. Privilege separation, as nginx does it: the master and the broker
+ * (broker.c, systemd's only client) keep root; the workers, which parse untrusted input, and the pool
+ * manager run as SANDBOXD_USER with no capabilities and reach systemd only through the broker. */
 #include <errno.h>
 #include <fcntl.h>
 #include <fcgiapp.h>
@@ -9,21 +11,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 
+#include "broker.h"
 #include "config.h"
 #include "db/db.h"
 #include "db/requests.h"
 #include "log.h"
 #include "macro.h"
 #include "messages.h"
-#include "nspawn/sandbox.h"
-#include "nspawn/unit-name.h"
 #include "db/pool.h"
 #include "poold.h"
 #include "reply.h"
@@ -36,29 +42,14 @@
 
 static Config arg_config;
 static int arg_listen_fd = -1;
+static int arg_broker_fd = -1;
+static uid_t arg_uid;
+static gid_t arg_gid;
 static pid_t workers[WORKERS_MAX];
 static pid_t poold_pid = -1;
+static pid_t broker_pid = -1;
 /* Workers write to [1] after a claim (or a miss); the pool manager wakes on [0]. */
 static int wake_pipe[2] = {-1, -1};
-
-sd_bus *context_bus(Context *ctx) {
-        const char *name;
-        int r;
-
-        if (ctx->bus && sd_bus_is_open(ctx->bus) > 0)
-                return ctx->bus;
-        ctx->bus = sd_bus_flush_close_unref(ctx->bus);
-        r = sd_bus_open_system(&ctx->bus);
-        /* The connection is set up asynchronously: finish authentication now, or the broker drops a
-         * connection that stays idle in accept() for longer than its auth_timeout. */
-        if (r >= 0)
-                r = sd_bus_get_unique_name(ctx->bus, &name);
-        if (r < 0) {
-                ctx->bus = sd_bus_flush_close_unref(ctx->bus);
-                (void) log_error_errno(r, "Failed to connect to the system bus");
-        }
-        return ctx->bus;
-}
 
 /* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */
 static void record(Request *req, Context *ctx, bool has_row) {
@@ -119,14 +110,13 @@ done:
 }
 
 static int worker_main(void) {
-        Context ctx = {.config = &arg_config, .wake_fd = wake_pipe[1]};
+        Context ctx = {.config = &arg_config, .wake_fd = wake_pipe[1], .broker = -1};
         FCGX_Request fcgx;
         int r;
 
         r = db_open(arg_config.db_path, &ctx.db);
         if (r < 0)
                 return log_error_errno(r, "Failed to open database '%s'", arg_config.db_path);
-        (void) context_bus(&ctx);
 
         if (FCGX_Init() != 0 || FCGX_InitRequest(&fcgx, arg_listen_fd, 0) != 0)
                 return log_error_errno(EIO, "Failed to initialize FastCGI");
@@ -137,37 +127,64 @@ static int worker_main(void) {
 
                 /* The client has its answer: now the used sandbox goes. */
                 if (ctx.retire_id[0]) {
-                        poold_destroy(context_bus(&ctx), ctx.db, ctx.retire_id, ctx.retire_socket, "execution finished");
+                        poold_destroy(&ctx.broker, ctx.db, ctx.retire_id, ctx.retire_socket, "execution finished");
                         ctx.retire_id[0] = 0;
                 }
         }
 
-        ctx.bus = sd_bus_flush_close_unref(ctx.bus);
+        closep(&ctx.broker);
         ctx.db = db_close(ctx.db);
         return 0;
 }
 
-static pid_t spawn_worker(const sigset_t *mask) {
-        pid_t pid = fork();
-
-        if (pid != 0)
-                return pid;
-        (void) sigprocmask(SIG_UNBLOCK, mask, NULL);
-        (void) signal(SIGTERM, SIG_DFL);
-        closep(&wake_pipe[0]);
-        _exit(worker_main() < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+/* In a child that is about to handle anything: root is gone for good, and the capabilities with it. */
+static void drop_privileges(void) {
+        if (getuid() != 0)
+                return; /* not started as root (development): nothing to drop */
+        if (setgroups(1, &arg_gid) < 0 || setresgid(arg_gid, arg_gid, arg_gid) < 0 || setresuid(arg_uid, arg_uid, arg_uid) < 0) {
+                (void) log_error_errno(errno, "Failed to drop privileges to user '%s'", arg_config.user);
+                _exit(EXIT_FAILURE);
+        }
+        if (getuid() != arg_uid || geteuid() != arg_uid || getgid() != arg_gid || setuid(0) == 0)
+                abort();
 }
 
-static pid_t spawn_poold(const sigset_t *mask) {
+/* A child for fn: signals as usual again, the master's descriptors gone, root dropped unless asked. */
+static pid_t spawn(const sigset_t *mask, const char *name, int (*fn)(void), bool privileged) {
         pid_t pid = fork();
 
         if (pid != 0)
                 return pid;
+        (void) prctl(PR_SET_NAME, name); /* what ps and the journal's _COMM show */
         (void) sigprocmask(SIG_UNBLOCK, mask, NULL);
         (void) signal(SIGTERM, SIG_DFL);
+        if (!privileged) {
+                closep(&arg_broker_fd);
+                drop_privileges();
+        }
+        _exit(fn() < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+static int worker_fn(void) {
+        closep(&wake_pipe[0]);
+        return worker_main();
+}
+
+static int poold_fn(void) {
         closep(&arg_listen_fd);
         closep(&wake_pipe[1]);
-        _exit(poold_main(&arg_config, wake_pipe[0]) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+        return poold_main(&arg_config, wake_pipe[0]);
+}
+
+static int broker_fn(void) {
+        closep(&arg_listen_fd);
+        closep(&wake_pipe[0]);
+        closep(&wake_pipe[1]);
+        return broker_main(&arg_config, arg_broker_fd, arg_uid);
+}
+
+static pid_t spawn_worker(const sigset_t *mask) {
+        return spawn(mask, "sandboxd-worker", worker_fn, false);
 }
 
 static char claimed_ids[64][SANDBOX_ID_MAX];
@@ -188,30 +205,22 @@ static void destroy_claimed(const char *id, const char *state, const char *socke
  * sandboxes are killed and their records closed with the reason. */
 static void abandon_requests(pid_t pid) {
         sqlite3 *db = NULL;
-        sd_bus *bus = NULL;
         sqlite3_stmt *st = NULL;
+        cleanup_close int broker = -1;
         int r;
 
         if (db_open(arg_config.db_path, &db) < 0)
                 return;
-        if (sd_bus_open_system(&bus) >= 0 &&
-            sqlite3_prepare_v2(db, "SELECT sandbox_id FROM requests WHERE (worker_pid = ?1 OR ?1 = 0) AND status IS NULL AND sandbox_id IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_prepare_v2(db, "SELECT sandbox_id FROM requests WHERE (worker_pid = ?1 OR ?1 = 0) AND status IS NULL AND sandbox_id IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
                 (void) sqlite3_bind_int(st, 1, pid);
-                while (sqlite3_step(st) == SQLITE_ROW) {
-                        char unit[SANDBOX_ID_MAX + 16];
-
-                        if (unit_name_from_id((const char *) sqlite3_column_text(st, 0), unit, sizeof(unit)) >= 0)
-                                (void) sandbox_kill(bus, unit, NULL);
-                }
+                while (sqlite3_step(st) == SQLITE_ROW)
+                        (void) broker_kill(&broker, (const char *) sqlite3_column_text(st, 0));
         }
         (void) sqlite3_finalize(st);
         (void) db_pool_foreach(db, "claimed", (int) pid, destroy_claimed, NULL);
-        if (bus) {
-                for (size_t i = 0; i < n_claimed; i++)
-                        poold_destroy(bus, db, claimed_ids[i], claimed_sockets[i], "its worker died");
-        }
+        for (size_t i = 0; i < n_claimed; i++)
+                poold_destroy(&broker, db, claimed_ids[i], claimed_sockets[i], "its worker died");
         n_claimed = 0;
-        bus = sd_bus_flush_close_unref(bus);
 
         r = db_request_abandon(db, (int) pid, "sandbox execution failed: the worker handling the request died");
         if (r > 0)
@@ -219,12 +228,29 @@ static void abandon_requests(pid_t pid) {
         db = db_close(db);
 }
 
-static void reap_worker(pid_t pid, int status) {
+/* The database is the workers' user's: cleaning up after one runs as that user, in a child. */
+static pid_t abandon_pid;
+
+static int abandon_fn(void) {
+        abandon_requests(abandon_pid);
+        return 0;
+}
+
+static void run_abandon(pid_t pid, const sigset_t *mask) {
+        pid_t child;
+
+        abandon_pid = pid;
+        child = spawn(mask, "sandboxd-worker", abandon_fn, false);
+        if (child > 0)
+                (void) waitpid(child, NULL, 0);
+}
+
+static void reap_worker(pid_t pid, int status, const sigset_t *mask) {
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
                 return;
         (void) log_warning_errno(0, "Worker %d died (%s %d), replacing it", (int) pid,
                                  WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-        abandon_requests(pid);
+        run_abandon(pid, mask);
 }
 
 static int master_loop(int sfd, const sigset_t *mask) {
@@ -239,19 +265,31 @@ static int master_loop(int sfd, const sigset_t *mask) {
                         return 0;
 
                 while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+                        if (pid == broker_pid) {
+                                (void) log_warning_errno(0, "Broker %d died, restarting it", (int) pid);
+                                broker_pid = spawn(mask, "sandboxd-broker", broker_fn, true);
+                                continue;
+                        }
                         if (pid == poold_pid) {
                                 (void) log_warning_errno(0, "Pool manager %d died, restarting it", (int) pid);
-                                poold_pid = spawn_poold(mask);
+                                poold_pid = spawn(mask, "sandboxd-pool", poold_fn, false);
                                 continue;
                         }
                         for (unsigned i = 0; i < arg_config.workers; i++) {
                                 if (workers[i] != pid)
                                         continue;
-                                reap_worker(pid, status);
+                                reap_worker(pid, status, mask);
                                 workers[i] = spawn_worker(mask);
                         }
                 }
         }
+}
+
+/* The broker goes last: the others may still be destroying sandboxes through it. */
+static void wait_for(pid_t pid) {
+        if (pid > 0)
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
 }
 
 static void stop_workers(void) {
@@ -261,8 +299,61 @@ static void stop_workers(void) {
                         (void) kill(workers[i], SIGTERM);
         if (poold_pid > 0)
                 (void) kill(poold_pid, SIGTERM);
+        for (unsigned i = 0; i < arg_config.workers; i++)
+                wait_for(workers[i]);
+        wait_for(poold_pid);
+        if (broker_pid > 0)
+                (void) kill(broker_pid, SIGTERM);
         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
                 ;
+}
+
+/* The broker's socket: anyone may connect, the broker serves only the workers' user (SO_PEERCRED). */
+static int open_broker_socket(void) {
+        struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = BROKER_SOCKET};
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+        if (fd < 0)
+                return log_error_errno(errno, "Failed to create the broker's socket");
+        (void) unlink(BROKER_SOCKET);
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(BROKER_SOCKET, 0666) < 0 || listen(fd, 64) < 0) {
+                int r = log_error_errno(errno, "Failed to listen on %s", BROKER_SOCKET);
+
+                (void) close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static int lookup_user(void) {
+        struct passwd *pw;
+
+        if (getuid() != 0) {
+                arg_uid = getuid();
+                arg_gid = getgid();
+                return 0;
+        }
+        errno = 0;
+        pw = getpwnam(arg_config.user);
+        if (!pw)
+                return log_error_errno(errno ? errno : ESRCH, "User '%s' (SANDBOXD_USER) does not exist", arg_config.user);
+        if (pw->pw_uid == 0)
+                return log_error_errno(EPERM, "SANDBOXD_USER must not be root");
+        arg_uid = pw->pw_uid;
+        arg_gid = pw->pw_gid;
+        return 0;
+}
+
+static int db_init_fn(void) {
+        sqlite3 *db = NULL;
+        int r = db_open(arg_config.db_path, &db);
+
+        if (r < 0)
+                return log_error_errno(r, "Failed to open database '%s': %s", arg_config.db_path, db_errmsg(db));
+        db = db_close(db);
+        /* No worker runs yet: whatever is still in flight was left by a previous instance. */
+        abandon_requests(0);
+        return 0;
 }
 
 static int open_listener(void) {
@@ -285,23 +376,20 @@ int main(void) {
         const char *bad = NULL;
         sigset_t mask;
         cleanup_close int sfd = -1;
-        sqlite3 *db = NULL;
-        int r;
+        int status = 0, r;
+        pid_t pid;
 
         r = config_parse(get_env, &arg_config, &bad);
         if (r < 0)
                 return log_error_errno(r, "Invalid setting %s='%s'", bad, getenv(bad)) < 0 ? EXIT_FAILURE : EXIT_FAILURE;
+        if (lookup_user() < 0)
+                return EXIT_FAILURE;
         arg_listen_fd = open_listener();
         if (arg_listen_fd < 0)
                 return EXIT_FAILURE;
-
-        /* Create and migrate the database once, before any worker races for it. */
-        r = db_open(arg_config.db_path, &db);
-        if (r < 0)
-                return log_error_errno(r, "Failed to open database '%s': %s", arg_config.db_path, db_errmsg(db)) < 0 ? EXIT_FAILURE : 0;
-        db = db_close(db);
-        /* No worker runs yet: whatever is still in flight was left by a previous instance. */
-        abandon_requests(0);
+        arg_broker_fd = open_broker_socket();
+        if (arg_broker_fd < 0)
+                return EXIT_FAILURE;
 
         (void) sigemptyset(&mask);
         (void) sigaddset(&mask, SIGCHLD);
@@ -314,7 +402,14 @@ int main(void) {
 
         if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
                 return log_error_errno(errno, "Failed to create the pool's wake-up pipe") < 0 ? EXIT_FAILURE : 0;
-        poold_pid = spawn_poold(&mask);
+        broker_pid = spawn(&mask, "sandboxd-broker", broker_fn, true);
+        /* Create and migrate the database once, before any worker races for it. */
+        pid = spawn(&mask, "sandboxd-worker", db_init_fn, false);
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                stop_workers();
+                return EXIT_FAILURE;
+        }
+        poold_pid = spawn(&mask, "sandboxd-pool", poold_fn, false);
         for (unsigned i = 0; i < arg_config.workers; i++)
                 workers[i] = spawn_worker(&mask);
 

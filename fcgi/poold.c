@@ -12,16 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <systemd/sd-bus.h>
-
+#include "broker.h"
 #include "config.h"
 #include "db/db.h"
 #include "db/pool.h"
 #include "log.h"
 #include "macro.h"
-#include "nspawn/nspawn-argv.h"
 #include "nspawn/pool.h"
-#include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
 #include "poold.h"
 
@@ -46,7 +43,7 @@ typedef struct Starting {
 
 typedef struct Poold {
         const Config *config;
-        sd_bus *bus;
+        int broker; /* connection to the broker, which starts and kills the units */
         sqlite3 *db;
         Starting starting[STARTING_MAX];
         size_t n_starting;
@@ -70,11 +67,8 @@ static void on_term(int sig) {
         poold_stop = 1;
 }
 
-void poold_destroy(sd_bus *bus, sqlite3 *db, const char *sandbox_id, const char *socket, const char *why) {
-        char unit[SANDBOX_ID_MAX + 16];
-
-        if (unit_name_from_id(sandbox_id, unit, sizeof(unit)) >= 0 && bus)
-                (void) sandbox_kill(bus, unit, NULL);
+void poold_destroy(int *broker, sqlite3 *db, const char *sandbox_id, const char *socket, const char *why) {
+        (void) broker_kill(broker, sandbox_id);
         if (socket)
                 (void) unlink(socket);
         (void) db_pool_remove(db, sandbox_id);
@@ -83,35 +77,19 @@ void poold_destroy(sd_bus *bus, sqlite3 *db, const char *sandbox_id, const char 
 
 /* Starts one warm sandbox: its socket, its row, its unit; the probe waits for its greeting. */
 static int start_one(Poold *p) {
-        const Config *cfg = p->config;
-        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
         cleanup_close int listen_fd = -1;
         Starting *s = &p->starting[p->n_starting];
-        char id[SANDBOX_ID_MAX], unit[SANDBOX_ID_MAX + 16], runner[512], etc[512], field[128];
-        const char *command[] = {"/usr/bin/python3", "-I", "-S", runner, "--listen", NULL};
-        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS + sizeof(uint32_t)]; /* the id, then the UID range */
-        uint32_t uid_rnd;
+        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
+        char id[SANDBOX_ID_MAX], why[256];
         int r;
 
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
                 return -EIO;
-        memcpy(&uid_rnd, rnd + SANDBOX_ID_RANDOM_CHARS, sizeof(uid_rnd));
         r = unit_name_sandbox_id("sandbox", rnd, id);
         if (r < 0)
                 return r;
         memcpy(s->id, id, sizeof(s->id));
-        (void) unit_name_from_id(id, unit, sizeof(unit));
         (void) snprintf(s->socket, sizeof(s->socket), POOL_DIR "/%s.sock", id);
-        (void) snprintf(runner, sizeof(runner), "%s/runner.py", cfg->lib_dir);
-        (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
-        (void) snprintf(field, sizeof(field), "SANDBOX_ID=%s", id);
-
-        NspawnSpec ns = {.machine = id, .uid_base = nspawn_uid_base(uid_rnd), .workspace_bytes = cfg->workspace_bytes,
-                         .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .user = "sandbox", .command = command};
-        /* Idle warm sandboxes are replaced before the TTL; this only bounds a forgotten one. */
-        SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .log_field = field, .nspawn = &ns,
-                            .runtime_max_usec = (cfg->pool_ttl_s + 60 + 60) * USEC_PER_SEC, .memory_max = cfg->memory_max,
-                            .tasks_max = cfg->tasks_max, .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100};
 
         r = pool_listen(s->socket, &listen_fd);
         if (r < 0)
@@ -121,15 +99,15 @@ static int start_one(Poold *p) {
                 (void) unlink(s->socket);
                 return log_error_errno(r, "Failed to record sandbox '%s': %s", s->id, db_errmsg(p->db));
         }
-        r = sandbox_start_detached(p->bus, &spec, listen_fd, &error);
+        r = broker_start_warm(&p->broker, s->id, listen_fd, why, sizeof(why));
         if (r >= 0)
                 r = pool_connect(s->socket, &s->fd);
+        else if (!why[0])
+                (void) snprintf(why, sizeof(why), "%s", strerror(-r));
         if (r < 0) {
-                const char *why = sd_bus_error_is_set(&error) ? error.message : strerror(-r);
-
                 log_pool_event(LOG_ERR, "failed", s->id, "Failed to start sandbox '%s': %s", s->id, why);
                 (void) db_pool_health_failed(p->db, why);
-                poold_destroy(p->bus, p->db, s->id, s->socket, "start failed");
+                poold_destroy(&p->broker, p->db, s->id, s->socket, "start failed");
                 return r;
         }
 
@@ -152,7 +130,7 @@ static void start_failed(Poold *p, size_t i, const char *why) {
         (void) snprintf(reason, sizeof(reason), "%s (journalctl -u %s.service tells why)", why, p->starting[i].id);
         (void) db_pool_health_failed(p->db, reason);
         log_pool_event(LOG_ERR, "failed", p->starting[i].id, "Sandbox '%s' failed to start: %s", p->starting[i].id, why);
-        poold_destroy(p->bus, p->db, p->starting[i].id, p->starting[i].socket, why);
+        poold_destroy(&p->broker, p->db, p->starting[i].id, p->starting[i].socket, why);
         starting_remove(p, i);
         p->failures++;
         p->backoff_until = pool_now_usec() + (backoff < BACKOFF_MAX_USEC ? backoff : BACKOFF_MAX_USEC);
@@ -172,7 +150,7 @@ static void probe(Poold *p, size_t i) {
         r = db_pool_ready(p->db, s->id);
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to mark sandbox '%s' ready: %s", s->id, db_errmsg(p->db));
-                poold_destroy(p->bus, p->db, s->id, s->socket, "lost its record");
+                poold_destroy(&p->broker, p->db, s->id, s->socket, "lost its record");
         } else
                 log_pool_event(LOG_INFO, "ready", s->id, "Sandbox '%s' ready", s->id);
         if (p->failures > 0)
@@ -207,7 +185,7 @@ static void retire_idle(Poold *p, unsigned want) {
         (void) clock_gettime(CLOCK_REALTIME, &ts);
         cutoff = (double) ts.tv_sec - p->config->pool_ttl_s;
         while (db_pool_claim_idle(p->db, (int) getpid(), cutoff, (int64_t) want, id, sizeof(id), socket, sizeof(socket)) >= 0)
-                poold_destroy(p->bus, p->db, id, socket, "idle");
+                poold_destroy(&p->broker, p->db, id, socket, "idle");
 }
 
 static void fill(Poold *p) {
@@ -286,23 +264,6 @@ static void collect_row(const char *id, const char *state, const char *socket, i
         l->owners[l->n++] = owner;
 }
 
-typedef struct Sweep {
-        Poold *p;
-        char units[256][SANDBOX_ID_MAX + 16];
-        bool failed[256];
-        size_t n;
-} Sweep;
-
-static void sweep_unit(const char *unit, const char *active, void *userdata) {
-        Sweep *s = userdata;
-
-        /* sandbox-api.* is the service itself, not a sandbox. */
-        if (strncmp(unit, "sandbox-api.", 12) == 0 || s->n >= 256)
-                return;
-        (void) snprintf(s->units[s->n], sizeof(s->units[0]), "%s", unit);
-        s->failed[s->n++] = strcmp(active, "failed") == 0 || strcmp(active, "inactive") == 0;
-}
-
 static bool was_orphan(const Poold *p, const char *id) {
         for (size_t i = 0; i < p->n_orphans; i++)
                 if (strcmp(p->orphans[i], id) == 0)
@@ -311,31 +272,31 @@ static bool was_orphan(const Poold *p, const char *id) {
 }
 
 /* Units of sandboxes that no pool row names, two sweeps in a row (a crash between two steps), are
- * killed; failed ones that systemd kept loaded are reset so it unloads them. */
+ * killed; failed ones that systemd kept loaded are reset so it unloads them. Tool sandboxes are left
+ * alone: they belong to the request that runs them. */
 static void sweep(Poold *p) {
-        static Sweep s;
+        static BrokerReply units;
         char orphans[64][SANDBOX_ID_MAX];
         size_t n = 0;
 
-        s.p = p;
-        s.n = 0;
-        if (sandbox_list(p->bus, "sandbox-*.service", sweep_unit, &s, NULL) < 0)
+        if (broker_list(&p->broker, &units) < 0)
                 return;
-        for (size_t i = 0; i < s.n; i++) {
-                char id[SANDBOX_ID_MAX];
+        for (size_t i = 0; i < units.n_units; i++) {
+                const BrokerUnit *u = &units.units[i];
 
-                if (s.failed[i]) {
-                        (void) sandbox_reset_failed(p->bus, s.units[i]);
+                if (strncmp(u->id, "sandbox-", 8) != 0)
+                        continue;
+                if (strcmp(u->state, "failed") == 0 || strcmp(u->state, "inactive") == 0) {
+                        (void) broker_reset_failed(&p->broker, u->id);
                         continue;
                 }
-                (void) snprintf(id, sizeof(id), "%.*s", (int) (strlen(s.units[i]) - strlen(".service")), s.units[i]);
-                if (db_pool_exists(p->db, id) != 0)
+                if (db_pool_exists(p->db, u->id) != 0)
                         continue;
-                if (was_orphan(p, id)) {
-                        log_pool_event(LOG_WARNING, "destroyed", id, "Sandbox '%s' has no pool record, killing it", id);
-                        (void) sandbox_kill(p->bus, s.units[i], NULL);
+                if (was_orphan(p, u->id)) {
+                        log_pool_event(LOG_WARNING, "destroyed", u->id, "Sandbox '%s' has no pool record, killing it", u->id);
+                        (void) broker_kill(&p->broker, u->id);
                 } else if (n < ELEMENTSOF(orphans))
-                        memcpy(orphans[n++], id, SANDBOX_ID_MAX);
+                        memcpy(orphans[n++], u->id, SANDBOX_ID_MAX);
         }
         memcpy(p->orphans, orphans, n * SANDBOX_ID_MAX);
         p->n_orphans = n;
@@ -358,14 +319,14 @@ static void reconcile(Poold *p) {
                         kept++;
                         continue;
                 }
-                poold_destroy(p->bus, p->db, l.ids[i], l.sockets[i], "left by a previous instance");
+                poold_destroy(&p->broker, p->db, l.ids[i], l.sockets[i], "left by a previous instance");
         }
         if (l.n > 0)
                 log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, l.n);
 }
 
 int poold_main(const Config *config, int wake_fd) {
-        Poold p = {.config = config};
+        Poold p = {.config = config, .broker = -1};
         int r;
 
         (void) signal(SIGTERM, on_term);
@@ -373,11 +334,6 @@ int poold_main(const Config *config, int wake_fd) {
         r = db_open(config->db_path, &p.db);
         if (r < 0)
                 return log_error_errno(r, "Pool: failed to open database '%s'", config->db_path);
-        r = sd_bus_open_system(&p.bus);
-        if (r >= 0)
-                r = sd_bus_get_unique_name(p.bus, &(const char *){NULL});
-        if (r < 0)
-                return log_error_errno(r, "Pool: failed to connect to the system bus");
 
         /* Start failures of a previous instance (maybe of another configuration) say nothing now. */
         (void) db_pool_health_ok(p.db);
@@ -404,10 +360,10 @@ int poold_main(const Config *config, int wake_fd) {
 
         /* Stopping: sandboxes still booting are not worth keeping; ready ones stay for the next start. */
         while (p.n_starting > 0) {
-                poold_destroy(p.bus, p.db, p.starting[0].id, p.starting[0].socket, "pool manager stopping");
+                poold_destroy(&p.broker, p.db, p.starting[0].id, p.starting[0].socket, "pool manager stopping");
                 starting_remove(&p, 0);
         }
-        p.bus = sd_bus_flush_close_unref(p.bus);
+        closep(&p.broker);
         p.db = db_close(p.db);
         return 0;
 }

@@ -9,9 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <systemd/sd-bus.h>
-
 #include "b64.h"
+#include "broker.h"
 #include "config.h"
 #include "db/requests.h"
 #include "log.h"
@@ -264,8 +263,7 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, const ch
         r = pool_exchange(fd, input, input_len, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
         if (r == -ETIME) {
                 /* systemd kills every process of the sandbox now, not when the answer is sent. */
-                if (unit_name_from_id(req->sandbox_id, unit, sizeof(unit)) >= 0 && context_bus(ctx))
-                        (void) sandbox_kill(ctx->bus, unit, NULL);
+                (void) broker_kill(&ctx->broker, req->sandbox_id);
                 return execute_timeout(req, x, pool_now_usec() - start);
         }
         if (r == -EMSGSIZE)

@@ -3,13 +3,12 @@
 
 typedef struct Request Request;
 typedef struct Config Config;
-typedef struct sd_bus sd_bus;
 typedef struct sqlite3 sqlite3;
 
 /* What a worker process holds for all its requests. */
 typedef struct Context {
         const Config *config;
-        sd_bus *bus; /* NULL until connected; handlers reconnect with context_bus() */
+        int broker; /* connection to the broker (broker.h), -1 until first used */
         sqlite3 *db;
         int wake_fd; /* write a byte: the pool manager refills */
         /* A claimed sandbox to destroy once the answer is sent. */
@@ -33,6 +32,3 @@ int route_find(const char *method, const char *path, const Route **ret);
 int route_execute(Request *req, Context *ctx);
 int route_pool(Request *req, Context *ctx);
 int route_call(Request *req, Context *ctx);
-
-/* The worker's bus, (re)connected if the last connection dropped; NULL if systemd is unreachable. */
-sd_bus *context_bus(Context *ctx);

@@ -2,7 +2,7 @@
 # Shared helpers for the end-to-end suites: real HTTP through nginx, the real journal and database.
 
 SANDBOXD_URL=${SANDBOXD_URL:-http://127.0.0.1:8080}
-SANDBOXD_DB=${SANDBOXD_DB:-/var/lib/sandboxd/sandboxd.db}
+SANDBOXD_DB=${SANDBOXD_DB:-/var/lib/sandboxd/db/sandboxd.db}
 SANDBOXD_HOST=${SANDBOXD_HOST:-/usr/local/sbin/sandboxd-host}
 
 # The stack must be up (make run, or make test which brings it up); a missing stack is a failure.

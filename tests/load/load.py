@@ -53,7 +53,7 @@ def main():
     ap.add_argument("-n", type=int, default=1000)
     ap.add_argument("-c", type=int, default=16)
     ap.add_argument("--deadline", type=int, default=1200, help="seconds; the run stops sending after this")
-    ap.add_argument("--db", default="/var/lib/sandboxd/sandboxd.db")
+    ap.add_argument("--db", default="/var/lib/sandboxd/db/sandboxd.db")
     ap.add_argument("--host-cmd", default="sandboxd-host exec")
     args = ap.parse_args()
     u = urllib.parse.urlparse(args.url)

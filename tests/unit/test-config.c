@@ -29,7 +29,8 @@ static int parse(const Var *env, Config *ret, const char **reterr_name) {
 
 static const Config defaults = {
         .workers = 4,
-        .db_path = "/var/lib/sandboxd/sandboxd.db",
+        .db_path = "/var/lib/sandboxd/db/sandboxd.db",
+        .user = "sandboxd",
         .max_body_bytes = 16ULL << 20,
         .memory_max = 512ULL << 20,
         .tasks_max = 128,
@@ -49,6 +50,7 @@ static void check_config(const Config *got, const Config *want, const char *what
 #define STR(f) tap_is_str(got->f, want->f, "%s: " #f, what)
         FIELD(workers);
         STR(db_path);
+        STR(user);
         FIELD(max_body_bytes);
         FIELD(memory_max);
         FIELD(tasks_max);
@@ -69,6 +71,7 @@ static void test_defaults(void) {
         static const Var empty[] = {
                 {"SANDBOXD_WORKERS", ""},
                 {"SANDBOXD_DB", ""},
+                {"SANDBOXD_USER", ""},
                 {"SANDBOXD_MAX_BODY_BYTES", ""},
                 {"SANDBOXD_MEMORY_MAX", ""},
                 {"SANDBOXD_TASKS_MAX", ""},

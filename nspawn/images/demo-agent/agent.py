@@ -67,6 +67,6 @@ def reach():
         finally:
             s.close()
     out["interfaces"] = sorted(i[1] for i in socket.if_nameindex())
-    out["host_db_visible"] = os.path.exists("/var/lib/sandboxd/sandboxd.db")
+    out["host_db_visible"] = os.path.exists("/var/lib/sandboxd/db/sandboxd.db")
     out["uid"] = os.getuid()
     return out

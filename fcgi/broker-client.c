@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* The workers' and the pool manager's side of the broker. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "macro.h"
+#include "nspawn/sandbox.h"
+
+static int broker_connect(int *ret) {
+        struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = BROKER_SOCKET};
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+        if (fd < 0)
+                return negative_errno();
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                int r = negative_errno();
+
+                (void) close(fd);
+                return r;
+        }
+        *ret = fd;
+        return 0;
+}
+
+static int send_request(int fd, const BrokerRequest *req, int pass_fd) {
+        struct iovec iov = {.iov_base = (void *) req, .iov_len = sizeof(*req)};
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+        if (pass_fd >= 0) {
+                struct cmsghdr *c;
+
+                mh.msg_control = &control;
+                mh.msg_controllen = sizeof(control.buf);
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+        }
+        if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t) sizeof(*req))
+                return errno > 0 ? -errno : -EIO;
+        return 0;
+}
+
+/* One reply; *ret_fd gets the fd that came with it, or -1. */
+static int recv_reply(int fd, BrokerReply *ret, int *ret_fd) {
+        struct iovec iov = {.iov_base = ret, .iov_len = sizeof(*ret)};
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control.buf)};
+        ssize_t n;
+
+        if (ret_fd)
+                *ret_fd = -1;
+        do
+                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
+                        int got;
+
+                        memcpy(&got, CMSG_DATA(c), sizeof(int));
+                        if (ret_fd)
+                                *ret_fd = got;
+                        else
+                                (void) close(got);
+                }
+        if (n != (ssize_t) sizeof(*ret) || (mh.msg_flags & MSG_TRUNC))
+                return -EPROTO; /* 0: the broker closed the connection */
+        ret->message[sizeof(ret->message) - 1] = 0;
+        ret->result[sizeof(ret->result) - 1] = 0;
+        return 0;
+}
+
+/* A request and its reply on *conn, connecting (once more if the broker restarted) as needed. */
+static int call(int *conn, const BrokerRequest *req, int pass_fd, BrokerReply *ret) {
+        int r = -ENOTCONN;
+
+        for (int attempt = 0; attempt < 2; attempt++) {
+                if (*conn < 0) {
+                        r = broker_connect(conn);
+                        if (r < 0)
+                                return r;
+                }
+                r = send_request(*conn, req, pass_fd);
+                if (r >= 0)
+                        r = recv_reply(*conn, ret, NULL);
+                if (r >= 0)
+                        return ret->error;
+                closep(conn);
+                *conn = -1;
+        }
+        return r;
+}
+
+static BrokerRequest request(BrokerOp op, const char *id) {
+        BrokerRequest req = {.magic = BROKER_MAGIC, .op = op};
+
+        if (id)
+                (void) snprintf(req.id, sizeof(req.id), "%s", id);
+        return req;
+}
+
+static void why_from(const BrokerReply *rep, int r, char *why, size_t why_size) {
+        if (why && why_size > 0)
+                (void) snprintf(why, why_size, "%s", rep->message[0] ? rep->message : strerror(r < 0 ? -r : EIO));
+}
+
+int broker_start_warm(int *conn, const char *id, int listen_fd, char *why, size_t why_size) {
+        BrokerRequest req = request(BROKER_START_WARM, id);
+        BrokerReply rep = {};
+        int r = call(conn, &req, listen_fd, &rep);
+
+        if (r < 0)
+                why_from(&rep, r, why, why_size);
+        return r;
+}
+
+int broker_kill(int *conn, const char *id) {
+        BrokerRequest req = request(BROKER_KILL, id);
+        BrokerReply rep;
+
+        return call(conn, &req, -1, &rep);
+}
+
+int broker_reset_failed(int *conn, const char *id) {
+        BrokerRequest req = request(BROKER_RESET_FAILED, id);
+        BrokerReply rep;
+
+        return call(conn, &req, -1, &rep);
+}
+
+int broker_list(int *conn, BrokerReply *ret) {
+        BrokerRequest req = request(BROKER_LIST, NULL);
+        int r = call(conn, &req, -1, ret);
+
+        if (r >= 0 && ret->n_units > BROKER_LIST_MAX)
+                return -EPROTO;
+        return r;
+}
+
+static int read_exact(int fd, char *buf, size_t len, off_t offset) {
+        while (len > 0) {
+                ssize_t n = pread(fd, buf, len, offset);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? negative_errno() : -EPROTO;
+                buf += n;
+                len -= (size_t) n;
+                offset += n;
+        }
+        return 0;
+}
+
+int broker_run_tool(const char *id, const char *request_id, const char *image, unsigned timeout_s,
+                    const char *input, size_t input_len, SandboxResult *ret, char *why, size_t why_size) {
+        BrokerRequest req = request(BROKER_RUN_TOOL, id);
+        cleanup_close int conn = -1, in = -1, out = -1;
+        cleanup_free char *reply = NULL, *diag = NULL;
+        static BrokerReply rep; /* workers are single-threaded */
+        int r;
+
+        (void) snprintf(req.request_id, sizeof(req.request_id), "%s", request_id);
+        (void) snprintf(req.image, sizeof(req.image), "%s", image);
+        req.timeout_s = timeout_s;
+        memset(&rep, 0, sizeof(rep));
+
+        in = memfd_create("sandboxd-tool-input", MFD_CLOEXEC);
+        if (in < 0)
+                return negative_errno();
+        if (write(in, input, input_len) != (ssize_t) input_len)
+                return errno > 0 ? -errno : -EIO;
+
+        r = broker_connect(&conn);
+        if (r >= 0)
+                r = send_request(conn, &req, in);
+        if (r >= 0)
+                r = recv_reply(conn, &rep, &out);
+        if (r >= 0)
+                r = rep.error;
+        if (r < 0) {
+                why_from(&rep, r, why, why_size);
+                return r;
+        }
+        if (out < 0 || rep.reply_len > BROKER_INPUT_MAX * 8 || rep.diag_len > (1U << 20))
+                return -EPROTO;
+
+        reply = malloc(rep.reply_len + 1);
+        diag = malloc(rep.diag_len + 1);
+        if (!reply || !diag)
+                return -ENOMEM;
+        r = read_exact(out, reply, rep.reply_len, 0);
+        if (r >= 0)
+                r = read_exact(out, diag, rep.diag_len, (off_t) rep.reply_len);
+        if (r < 0)
+                return r;
+        reply[rep.reply_len] = 0;
+        diag[rep.diag_len] = 0;
+
+        *ret = (SandboxResult){.reply = TAKE_PTR(reply), .reply_len = rep.reply_len, .reply_truncated = rep.reply_truncated,
+                               .diag = TAKE_PTR(diag), .diag_len = rep.diag_len, .duration_usec = rep.duration_usec,
+                               .cpu_usec = rep.cpu_usec, .ready = rep.ready, .killed_unready = rep.killed_unready,
+                               .killed_timeout = rep.killed_timeout};
+        (void) snprintf(ret->result, sizeof(ret->result), "%s", rep.result);
+        return 0;
+}

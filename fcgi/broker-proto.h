@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The messages between the unprivileged processes (workers, pool manager) and the broker, the one
+ * process that keeps root to talk to systemd. One request, one reply, each one SOCK_SEQPACKET
+ * message of fixed layout; file descriptors travel alongside (SCM_RIGHTS). */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nspawn/unit-name.h"
+
+#define BROKER_SOCKET "/run/sandboxd/broker.sock"
+#define BROKER_MAGIC 0x73626b31U /* "sbk1": bump on any change of layout */
+#define BROKER_LIST_MAX 256
+/* A tool call's input (its JSON: module, function, args) at most; the route caps bodies at 1 MiB. */
+#define BROKER_INPUT_MAX (2U << 20)
+
+/* The tool runner, bind-mounted into a tool sandbox; it prints the marker once it is up, then its
+ * reply (reference: replies are capped at 8 MiB). */
+#define TOOLRUNNER_PATH "/run/sandboxd/toolrunner.py"
+#define TOOL_READY_MARKER "READY\n"
+#define TOOL_MAX_REPLY_BYTES (8U << 20)
+
+typedef enum BrokerOp {
+        BROKER_START_WARM = 1, /* fd: the listening socket the runner gets as stdin */
+        BROKER_RUN_TOOL,       /* fd: a memfd holding the input; the reply carries a memfd back */
+        BROKER_KILL,
+        BROKER_RESET_FAILED,
+        BROKER_LIST,
+        _BROKER_OP_MAX,
+} BrokerOp;
+
+typedef struct BrokerRequest {
+        uint32_t magic;
+        uint32_t op;
+        char id[SANDBOX_ID_MAX];  /* "sandbox-<12 of [a-z2-7]>" or "tool-<…>"; empty for LIST */
+        char request_id[64];      /* RUN_TOOL: tags the unit's journal lines */
+        char image[80];           /* RUN_TOOL: an image name under the image directory */
+        uint32_t timeout_s;       /* RUN_TOOL: the call's timeout, once the tool is ready */
+} BrokerRequest;
+
+typedef struct BrokerUnit {
+        char id[SANDBOX_ID_MAX];
+        char state[16]; /* systemd's ActiveState */
+} BrokerUnit;
+
+typedef struct BrokerReply {
+        int32_t error;     /* 0, or a negative errno */
+        char message[256]; /* why, when error is set */
+        /* RUN_TOOL: the memfd holds reply_len bytes of stdout, then diag_len of stderr. */
+        char result[48];
+        uint64_t duration_usec;
+        uint64_t cpu_usec;
+        uint64_t reply_len;
+        uint64_t diag_len;
+        uint8_t reply_truncated;
+        uint8_t ready;
+        uint8_t killed_unready;
+        uint8_t killed_timeout;
+        /* LIST: sandboxd's own units, nothing else. */
+        uint32_t n_units;
+        BrokerUnit units[BROKER_LIST_MAX];
+} BrokerReply;
+
+/* A sandbox id of the kind prefix names ("sandbox" or "tool"): the prefix, a dash, and exactly the
+ * 12 characters unit_name_sandbox_id() makes. NULL prefix: either kind. Pure. */
+int broker_id_valid(const char *id, const char *prefix);
+
+/* Checks a request as it came off the socket (size bytes): magic, op, and for that op every field,
+ * NUL-terminated and well formed. 0 or -EINVAL (-EPROTO: not even a request). Pure. */
+int broker_request_check(const BrokerRequest *req, size_t size, unsigned max_timeout_s);

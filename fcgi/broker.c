@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/* The broker's side: root, systemd's only client, and as small as that allows. What a sandbox is
+ * (command, mounts, limits, users) comes from the broker's own configuration; a request only says
+ * which of sandboxd's units to act on. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#include "broker.h"
+#include "config.h"
+#include "log.h"
+#include "macro.h"
+#include "nspawn/nspawn-argv.h"
+#include "nspawn/sandbox.h"
+#include "validate.h"
+
+#define CLIENTS_MAX 64
+
+typedef struct Broker {
+        const Config *config;
+        uid_t uid;
+        sd_bus *bus;
+        int listen_fd;
+        int clients[CLIENTS_MAX];
+        size_t n_clients;
+} Broker;
+
+static volatile sig_atomic_t broker_stop;
+
+static void on_term(int sig) {
+        (void) sig;
+        broker_stop = 1;
+}
+
+static sd_bus *broker_bus(Broker *b) {
+        int r;
+
+        if (b->bus && sd_bus_is_open(b->bus) > 0)
+                return b->bus;
+        b->bus = sd_bus_flush_close_unref(b->bus);
+        r = sd_bus_open_system(&b->bus);
+        /* Finish authentication now, or the bus drops a connection left idle past its auth timeout. */
+        if (r >= 0)
+                r = sd_bus_get_unique_name(b->bus, &(const char *){NULL});
+        if (r < 0) {
+                b->bus = sd_bus_flush_close_unref(b->bus);
+                (void) log_error_errno(r, "Broker: failed to connect to the system bus");
+        }
+        return b->bus;
+}
+
+/* A sandbox's UID range, at random: no two sandboxes likely share UIDs. */
+static int random_uid_base(uint32_t *ret) {
+        uint32_t rnd;
+
+        if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                return -EIO;
+        *ret = nspawn_uid_base(rnd);
+        return 0;
+}
+
+static int send_reply(int fd, const BrokerReply *rep, int pass_fd) {
+        struct iovec iov = {.iov_base = (void *) rep, .iov_len = sizeof(*rep)};
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+        if (pass_fd >= 0) {
+                struct cmsghdr *c;
+
+                mh.msg_control = &control;
+                mh.msg_controllen = sizeof(control.buf);
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+        }
+        /* A client that does not read its replies is dropped, not waited for. */
+        return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t) sizeof(*rep) ? 0 : negative_errno();
+}
+
+static int fail(BrokerReply *rep, int r, const sd_bus_error *error) {
+        rep->error = r < 0 ? r : -EIO;
+        (void) snprintf(rep->message, sizeof(rep->message), "%s",
+                        error && sd_bus_error_is_set(error) ? error->message : strerror(-rep->error));
+        return rep->error;
+}
+
+/* Only a listening unix stream socket may become a warm sandbox's stdin. */
+static int check_listener(int fd) {
+        int v = 0;
+        socklen_t len = sizeof(v);
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+                return -EBADF;
+        if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) < 0 || v != AF_UNIX)
+                return -EBADF;
+        len = sizeof(v);
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) < 0 || v != SOCK_STREAM)
+                return -EBADF;
+        len = sizeof(v);
+        if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0 || v != 1)
+                return -EBADF;
+        return 0;
+}
+
+static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *rep) {
+        const Config *cfg = b->config;
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        char unit[SANDBOX_ID_MAX + 16], runner[512], etc[512], field[128];
+        const char *command[] = {"/usr/bin/python3", "-I", "-S", runner, "--listen", NULL};
+        uint32_t uid_base = 0;
+        int r = check_listener(fd);
+
+        if (r >= 0)
+                r = random_uid_base(&uid_base);
+        if (r < 0)
+                return fail(rep, r, NULL);
+        (void) unit_name_from_id(req->id, unit, sizeof(unit));
+        (void) snprintf(runner, sizeof(runner), "%s/runner.py", cfg->lib_dir);
+        (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
+        (void) snprintf(field, sizeof(field), "SANDBOX_ID=%s", req->id);
+
+        NspawnSpec ns = {.machine = req->id, .uid_base = uid_base, .workspace_bytes = cfg->workspace_bytes,
+                         .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .user = "sandbox", .command = command};
+        /* Idle warm sandboxes are replaced before the TTL; this only bounds a forgotten one. */
+        SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .log_field = field, .nspawn = &ns,
+                            .runtime_max_usec = (cfg->pool_ttl_s + 60 + 60) * USEC_PER_SEC, .memory_max = cfg->memory_max,
+                            .tasks_max = cfg->tasks_max, .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100};
+
+        if (!broker_bus(b))
+                return fail(rep, -ENOTCONN, NULL);
+        r = sandbox_start_detached(b->bus, &spec, fd, &error);
+        return r < 0 ? fail(rep, r, &error) : 0;
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? negative_errno() : -EIO;
+                buf += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+static int read_input(int fd, char **ret, size_t *ret_len) {
+        cleanup_free char *buf = NULL;
+        struct stat st;
+        size_t got = 0;
+
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t) st.st_size > BROKER_INPUT_MAX)
+                return -EBADF;
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (got < (size_t) st.st_size) {
+                ssize_t n = pread(fd, buf + got, (size_t) st.st_size - got, (off_t) got);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return -EBADF;
+                got += (size_t) n;
+        }
+        buf[got] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_len = got;
+        return 0;
+}
+
+/* In a child of the broker: the tool sandbox runs for as long as the call takes. */
+static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *rep, int *ret_out) {
+        const Config *cfg = b->config;
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        cleanup_free char *input = NULL;
+        cleanup_close int out = -1;
+        SandboxResult res = {};
+        char unit[SANDBOX_ID_MAX + 16], etc[512], runner_bind[600], field[128], image[1024], python[1100];
+        const char *command[] = {"/usr/bin/python3", "-I", TOOLRUNNER_PATH, NULL};
+        const char *binds[] = {runner_bind, NULL};
+        size_t input_len = 0;
+        uint32_t uid_base = 0;
+        struct stat st;
+        int r;
+
+        r = read_input(fd, &input, &input_len);
+        if (r >= 0)
+                r = random_uid_base(&uid_base);
+        if (r < 0)
+                return fail(rep, r, NULL);
+        if ((size_t) snprintf(image, sizeof(image), "%s/%s", cfg->image_dir, req->image) >= sizeof(image) ||
+            stat(image, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                rep->error = -ENOENT;
+                (void) snprintf(rep->message, sizeof(rep->message), "image '%s' not found in %s", req->image, cfg->image_dir);
+                return rep->error;
+        }
+        /* The tool runner is sandboxd's, but the interpreter must be the image's own. */
+        if ((size_t) snprintf(python, sizeof(python), "%s/usr/bin/python3", image) >= sizeof(python) || lstat(python, &st) < 0) {
+                rep->error = -ENOEXEC;
+                (void) snprintf(rep->message, sizeof(rep->message), "image '%s' has no /usr/bin/python3", req->image);
+                return rep->error;
+        }
+        (void) unit_name_from_id(req->id, unit, sizeof(unit));
+        (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
+        (void) snprintf(runner_bind, sizeof(runner_bind), "%s/toolrunner.py:" TOOLRUNNER_PATH, cfg->lib_dir);
+        (void) snprintf(field, sizeof(field), "REQUEST_ID=%s", req->request_id);
+
+        NspawnSpec ns = {.machine = req->id, .uid_base = uid_base, .workspace_bytes = cfg->workspace_bytes,
+                         .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .user = "sandbox",
+                         .command = command, .image = image, .bind_ro = binds};
+        SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .log_field = field, .nspawn = &ns,
+                            .runtime_max_usec = (cfg->call_ready_timeout_s + req->timeout_s + 10) * USEC_PER_SEC,
+                            .memory_max = cfg->memory_max, .tasks_max = cfg->tasks_max,
+                            .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100,
+                            .max_reply_bytes = TOOL_MAX_REPLY_BYTES + strlen(TOOL_READY_MARKER), .ready_marker = TOOL_READY_MARKER,
+                            .ready_timeout_usec = cfg->call_ready_timeout_s * USEC_PER_SEC,
+                            .run_timeout_usec = req->timeout_s * USEC_PER_SEC};
+
+        if (!broker_bus(b))
+                return fail(rep, -ENOTCONN, NULL);
+        r = sandbox_run(b->bus, &spec, input, input_len, &res, &error);
+        if (r < 0)
+                return fail(rep, r, &error);
+
+        out = memfd_create("sandboxd-tool-reply", MFD_CLOEXEC);
+        if (out < 0)
+                r = negative_errno();
+        else
+                r = write_all(out, res.reply ? res.reply : "", res.reply_len);
+        if (r >= 0)
+                r = write_all(out, res.diag ? res.diag : "", res.diag_len);
+        if (r >= 0) {
+                (void) snprintf(rep->result, sizeof(rep->result), "%s", res.result);
+                rep->duration_usec = res.duration_usec;
+                rep->cpu_usec = res.cpu_usec;
+                rep->reply_len = res.reply_len;
+                rep->diag_len = res.diag_len;
+                rep->reply_truncated = res.reply_truncated;
+                rep->ready = res.ready;
+                rep->killed_unready = res.killed_unready;
+                rep->killed_timeout = res.killed_timeout;
+                *ret_out = TAKE_FD(out);
+        }
+        sandbox_result_done(&res);
+        return r < 0 ? fail(rep, r, NULL) : 0;
+}
+
+static void list_unit(const char *unit, const char *active, void *userdata) {
+        BrokerReply *rep = userdata;
+        BrokerUnit *u;
+        const char *dot = strrchr(unit, '.');
+
+        if (rep->n_units >= BROKER_LIST_MAX || !dot || strcmp(dot, ".service") != 0 || (size_t) (dot - unit) >= sizeof(u->id))
+                return;
+        u = &rep->units[rep->n_units];
+        memcpy(u->id, unit, (size_t) (dot - unit));
+        u->id[dot - unit] = 0;
+        if (!broker_id_valid(u->id, NULL))
+                return;
+        (void) snprintf(u->state, sizeof(u->state), "%s", active);
+        rep->n_units++;
+}
+
+static int list(Broker *b, BrokerReply *rep) {
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        if (!broker_bus(b))
+                return fail(rep, -ENOTCONN, NULL);
+        r = sandbox_list(b->bus, "sandbox-*.service", list_unit, rep, &error);
+        if (r >= 0)
+                r = sandbox_list(b->bus, "tool-*.service", list_unit, rep, &error);
+        return r < 0 ? fail(rep, r, &error) : 0;
+}
+
+static int unit_op(Broker *b, const BrokerRequest *req, BrokerReply *rep) {
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        char unit[SANDBOX_ID_MAX + 16];
+        int r;
+
+        (void) unit_name_from_id(req->id, unit, sizeof(unit));
+        if (!broker_bus(b))
+                return fail(rep, -ENOTCONN, NULL);
+        if (req->op == BROKER_KILL)
+                r = sandbox_kill(b->bus, unit, &error);
+        else
+                r = sandbox_reset_failed(b->bus, unit);
+        return r < 0 ? fail(rep, r, &error) : 0;
+}
+
+/* One message from a client, with the fd it may carry; -1 when the client is gone. */
+static ssize_t recv_request(int fd, BrokerRequest *req, int *ret_fd) {
+        struct iovec iov = {.iov_base = req, .iov_len = sizeof(*req)};
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * 4)];
+        } control = {};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control.buf)};
+        ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+
+        *ret_fd = -1;
+        if (n <= 0)
+                return n < 0 && (errno == EAGAIN || errno == EINTR) ? 0 : -1;
+        /* At most one fd is used; every other one that came along is closed. */
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                        int got;
+
+                        memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                        if (*ret_fd < 0)
+                                *ret_fd = got;
+                        else
+                                (void) close(got);
+                }
+        }
+        if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+                return (ssize_t) sizeof(*req) + 1; /* fails the size check */
+        return n;
+}
+
+static void client_remove(Broker *b, size_t i, bool close_it) {
+        if (close_it)
+                (void) close(b->clients[i]);
+        b->clients[i] = b->clients[--b->n_clients];
+}
+
+/* Handles what client i sent. Long operations (a tool call) go to a child that takes the connection. */
+static void serve(Broker *b, size_t i) {
+        int fd = b->clients[i];
+        static BrokerRequest req;
+        static BrokerReply rep;
+        cleanup_close int passed = -1;
+        ssize_t n;
+        int r;
+
+        memset(&req, 0, sizeof(req));
+        n = recv_request(fd, &req, &passed);
+        if (n == 0)
+                return;
+        if (n < 0) {
+                client_remove(b, i, true);
+                return;
+        }
+        memset(&rep, 0, sizeof(rep));
+        r = broker_request_check(&req, (size_t) n, validate_call_limits.max_timeout_s);
+        if (r < 0) {
+                (void) log_warning_errno(r, "Broker: refused a malformed request (op %u)", n >= 8 ? req.op : 0);
+                (void) fail(&rep, r, NULL);
+                (void) send_reply(fd, &rep, -1);
+                if (r == -EPROTO)
+                        client_remove(b, i, true);
+                return;
+        }
+
+        switch (req.op) {
+        case BROKER_START_WARM:
+                (void) start_warm(b, &req, passed, &rep);
+                break;
+        case BROKER_KILL:
+        case BROKER_RESET_FAILED:
+                (void) unit_op(b, &req, &rep);
+                break;
+        case BROKER_LIST:
+                (void) list(b, &rep);
+                break;
+        case BROKER_RUN_TOOL: {
+                pid_t pid = fork();
+
+                if (pid < 0) {
+                        (void) fail(&rep, negative_errno(), NULL);
+                        break;
+                }
+                if (pid > 0) {
+                        client_remove(b, i, true);
+                        return;
+                }
+                /* The child: the bus connection is the parent's, the other clients too. */
+                {
+                        int out = -1;
+
+                        b->bus = NULL;
+                        (void) close(b->listen_fd);
+                        for (size_t j = 0; j < b->n_clients; j++)
+                                if (b->clients[j] != fd)
+                                        (void) close(b->clients[j]);
+                        (void) signal(SIGTERM, SIG_DFL);
+                        (void) run_tool(b, &req, passed, &rep, &out);
+                        (void) send_reply(fd, &rep, out);
+                        _exit(0);
+                }
+        }
+        /* not reached */
+        default:
+                break;
+        }
+        if (send_reply(fd, &rep, -1) < 0)
+                client_remove(b, i, true);
+}
+
+static int peer_allowed(const Broker *b, int fd) {
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return 0;
+        return cred.uid == b->uid || cred.uid == 0;
+}
+
+int broker_main(const Config *config, int listen_fd, uid_t uid) {
+        Broker b = {.config = config, .uid = uid, .listen_fd = listen_fd};
+        struct sigaction sa = {.sa_handler = on_term};
+
+        (void) sigaction(SIGTERM, &sa, NULL); /* no SA_RESTART: poll() returns */
+        (void) signal(SIGCHLD, SIG_IGN);      /* tool-call children reap themselves */
+        (void) signal(SIGPIPE, SIG_IGN);
+        (void) broker_bus(&b);
+
+        while (!broker_stop) {
+                struct pollfd fds[CLIENTS_MAX + 1];
+
+                fds[0] = (struct pollfd){.fd = listen_fd, .events = b.n_clients < CLIENTS_MAX ? POLLIN : 0};
+                for (size_t i = 0; i < b.n_clients; i++)
+                        fds[i + 1] = (struct pollfd){.fd = b.clients[i], .events = POLLIN};
+                if (poll(fds, b.n_clients + 1, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return log_error_errno(errno, "Broker: poll failed");
+                }
+                for (size_t i = b.n_clients; i > 0; i--)
+                        if (fds[i].revents)
+                                serve(&b, i - 1);
+                if (fds[0].revents & POLLIN) {
+                        int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+                        if (fd < 0)
+                                continue;
+                        if (!peer_allowed(&b, fd)) {
+                                (void) log_warning_errno(EPERM, "Broker: refused a connection from a process not of sandboxd");
+                                (void) close(fd);
+                                continue;
+                        }
+                        b.clients[b.n_clients++] = fd;
+                }
+        }
+        b.bus = sd_bus_flush_close_unref(b.bus);
+        return 0;
+}
