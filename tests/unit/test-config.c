@@ -101,6 +101,7 @@ static void test_override(void) {
         static const Var env[] = {
                 {"SANDBOXD_WORKERS", "16"},
                 {"SANDBOXD_DB", "/tmp/x.db"},
+                {"SANDBOXD_USER", "other"},
                 {"SANDBOXD_MAX_BODY_BYTES", "2048"},
                 {"SANDBOXD_MEMORY_MAX", "1073741824"},
                 {"SANDBOXD_TASKS_MAX", "64"},
@@ -118,6 +119,7 @@ static void test_override(void) {
         static const Config want = {
                 .workers = 16,
                 .db_path = "/tmp/x.db",
+                .user = "other",
                 .max_body_bytes = 2048,
                 .memory_max = 1ULL << 30,
                 .tasks_max = 64,

@@ -1,0 +1,44 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""A raw client of sandboxd's broker socket, for the privilege tests: sends one request (or raw
+bytes) and prints what came back as JSON: {"closed": true} if the broker hung up without a reply,
+else {"error": N, "message": "..."}.
+
+  broker-client.py OP ID        OP: kill, reset-failed, list, start-warm, run-tool (numbers as the
+                                broker's protocol has them); ID: a sandbox id or anything else
+  broker-client.py --raw HEX    sends those bytes as one message
+"""
+import json
+import socket
+import struct
+import sys
+
+SOCKET = "/run/sandboxd/broker.sock"
+MAGIC = 0x73626B31
+OPS = {"start-warm": 1, "run-tool": 2, "kill": 3, "reset-failed": 4, "list": 5}
+REQUEST = struct.Struct("<II64s64s80sI")  # BrokerRequest in fcgi/broker-proto.h
+
+
+def main():
+    if sys.argv[1] == "--raw":
+        msg = bytes.fromhex(sys.argv[2])
+    else:
+        op = OPS.get(sys.argv[1])
+        op = int(sys.argv[1]) if op is None else op
+        msg = REQUEST.pack(MAGIC, op, sys.argv[2].encode(), b"0123456789abcdef0123456789abcdef", b"demo-agent", 5)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(10)
+    s.connect(SOCKET)
+    try:
+        s.send(msg)
+        reply = s.recv(1 << 20)
+    except (ConnectionResetError, BrokenPipeError):
+        reply = b""
+    if not reply:
+        print(json.dumps({"closed": True}))
+        return
+    error, message = struct.unpack_from("<i256s", reply)
+    print(json.dumps({"error": error, "message": message.split(b"\0")[0].decode()}))
+
+
+main()

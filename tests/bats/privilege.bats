@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Least privilege: the processes that parse requests are not root and cannot manage systemd units;
+# the one that can (the broker) does so only for sandboxd's own units, and only for them.
+
+load helpers
+
+CLIENT="$BATS_TEST_DIRNAME/broker-client.py"
+
+setup_file() {
+    require_stack
+}
+
+setup() {
+    wait_pool_full
+}
+
+# pids of sandbox-api.service's processes whose name is $1
+service_pids() {
+    local cg
+    cg=$(in_systemd systemctl show -P ControlGroup sandbox-api.service)
+    for p in $(in_systemd cat "/sys/fs/cgroup/systemd$cg/cgroup.procs"); do
+        [ "$(in_systemd cat "/proc/$p/comm")" = "$1" ] && echo "$p"
+    done
+    return 0
+}
+
+as_worker_user() {
+    in_systemd setpriv --reuid=sandboxd --regid=sandboxd --clear-groups "$@"
+}
+
+@test "workers and pool manager run as sandboxd with no capabilities; root keeps only setuid and setgid" {
+    workers=$(service_pids sandboxd-worker)
+    [ "$(wc -w <<<"$workers")" -ge 1 ]
+    for p in $workers $(service_pids sandboxd-pool); do
+        status=$(in_systemd cat "/proc/$p/status")
+        grep -Eq "^Uid:\s+$(id -u sandboxd)\s+$(id -u sandboxd)\s+$(id -u sandboxd)\s+$(id -u sandboxd)$" <<<"$status"
+        grep -Eq "^Gid:\s+$(id -g sandboxd)\s+" <<<"$status"
+        grep -Eq '^Groups:\s*'"$(id -g sandboxd)"'?\s*$' <<<"$status"
+        grep -q '^CapEff:\s*0000000000000000$' <<<"$status"
+        grep -q '^CapPrm:\s*0000000000000000$' <<<"$status"
+        grep -q '^NoNewPrivs:\s*1$' <<<"$status"
+    done
+    # The master and the broker: root, with CAP_SETUID and CAP_SETGID (bits 6, 7) and nothing else.
+    for p in $(service_pids sandboxd-fcgi) $(service_pids sandboxd-broker); do
+        status=$(in_systemd cat "/proc/$p/status")
+        grep -Eq '^Uid:\s+0\s' <<<"$status"
+        grep -q '^CapBnd:\s*00000000000000c0$' <<<"$status"
+    done
+    [ "$(service_pids sandboxd-broker | wc -w)" -eq 1 ]
+}
+
+@test "the workers' user cannot start, stop or kill units through systemd" {
+    run as_worker_user systemd-run --unit=sbx-test-evil --wait /bin/true
+    [ "$status" -ne 0 ]
+    [[ $output == *"Access denied"* || $output == *"nteractive authentication required"* || $output == *"not allowed"* ]]
+    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'sbx-test-evil*')" ]
+
+    unit=$(in_systemd systemctl list-units --plain --no-legend 'sandbox-*.service' | awk '$1 != "sandbox-api.service" { print $1; exit }')
+    [ -n "$unit" ]
+    run as_worker_user systemctl kill "$unit"
+    [ "$status" -ne 0 ]
+    run as_worker_user systemctl stop sandbox-api.service
+    [ "$status" -ne 0 ]
+    in_systemd systemctl is-active --quiet "$unit"
+    in_systemd systemctl is-active --quiet sandbox-api.service
+}
+
+@test "the broker refuses every user but the workers' own" {
+    run in_systemd setpriv --reuid=nobody --regid=nogroup --clear-groups "$CLIENT" list ""
+    [ "$status" -eq 0 ]
+    [ "$output" = '{"closed": true}' ]
+    run as_worker_user "$CLIENT" list ""
+    [ "$status" -eq 0 ]
+    [ "$(jq .error <<<"$output")" -eq 0 ]
+}
+
+@test "the broker acts only on sandboxd's own units" {
+    for id in sandbox-api dbus systemd-journald sandboxd-nginx "sandbox-abcdefghijkl.service" "../sandbox-api" "tool-ABCDEFGHIJKL"; do
+        for op in kill reset-failed; do
+            run as_worker_user "$CLIENT" "$op" "$id"
+            [ "$status" -eq 0 ]
+            [ "$(jq .error <<<"$output")" -eq -22 ]   # -EINVAL
+        done
+    done
+    # A warm sandbox may only be started under a sandbox id; a tool runs only under a tool id.
+    run as_worker_user "$CLIENT" start-warm "tool-abcdefghijkl"
+    [ "$(jq .error <<<"$output")" -eq -22 ]
+    run as_worker_user "$CLIENT" run-tool "sandbox-abcdefghijkl"
+    [ "$(jq .error <<<"$output")" -eq -22 ]
+    # Without the listening socket it must pass, no warm sandbox is started.
+    run as_worker_user "$CLIENT" start-warm "sandbox-abcdefghijkl"
+    [ "$(jq .error <<<"$output")" -eq -9 ]    # -EBADF
+    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'sandbox-abcdefghijkl*')" ]
+    in_systemd systemctl is-active --quiet sandbox-api.service dbus.service systemd-journald.service sandboxd-nginx.service
+}
+
+@test "malformed broker messages are refused and the service stays up" {
+    for hex in "" 00 "$(printf '%0440d' 0)" "316b6273$(printf '%0432d' 0)" "316b627303000000$(printf 'ff%.0s' $(seq 212))"; do
+        run as_worker_user "$CLIENT" --raw "$hex"
+        [ "$status" -eq 0 ]
+        [[ $output == '{"closed": true}' || $(jq .error <<<"$output") -lt 0 ]]
+    done
+    execute '{"code":"print(\"still up\")"}'
+    expect_status 200
+    [ "$(field .stdout)" = "still up" ]
+}

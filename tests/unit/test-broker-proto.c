@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/* What the broker (root) accepts from the unprivileged processes: only well-formed requests about
+ * sandboxd's own units. */
+#include <errno.h>
+#include <string.h>
+
+#include "broker-proto.h"
+#include "macro.h"
+#include "route-stub.h"
+#include "tap.h"
+
+typedef struct IdCase {
+        const char *id;
+        const char *prefix; /* NULL: either kind */
+        int valid;
+} IdCase;
+
+static const IdCase id_cases[] = {
+        {"sandbox-abcdefghijkl", "sandbox", 1},
+        {"sandbox-234567234567", "sandbox", 1},
+        {"tool-abcdefghijkl", "tool", 1},
+        {"sandbox-abcdefghijkl", NULL, 1},
+        {"tool-aaaaaaaaaaaa", NULL, 1},
+        {"tool-abcdefghijkl", "sandbox", 0},
+        {"sandbox-abcdefghijkl", "tool", 0},
+        {"sandbox-api", NULL, 0},              /* the service itself */
+        {"sandbox-abcdefghijk", NULL, 0},      /* 11 */
+        {"sandbox-abcdefghijklm", NULL, 0},    /* 13 */
+        {"sandbox-abcdefghijk1", NULL, 0},     /* not base32 */
+        {"sandbox-abcdefghijk8", NULL, 0},
+        {"sandbox-Abcdefghijkl", NULL, 0},
+        {"sandbox-abcdefghijk-", NULL, 0},
+        {"sandbox_abcdefghijkl", NULL, 0},
+        {"sandboxabcdefghijkl", NULL, 0},
+        {"xsandbox-abcdefghijkl", NULL, 0},
+        {"sandbox--abcdefghijk", NULL, 0},
+        {"sandbox-abcdefghijkl.service", NULL, 0},
+        {"dbus-abcdefghijkl", NULL, 0},
+        {"", NULL, 0},
+        {"-abcdefghijkl", NULL, 0},
+};
+
+static void test_ids(void) {
+        for (size_t i = 0; i < ELEMENTSOF(id_cases); i++) {
+                const IdCase *c = &id_cases[i];
+
+                tap_is_int(broker_id_valid(c->id, c->prefix), c->valid, "id '%s' of kind %s: %s", c->id,
+                           c->prefix ? c->prefix : "any", c->valid ? "valid" : "refused");
+        }
+}
+
+static BrokerRequest make(BrokerOp op, const char *id) {
+        BrokerRequest r = {.magic = BROKER_MAGIC, .op = op};
+
+        (void) strncpy(r.id, id, sizeof(r.id) - 1);
+        return r;
+}
+
+static BrokerRequest tool(const char *image, const char *request_id, unsigned timeout_s) {
+        BrokerRequest r = make(BROKER_RUN_TOOL, "tool-abcdefghijkl");
+
+        (void) strncpy(r.image, image, sizeof(r.image) - 1);
+        (void) strncpy(r.request_id, request_id, sizeof(r.request_id) - 1);
+        r.timeout_s = timeout_s;
+        return r;
+}
+
+static void check(const BrokerRequest *r, int want, const char *what) {
+        tap_is_int(broker_request_check(r, sizeof(*r), 120), want, "%s", what);
+}
+
+static void test_ops(void) {
+        BrokerRequest r;
+
+        r = make(BROKER_START_WARM, "sandbox-abcdefghijkl");
+        check(&r, 0, "START_WARM of a sandbox id");
+        r = make(BROKER_START_WARM, "tool-abcdefghijkl");
+        check(&r, -EINVAL, "START_WARM of a tool id is refused");
+        r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+        check(&r, 0, "KILL of a warm sandbox");
+        r = make(BROKER_KILL, "tool-abcdefghijkl");
+        check(&r, 0, "KILL of a tool sandbox");
+        r = make(BROKER_KILL, "sandbox-api");
+        check(&r, -EINVAL, "KILL of the service itself is refused");
+        r = make(BROKER_KILL, "dbus");
+        check(&r, -EINVAL, "KILL of another unit is refused");
+        r = make(BROKER_RESET_FAILED, "systemd-journald");
+        check(&r, -EINVAL, "RESET_FAILED of another unit is refused");
+        r = make(BROKER_RESET_FAILED, "sandbox-abcdefghijkl");
+        check(&r, 0, "RESET_FAILED of a sandbox");
+        r = make(BROKER_LIST, "");
+        check(&r, 0, "LIST");
+        r = make(BROKER_LIST, "sandbox-abcdefghijkl");
+        check(&r, -EINVAL, "LIST takes no id");
+        r = make(0, "sandbox-abcdefghijkl");
+        check(&r, -EINVAL, "op 0 is refused");
+        r = make(_BROKER_OP_MAX, "sandbox-abcdefghijkl");
+        check(&r, -EINVAL, "an op past the last is refused");
+        r = make((BrokerOp) 0xffffffffU, "sandbox-abcdefghijkl");
+        check(&r, -EINVAL, "op 2^32-1 is refused");
+}
+
+static void test_tool(void) {
+        BrokerRequest r;
+
+        r = tool("demo-agent", "0123456789abcdef0123456789abcdef", 30);
+        check(&r, 0, "RUN_TOOL of an image name");
+        r = tool("demo-agent", "0123456789abcdef0123456789abcdef", 120);
+        check(&r, 0, "RUN_TOOL at the longest timeout");
+        r = tool("demo-agent", "0123456789abcdef0123456789abcdef", 121);
+        check(&r, -EINVAL, "RUN_TOOL past the longest timeout");
+        r = tool("demo-agent", "0123456789abcdef0123456789abcdef", 0);
+        check(&r, -EINVAL, "RUN_TOOL with no timeout");
+        r = tool("../etc", "0123456789abcdef0123456789abcdef", 30);
+        check(&r, -EINVAL, "RUN_TOOL of a path");
+        r = tool("registry/demo-agent", "0123456789abcdef0123456789abcdef", 30);
+        check(&r, -EINVAL, "RUN_TOOL of a reference, not its name");
+        r = tool("demo-agent:latest", "0123456789abcdef0123456789abcdef", 30);
+        check(&r, -EINVAL, "RUN_TOOL of a tagged reference");
+        r = tool(".hidden", "0123456789abcdef0123456789abcdef", 30);
+        check(&r, -EINVAL, "RUN_TOOL of a dot name");
+        r = tool("", "0123456789abcdef0123456789abcdef", 30);
+        check(&r, -EINVAL, "RUN_TOOL of no image");
+        r = tool("demo-agent", "", 30);
+        check(&r, -EINVAL, "RUN_TOOL without a request id");
+        r = tool("demo-agent", "abc\nMESSAGE=forged", 30);
+        check(&r, -EINVAL, "RUN_TOOL with a request id that would forge journal fields");
+        r = tool("demo-agent", "0123456789abcdef0123456789abcdef", 30);
+        memcpy(r.id, "sandbox-abcdefghijkl", sizeof("sandbox-abcdefghijkl"));
+        check(&r, -EINVAL, "RUN_TOOL of a warm sandbox's id");
+}
+
+static void test_framing(void) {
+        BrokerRequest r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+
+        tap_is_int(broker_request_check(&r, sizeof(r) - 1, 120), -EPROTO, "a short message is not a request");
+        tap_is_int(broker_request_check(&r, sizeof(r) + 1, 120), -EPROTO, "a long message is not a request");
+        tap_is_int(broker_request_check(&r, 0, 120), -EPROTO, "an empty message is not a request");
+        r.magic = BROKER_MAGIC + 1;
+        tap_is_int(broker_request_check(&r, sizeof(r), 120), -EPROTO, "another layout's magic is not a request");
+
+        r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+        memset(r.id, 'a', sizeof(r.id));
+        check(&r, -EINVAL, "an id with no terminating NUL");
+        r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+        memset(r.image, 'a', sizeof(r.image));
+        check(&r, -EINVAL, "an image with no terminating NUL, even where the op does not use it");
+        r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+        memset(r.request_id, 'a', sizeof(r.request_id));
+        check(&r, -EINVAL, "a request id with no terminating NUL");
+}
+
+int main(void) {
+        test_ids();
+        test_ops();
+        test_tool();
+        test_framing();
+        return tap_done();
+}
