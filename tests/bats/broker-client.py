@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """A raw client of sandboxd's broker socket, for the privilege tests: sends one request (or raw
 bytes) and prints what came back as JSON: {"closed": true} if the broker hung up without a reply,
