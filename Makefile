@@ -42,7 +42,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 
 .PHONY: all deps unit e2e test test-slow install uninstall run stop clean style tidy hdr-check images fuzz
 
-all: $(BUILD)/sandboxd-fcgi
+all: $(BUILD)/sandboxd-fcgi $(BUILD)/sandboxd-runner
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -52,6 +52,10 @@ $(BUILD)/db/db.o: db/schema.sql
 
 $(BUILD)/sandboxd-fcgi: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# The runner inside warm sandboxes: json-c and libc only (it runs on the host's /usr, read-only).
+$(BUILD)/sandboxd-runner: $(BUILD)/nspawn/runner/runner.o $(BUILD)/fcgi/b64.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
 
 # Unit tests link the module under test and the pure modules; db tests also link db/ (in memory).
 $(BUILD)/tests/test-%: tests/unit/test-%.c $(PURE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/db/db.o $(BUILD)/db/requests.o $(BUILD)/db/pool.o
@@ -103,8 +107,9 @@ install: all
 		fi; \
 		chown -R sandboxd:sandboxd /var/lib/sandboxd/db; \
 	fi
-	install -m 0755 $(BUILD)/sandboxd-fcgi $(DESTDIR)$(LIBDIR)/sandboxd-fcgi
-	install -m 0644 nspawn/runner/runner.py nspawn/runner/toolrunner.py $(DESTDIR)$(LIBDIR)/
+	install -m 0755 $(BUILD)/sandboxd-fcgi $(BUILD)/sandboxd-runner $(DESTDIR)$(LIBDIR)/
+	rm -f $(DESTDIR)$(LIBDIR)/runner.py
+	install -m 0644 nspawn/runner/toolrunner.py $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
 	install -m 0644 units/sandboxd.target units/sandbox.slice units/sandbox-api.socket \
 	    units/sandbox-api.service units/sandboxd-nginx.service $(DESTDIR)$(UNITDIR)/

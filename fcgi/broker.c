@@ -123,7 +123,7 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *
         const Config *cfg = b->config;
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
         char unit[SANDBOX_ID_MAX + 16], runner[512], etc[512], field[128];
-        const char *command[] = {"/usr/bin/python3", "-I", "-S", runner, "--listen", NULL};
+        const char *command[] = {runner, "--listen", NULL};
         uint32_t uid_base = 0;
         int r = check_listener(fd);
 
@@ -132,7 +132,7 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *
         if (r < 0)
                 return fail(rep, r, NULL);
         (void) unit_name_from_id(req->id, unit, sizeof(unit));
-        (void) snprintf(runner, sizeof(runner), "%s/runner.py", cfg->lib_dir);
+        (void) snprintf(runner, sizeof(runner), "%s/sandboxd-runner", cfg->lib_dir);
         (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
         (void) snprintf(field, sizeof(field), "SANDBOX_ID=%s", req->id);
 

@@ -24,7 +24,7 @@ typedef struct Config {
         unsigned pool_wait_s;   /* how long a request waits for a warm sandbox before 503 */
         unsigned call_ready_timeout_s; /* how long a tool sandbox may take to come up */
         const char *image_dir;         /* machine images for /v1/call */
-        const char *lib_dir; /* runner.py and etc/ for the sandbox user; must lie under /usr */
+        const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;
 } Config;
 

@@ -29,7 +29,7 @@
 
 DEFINE_JSON_CLEANUP
 
-/* What the runner inside the sandbox reads on its stdin (nspawn/runner/runner.py). */
+/* What the runner inside the sandbox reads on its stdin (nspawn/runner/runner.c). */
 static struct json_object *runner_input(const ExecRequest *x, const Config *cfg) {
         cleanup_json struct json_object *in = json_object_new_object();
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The host side of a warm sandbox's socket (nspawn/runner/runner.py --listen). */
+/* The host side of a warm sandbox's socket (nspawn/runner/runner.c). */
 
 #define POOL_GREETING "ready\n"
 
