@@ -13,7 +13,7 @@ SANITIZER_DROPIN_DIR := /etc/systemd/system/sandbox-api.service.d
 # Debian packages the build, the service and the tests need.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
-                bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev
+                bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -42,7 +42,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 
 .PHONY: all deps unit e2e test test-slow install uninstall run stop clean style tidy hdr-check images fuzz
 
-all: $(BUILD)/sandboxd-fcgi $(BUILD)/sandboxd-runner
+all: $(BUILD)/sandboxd-fcgi $(BUILD)/sandboxd-runner $(BUILD)/seccomp.bpf
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -56,6 +56,15 @@ $(BUILD)/sandboxd-fcgi: $(OBJS)
 # The runner inside warm sandboxes: json-c and libc only (it runs on the host's /usr, read-only).
 $(BUILD)/sandboxd-runner: $(BUILD)/nspawn/runner/runner.o $(BUILD)/fcgi/b64.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
+
+# The warm sandboxes' system-call filter, compiled once here rather than by nspawn in each sandbox.
+$(BUILD)/seccomp-gen: nspawn/runner/seccomp-gen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -lseccomp
+
+$(BUILD)/seccomp.bpf: $(BUILD)/seccomp-gen nspawn/runner/seccomp-allow nspawn/runner/seccomp-expand
+	nspawn/runner/seccomp-expand nspawn/runner/seccomp-allow >$(BUILD)/seccomp-allow.txt
+	$(BUILD)/seccomp-gen $(BUILD)/seccomp-allow.txt $@
 
 # Unit tests link the module under test and the pure modules; db tests also link db/ (in memory).
 $(BUILD)/tests/test-%: tests/unit/test-%.c $(PURE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/db/db.o $(BUILD)/db/requests.o $(BUILD)/db/pool.o
@@ -108,6 +117,7 @@ install: all
 		chown -R sandboxd:sandboxd /var/lib/sandboxd/db; \
 	fi
 	install -m 0755 $(BUILD)/sandboxd-fcgi $(BUILD)/sandboxd-runner $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(BUILD)/seccomp.bpf $(DESTDIR)$(LIBDIR)/
 	rm -f $(DESTDIR)$(LIBDIR)/runner.py
 	install -m 0644 nspawn/runner/toolrunner.py $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/

@@ -26,6 +26,8 @@
 #include "validate.h"
 
 #define CLIENTS_MAX 64
+/* The sandbox user of nspawn/runner/passwd, whom the runner becomes. */
+#define SANDBOX_UID "1000"
 
 typedef struct Broker {
         const Config *config;
@@ -122,8 +124,8 @@ static int check_listener(int fd) {
 static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *rep) {
         const Config *cfg = b->config;
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
-        char unit[SANDBOX_ID_MAX + 16], runner[512], etc[512], field[128];
-        const char *command[] = {runner, "--listen", NULL};
+        char unit[SANDBOX_ID_MAX + 16], runner[512], etc[512], field[128], filter[600];
+        const char *command[] = {runner, "--listen", "--uid=" SANDBOX_UID, filter, NULL};
         uint32_t uid_base = 0;
         int r = check_listener(fd);
 
@@ -133,11 +135,12 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *
                 return fail(rep, r, NULL);
         (void) unit_name_from_id(req->id, unit, sizeof(unit));
         (void) snprintf(runner, sizeof(runner), "%s/sandboxd-runner", cfg->lib_dir);
+        (void) snprintf(filter, sizeof(filter), "--seccomp=%s/seccomp.bpf", cfg->lib_dir);
         (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
         (void) snprintf(field, sizeof(field), "SANDBOX_ID=%s", req->id);
 
         NspawnSpec ns = {.machine = req->id, .uid_base = uid_base, .workspace_bytes = cfg->workspace_bytes,
-                         .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .user = "sandbox", .command = command};
+                         .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .runner_confines = true, .command = command};
         /* Idle warm sandboxes are replaced before the TTL; this only bounds a forgotten one. */
         SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .log_field = field, .nspawn = &ns,
                             .runtime_max_usec = (cfg->pool_ttl_s + 60 + 60) * USEC_PER_SEC, .memory_max = cfg->memory_max,

@@ -10,6 +10,14 @@
 
 #define ARGV_MAX 64
 
+#define DROP_ALL_BUT_SETID                                                                                              \
+        "CAP_CHOWN,CAP_DAC_OVERRIDE,CAP_DAC_READ_SEARCH,CAP_FOWNER,CAP_FSETID,CAP_KILL,CAP_LINUX_IMMUTABLE,"            \
+        "CAP_NET_BIND_SERVICE,CAP_NET_BROADCAST,CAP_NET_ADMIN,CAP_NET_RAW,CAP_IPC_LOCK,CAP_IPC_OWNER,CAP_SYS_MODULE,"   \
+        "CAP_SYS_RAWIO,CAP_SYS_CHROOT,CAP_SYS_PTRACE,CAP_SYS_PACCT,CAP_SYS_ADMIN,CAP_SYS_BOOT,CAP_SYS_NICE,"            \
+        "CAP_SYS_RESOURCE,CAP_SYS_TIME,CAP_SYS_TTY_CONFIG,CAP_MKNOD,CAP_LEASE,CAP_AUDIT_WRITE,CAP_AUDIT_CONTROL,"        \
+        "CAP_SETFCAP,CAP_MAC_OVERRIDE,CAP_MAC_ADMIN,CAP_SYSLOG,CAP_WAKE_ALARM,CAP_BLOCK_SUSPEND,CAP_AUDIT_READ,"        \
+        "CAP_PERFMON,CAP_BPF,CAP_CHECKPOINT_RESTORE"
+
 typedef struct Argv {
         char *v[ARGV_MAX + 1];
         size_t n;
@@ -56,7 +64,7 @@ static int machine_valid(const char *m) {
 static int spec_valid(const NspawnSpec *s) {
         if (s->image && (s->image[0] != '/' || strchr(s->image, ':')))
                 return 0;
-        if (!s->machine || !machine_valid(s->machine) || !s->etc_dir || strchr(s->etc_dir, ':') || !s->user || !s->command || !s->command[0] || s->command[0][0] != '/')
+        if (!s->machine || !machine_valid(s->machine) || !s->etc_dir || strchr(s->etc_dir, ':') || !s->user != s->runner_confines || !s->command || !s->command[0] || s->command[0][0] != '/')
                 return 0;
         /* nspawn's --private-users=pick range; 0 would map the sandbox's root to the host's root. */
         if (s->uid_base % NSPAWN_UID_RANGE != 0 || s->uid_base < 0x80000U || s->uid_base > 0x6fff0000U)
@@ -93,9 +101,14 @@ static void add_isolation(Argv *a, const NspawnSpec *s) {
          * must be off: "auto" ID-map-remounts the volatile root, which fails on this systemd. */
         add(a, "--private-users=%" PRIu32 ":%u", s->uid_base, NSPAWN_UID_RANGE);
         add(a, "--private-users-ownership=off");
-        add(a, "--user=%s", s->user);
         add(a, "--no-new-privileges=yes");
-        add(a, "--drop-capability=all");
+        if (s->runner_confines)
+                /* Every capability but the three the runner needs to become the sandbox user. */
+                add(a, "--drop-capability=" DROP_ALL_BUT_SETID);
+        else {
+                add(a, "--user=%s", s->user);
+                add(a, "--drop-capability=all");
+        }
         add(a, "--rlimit=RLIMIT_CORE=0");
         add(a, "--rlimit=RLIMIT_NOFILE=%u", s->nofile);
 }

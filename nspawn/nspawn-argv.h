@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* What one sandbox needs from systemd-nspawn. All strings are borrowed. */
@@ -11,7 +12,12 @@ typedef struct NspawnSpec {
         uint64_t tmp_bytes;       /* size cap of /tmp */
         unsigned nofile;          /* RLIMIT_NOFILE inside */
         const char *etc_dir;      /* host directory with passwd and group naming the sandbox user */
-        const char *user;         /* that user */
+        const char *user;         /* that user (NULL with runner_confines) */
+        /* The payload is sandboxd-runner, which confines itself: it becomes the sandbox user and
+         * installs sandboxd's system-call filter. nspawn then leaves it CAP_SETUID, CAP_SETGID and
+         * CAP_SETPCAP (for the runner to drop) instead of running it as user, and the unit must
+         * tell nspawn not to compile its own filter (SYSTEMD_SECCOMP=0, see sandbox.c). */
+        bool runner_confines;
         const char *const *command; /* argv run inside, NULL-terminated; [0] absolute */
         /* NULL: the host's /usr under a fresh tmpfs root. Else a machine image directory, run
          * read-only under a tmpfs overlay. */

@@ -149,6 +149,8 @@ static void test_specs(void) {
                 {"no machine", WITH(_s.machine = NULL), -EINVAL},
                 {"no etc_dir", WITH(_s.etc_dir = NULL), -EINVAL},
                 {"no user", WITH(_s.user = NULL), -EINVAL},
+                {"no user, the runner confining itself", WITH(_s.user = NULL; _s.runner_confines = true), 0},
+                {"a user and the runner confining itself", WITH(_s.runner_confines = true), -EINVAL},
                 {"workspace_bytes 0", WITH(_s.workspace_bytes = 0), -EINVAL},
                 {"tmp_bytes 0", WITH(_s.tmp_bytes = 0), -EINVAL},
                 {"nofile 0", WITH(_s.nofile = 0), -EINVAL},
@@ -224,8 +226,37 @@ static void test_uid_base(void) {
         }
 }
 
+/* A runner that confines itself: no --user (no getent), and every capability dropped but the
+ * three it needs to become the sandbox user. */
+static void test_runner_confines(void) {
+        NspawnSpec s = good;
+        char **v = NULL;
+        const char *drop = NULL;
+        size_t end;
+
+        s.user = NULL;
+        s.runner_confines = true;
+        if (!tap_ok(nspawn_argv(&s, &v) == 0, "runner_confines: accepted"))
+                return;
+        end = argv_dashdash(v);
+        for (size_t i = 0; i < end; i++) {
+                tap_ok(strncmp(v[i], "--user", 6) != 0, "runner_confines: no %s", v[i]);
+                if (strncmp(v[i], "--drop-capability=", 18) == 0)
+                        drop = v[i] + 18;
+        }
+        tap_ok(drop && strcmp(drop, "all") != 0, "runner_confines: a list of capabilities is dropped");
+        tap_ok(drop && !strstr(drop, "CAP_SETUID") && !strstr(drop, "CAP_SETGID") && !strstr(drop, "CAP_SETPCAP"),
+               "runner_confines: CAP_SETUID, CAP_SETGID and CAP_SETPCAP stay for the runner to drop");
+        tap_ok(drop && strstr(drop, "CAP_SYS_ADMIN") && strstr(drop, "CAP_NET_ADMIN") && strstr(drop, "CAP_DAC_OVERRIDE") &&
+                       strstr(drop, "CAP_SYS_PTRACE") && strstr(drop, "CAP_CHECKPOINT_RESTORE") && strstr(drop, "CAP_SETFCAP"),
+               "runner_confines: the others go, the last one included");
+        tap_is_int(count_option(v, end, "--no-new-privileges=yes"), 1, "runner_confines: still no new privileges");
+        v = nspawn_argv_free(v);
+}
+
 int main(void) {
         test_uid_base();
+        test_runner_confines();
         test_flags();
         test_specs();
         test_uid_option();
