@@ -29,8 +29,8 @@ static int broker_connect(int *ret) {
         return 0;
 }
 
-static int send_request(int fd, const BrokerRequest *req, int pass_fd) {
-        struct iovec iov = {.iov_base = (void *) req, .iov_len = sizeof(*req)};
+int broker_send(int fd, const void *msg, size_t size, int pass_fd, int flags) {
+        struct iovec iov = {.iov_base = (void *) msg, .iov_len = size};
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(int))];
@@ -48,9 +48,13 @@ static int send_request(int fd, const BrokerRequest *req, int pass_fd) {
                 c->cmsg_len = CMSG_LEN(sizeof(int));
                 memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
         }
-        if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t) sizeof(*req))
+        if (sendmsg(fd, &mh, MSG_NOSIGNAL | flags) != (ssize_t) size)
                 return errno > 0 ? -errno : -EIO;
         return 0;
+}
+
+static int send_request(int fd, const BrokerRequest *req, int pass_fd) {
+        return broker_send(fd, req, sizeof(*req), pass_fd, 0);
 }
 
 /* One reply; *ret_fd gets the fd that came with it, or -1. */

@@ -72,27 +72,9 @@ static int random_uid_base(uint32_t *ret) {
         return 0;
 }
 
+/* A client that does not read its replies is dropped, not waited for. */
 static int send_reply(int fd, const BrokerReply *rep, int pass_fd) {
-        struct iovec iov = {.iov_base = (void *) rep, .iov_len = sizeof(*rep)};
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-        if (pass_fd >= 0) {
-                struct cmsghdr *c;
-
-                mh.msg_control = &control;
-                mh.msg_controllen = sizeof(control.buf);
-                c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-        }
-        /* A client that does not read its replies is dropped, not waited for. */
-        return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t) sizeof(*rep) ? 0 : negative_errno();
+        return broker_send(fd, rep, sizeof(*rep), pass_fd, MSG_DONTWAIT);
 }
 
 static int fail(BrokerReply *rep, int r, const sd_bus_error *error) {
