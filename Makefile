@@ -91,9 +91,9 @@ unit-run: $(UNIT_TESTS)
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c fcgi/b64.c fcgi/utf8.c
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c fcgi/b64.c fcgi/utf8.c fcgi/broker-proto.c
 
-build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h fcgi/b64.h fcgi/utf8.h fcgi/messages.h fcgi/macro.h
+build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h fcgi/b64.h fcgi/utf8.h fcgi/messages.h fcgi/macro.h fcgi/broker-proto.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \
 	    -I. -Ifcgi $(WARN) $(shell pkg-config --cflags json-c) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: any bytes as a request body, through the parser, both validators and the pure
- * helpers they lean on (b64, utf8, paths). Sanitizers catch memory errors; the checks below abort()
+ * helpers they lean on (b64, utf8, paths), and as a message to the broker. Sanitizers catch memory errors; the checks below abort()
  * when a module breaks its own contract, which no sanitizer can see. `make fuzz` runs it. */
 #include <errno.h>
 #include <json-c/json.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "b64.h"
+#include "broker-proto.h"
 #include "macro.h"
 #include "utf8.h"
 #include "validate.h"
@@ -131,8 +132,36 @@ static void fuzz_body(const uint8_t *data, size_t size) {
                 CHECK(name[0] != 0 && strlen(name) <= 64);
 }
 
+/* The same bytes as a message to the broker (root): whatever it accepts is well formed. The size
+ * the broker sees is what came off the socket; the first bytes are taken as the magic when short. */
+static void fuzz_broker(const uint8_t *data, size_t size) {
+        BrokerRequest req = {};
+        size_t n = size < sizeof(req) ? size : sizeof(req);
+
+        memcpy(&req, data, n);
+        if (size == sizeof(req) - 1 || size == sizeof(req) + 1)
+                CHECK(broker_request_check(&req, size, 120) == -EPROTO);
+        req.magic = BROKER_MAGIC;
+        if (broker_request_check(&req, sizeof(req), 120) != 0)
+                return;
+        CHECK(memchr(req.id, 0, sizeof(req.id)) && memchr(req.image, 0, sizeof(req.image)) &&
+              memchr(req.request_id, 0, sizeof(req.request_id)));
+        CHECK(req.op >= BROKER_START_WARM && req.op < _BROKER_OP_MAX);
+        if (req.op == BROKER_LIST)
+                CHECK(req.id[0] == 0);
+        else
+                CHECK(broker_id_valid(req.id, NULL) && strlen(req.id) <= strlen("sandbox-") + SANDBOX_ID_RANDOM_CHARS &&
+                      !strchr(req.id, '.') && !strchr(req.id, '/'));
+        if (req.op == BROKER_START_WARM)
+                CHECK(strncmp(req.id, "sandbox-", 8) == 0);
+        if (req.op == BROKER_RUN_TOOL)
+                CHECK(strncmp(req.id, "tool-", 5) == 0 && req.timeout_s >= 1 && req.timeout_s <= 120 && req.image[0] &&
+                      !strchr(req.image, '/') && !strchr(req.request_id, '\n') && strcmp(req.image, "..") != 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_body(data, size);
+        fuzz_broker(data, size);
         fuzz_b64((const char *) data, size);
         fuzz_utf8(data, size);
         fuzz_path((const char *) data, size);
