@@ -203,7 +203,7 @@ int broker_run_tool(const char *id, const char *request_id, const char *image, u
                 why_from(&rep, r, why, why_size);
                 return r;
         }
-        if (out < 0 || rep.reply_len > BROKER_INPUT_MAX * 8 || rep.diag_len > (1U << 20))
+        if (out < 0 || rep.reply_len > TOOL_MAX_REPLY_BYTES + strlen(TOOL_READY_MARKER) || rep.diag_len > (1U << 20))
                 return -EPROTO;
 
         reply = malloc(rep.reply_len + 1);

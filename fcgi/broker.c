@@ -27,7 +27,7 @@
 
 #define CLIENTS_MAX 64
 /* The sandbox user of nspawn/runner/passwd, whom the runner becomes. */
-#define SANDBOX_UID "1000"
+#define RUNNER_UID_OPTION "--uid=1000"
 
 typedef struct Broker {
         const Config *config;
@@ -107,7 +107,7 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *
         const Config *cfg = b->config;
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
         char unit[SANDBOX_ID_MAX + 16], runner[512], etc[512], field[128], filter[600];
-        const char *command[] = {runner, "--listen", "--uid=" SANDBOX_UID, filter, NULL};
+        const char *command[] = {runner, "--listen", RUNNER_UID_OPTION, filter, NULL};
         uint32_t uid_base = 0;
         int r = check_listener(fd);
 
