@@ -304,9 +304,10 @@ static ssize_t recv_request(int fd, BrokerRequest *req, int *ret_fd) {
         ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 
         *ret_fd = -1;
-        if (n <= 0)
-                return n < 0 && (errno == EAGAIN || errno == EINTR) ? 0 : -1;
-        /* At most one fd is used; every other one that came along is closed. */
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        /* Descriptors are ours the moment they arrive, whatever came with them (an empty message
+         * too): at most one is used, every other one closed, none kept by a message refused. */
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
                 if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
                         continue;
@@ -319,6 +320,12 @@ static ssize_t recv_request(int fd, BrokerRequest *req, int *ret_fd) {
                         else
                                 (void) close(got);
                 }
+        }
+        if (n == 0) {
+                /* The end of the connection, or an empty message: neither is a request. */
+                closep(ret_fd);
+                *ret_fd = -1;
+                return -1;
         }
         if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
                 return (ssize_t) sizeof(*req) + 1; /* fails the size check */

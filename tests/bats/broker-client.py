@@ -6,8 +6,11 @@ else {"error": N, "message": "..."}.
   broker-client.py OP ID        OP: kill, reset-failed, list, start-warm, run-tool (numbers as the
                                 broker's protocol has them); ID: a sandbox id or anything else
   broker-client.py --raw HEX    sends those bytes as one message
+  broker-client.py --fds N HEX  the same, with N descriptors of /dev/null passed along
 """
+import array
 import json
+import os
 import socket
 import struct
 import sys
@@ -19,8 +22,12 @@ REQUEST = struct.Struct("<II64s64s80sI")  # BrokerRequest in fcgi/broker-proto.h
 
 
 def main():
+    fds = []
     if sys.argv[1] == "--raw":
         msg = bytes.fromhex(sys.argv[2])
+    elif sys.argv[1] == "--fds":
+        fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(int(sys.argv[2]))]
+        msg = bytes.fromhex(sys.argv[3])
     else:
         op = OPS.get(sys.argv[1])
         op = int(sys.argv[1]) if op is None else op
@@ -29,7 +36,7 @@ def main():
     s.settimeout(10)
     s.connect(SOCKET)
     try:
-        s.send(msg)
+        s.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else [])
         reply = s.recv(1 << 20)
     except (ConnectionResetError, BrokenPipeError):
         reply = b""

@@ -107,3 +107,18 @@ as_worker_user() {
     expect_status 200
     [ "$(field .stdout)" = "still up" ]
 }
+
+@test "descriptors passed to the broker are never kept, whatever message carries them" {
+    broker=$(service_pids sandboxd-broker)
+    before=$(in_systemd ls "/proc/$broker/fd" | wc -l)
+    for i in $(seq 20); do
+        # An empty message, a malformed one, and a request that takes no descriptor.
+        as_worker_user /usr/bin/python3 -c "$CLIENT" --fds 4 "" >/dev/null
+        as_worker_user /usr/bin/python3 -c "$CLIENT" --fds 4 00 >/dev/null
+        as_worker_user /usr/bin/python3 -c "$CLIENT" --fds 4 "316b627305000000$(printf '%0424d' 0)" >/dev/null
+    done
+    after=$(in_systemd ls "/proc/$broker/fd" | wc -l)
+    [ "$after" -le "$before" ] || { echo "broker descriptors: $before before, $after after" >&2; false; }
+    execute '{"code":"print(\"still up\")"}'
+    expect_status 200
+}
