@@ -10,7 +10,7 @@
 #define POOL_GREETING "ready\n"
 
 /* A listening unix socket at path (replacing any stale one), mode 0600: handed to the sandbox as its
- * stdin, so only root on the host can connect. *ret_fd is the caller's. */
+ * stdin, so only its owner (the workers' user) can connect. *ret_fd is the caller's. */
 int pool_listen(const char *path, int *ret_fd);
 
 /* Connects to a warm sandbox's socket, non-blocking. -ECONNREFUSED once its runner is gone. */
