@@ -66,29 +66,32 @@ const char *__asan_default_options(void) {
 #endif
 
 /* What the code's process runs: a fresh interpreter started as `python3 -c BOOTSTRAP` (so argv,
- * sys.path, __main__ and the exit status are those of `python3 -c CODE`), which waits for
- * "<length of code>\n<code><stdin>" on fd 3, makes the stdin bytes its fd 0, and runs the code in
- * __main__ as the interpreter would: uncaught exceptions print the snippet's frames only, SystemExit
- * sets the status, non-daemon threads are joined and atexit handlers run. It then leaves with
- * os._exit(), skipping the interpreter's teardown, which costs milliseconds and shows nothing.
- * Nothing of the bootstrap is left in __main__. */
+ * sys.path, sys.flags and __main__ are those of `python3 -c CODE`), which waits for
+ * "<length of code>\n<code><stdin>" on fd 3, makes the stdin bytes its fd 0, and runs the code with
+ * exec() in __main__, at module level. From there on the interpreter itself does what it does for
+ * `python3 -c`: uncaught exceptions, SystemExit and KeyboardInterrupt, joining threads, atexit,
+ * flushing and closing files, finalizers, the exit status. The bootstrap keeps out of sight: its
+ * function is gone from __main__ before the code runs, sys.orig_argv names the code, and the
+ * excepthook it installs (while the code does not install its own) drops its two frames from
+ * tracebacks. What is left: one frame above the code's (sys._getframe(1)). */
 static char BOOTSTRAP[] =
         "\n"
-        "def _sandboxd_main():\n"
+        "def _sandboxd_begin():\n"
         "    import os, sys\n"
-        "    g = globals()\n"
-        "    del g[\"_sandboxd_main\"]\n"
+        "    del globals()[\"_sandboxd_begin\"]\n"
+        "    mine = (sys._getframe(1).f_code, sys._getframe(0).f_code)\n"
         "\n"
-        "    def status(e):\n"
-        "        if e.code is None:\n"
-        "            return 0\n"
-        "        if isinstance(e.code, int):\n"
-        "            return e.code & 0xff\n"
-        "        try:\n"
-        "            print(e.code, file=sys.stderr)\n"
-        "        except BaseException:\n"
-        "            pass\n"
-        "        return 1\n"
+        "    def excepthook(t, v, tb):\n"
+        "        while tb is not None and tb.tb_frame.f_code in mine:\n"
+        "            tb = tb.tb_next\n"
+        "        if v is not None:\n"
+        "            v.__traceback__ = tb\n"
+        "        if getattr(sys, \"last_value\", None) is v:\n"
+        "            sys.last_traceback = tb\n"
+        "        sys.__excepthook__(t, v, tb)\n"
+        "    # Not a function of __main__'s: its globals would keep __main__'s dict alive past the module's\n"
+        "    # end, and what the code left there would never be finalized (__del__, generators, files).\n"
+        "    sys.excepthook = type(excepthook)(excepthook.__code__, {\"__builtins__\": __builtins__}, None, None, excepthook.__closure__)\n"
         "\n"
         "    with os.fdopen(3, \"rb\") as f:\n"
         "        data = f.read()\n"
@@ -97,45 +100,16 @@ static char BOOTSTRAP[] =
         "    n, _, rest = data.partition(b\"\\n\")\n"
         "    src, stdin = rest[:int(n)], rest[int(n):]\n"
         "    fd = os.open(\"/tmp\", os.O_TMPFILE | os.O_RDWR, 0o600)\n"
-        "    os.write(fd, stdin)\n"
+        "    view = memoryview(stdin)\n"
+        "    while view:\n"
+        "        view = view[os.write(fd, view):]\n"
         "    os.lseek(fd, 0, os.SEEK_SET)\n"
         "    os.dup2(fd, 0)\n"
         "    os.close(fd)\n"
-        "\n"
-        "    rc = 0\n"
-        "    try:\n"
-        "        code = compile(src.decode(\"utf-8\", \"surrogateescape\"), \"<string>\", \"exec\")\n"
-        "    except SyntaxError as e:\n"
-        "        e.__traceback__ = None\n"
-        "        sys.excepthook(type(e), e, None)\n"
-        "        code, rc = None, 1\n"
-        "    if code is not None:\n"
-        "        try:\n"
-        "            exec(code, g)\n"
-        "        except SystemExit as e:\n"
-        "            rc = status(e)\n"
-        "        except BaseException as e:\n"
-        "            e.__traceback__ = e.__traceback__.tb_next\n"
-        "            sys.excepthook(type(e), e, e.__traceback__)\n"
-        "            rc = 1\n"
-        "    del code\n"
-        "\n"
-        "    try:\n"
-        "        if \"threading\" in sys.modules:\n"
-        "            sys.modules[\"threading\"]._shutdown()\n"
-        "        import atexit\n"
-        "        atexit._run_exitfuncs()\n"
-        "    except SystemExit as e:\n"
-        "        rc = status(e)\n"
-        "    except BaseException:\n"
-        "        pass\n"
-        "    for f in (sys.stdout, sys.stderr):\n"
-        "        try:\n"
-        "            f.flush()\n"
-        "        except BaseException:\n"
-        "            rc = rc or 120\n"
-        "    os._exit(rc)\n"
-        "_sandboxd_main()\n";
+        "    text = src.decode(\"utf-8\", \"surrogateescape\")\n"
+        "    sys.orig_argv[2:] = [text]\n"
+        "    return compile(text, \"<string>\", \"exec\")\n"
+        "exec(_sandboxd_begin())\n";
 
 static char env_path[] = "PATH=/usr/local/bin:/usr/bin:/bin", env_home[] = "HOME=" WORKDIR, env_lang[] = "LANG=C.UTF-8",
             env_tmpdir[] = "TMPDIR=/tmp";
@@ -187,10 +161,12 @@ static void prefork(Child *c) {
                 die("pipe");
         if (chdir(WORKDIR) < 0)
                 die("chdir " WORKDIR);
+        /* Same session and process group as the runner: as a program started from a shell, the code
+         * may call setsid() itself. */
         if (posix_spawn_file_actions_init(&fa) != 0 || posix_spawnattr_init(&attr) != 0 ||
             posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
             posix_spawn_file_actions_adddup2(&fa, out[1], 1) != 0 || posix_spawn_file_actions_adddup2(&fa, err[1], 2) != 0 ||
-            posix_spawn_file_actions_adddup2(&fa, code[0], 3) != 0 || posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID) != 0)
+            posix_spawn_file_actions_adddup2(&fa, code[0], 3) != 0)
                 die("posix_spawn setup");
         errno = posix_spawn(&c->pid, PYTHON, &fa, &attr, argv, child_env);
         if (errno != 0)

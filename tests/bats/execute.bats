@@ -54,6 +54,45 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
     [[ $(field .stderr) == *"ZeroDivisionError: division by zero"* ]]
 }
 
+@test "python3 -c semantics: each snippet answers as /usr/bin/python3 -c does on the host" {
+    # Differential: the same code through the API and through the host's interpreter (in an empty
+    # directory, the sandbox's environment), compared stream by stream with the exit status.
+    snippets=(
+        'import sys; print(sys.argv, __name__, sorted(globals()))'
+        $'def f():\n    1/0\nf()'
+        'x = ('
+        'import sys; sys.exit(2**64)'
+        'import sys; sys.exit("bye")'
+        'raise KeyboardInterrupt'
+        $'try:\n    1/0\nexcept ZeroDivisionError as e:\n    raise ValueError("v") from e'
+        $'class A:\n    def __del__(self):\n        print("del")\na = A()\nprint("end")'
+        $'def g():\n    try:\n        yield 1\n    finally:\n        print("finally")\nit = g()\nnext(it)'
+        $'import atexit, threading, time\natexit.register(print, "atexit")\nthreading.Thread(target=lambda: (time.sleep(0.2), print("thread"))).start()\nprint("main")'
+        'import sys; print("x", end=""); sys.stdout.close()'
+        'import os; os.setsid(); print("own session")'
+        'import sys; print(sys.orig_argv[1:])'
+        'print("no newline at the end", end="")'
+    )
+    tmp=$(mktemp -d)
+    for code in "${snippets[@]}"; do
+        rc=0
+        (cd "$tmp" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$tmp" LANG=C.UTF-8 TMPDIR=/tmp \
+            /usr/bin/python3 -c "$code" </dev/null >"$tmp/out" 2>"$tmp/err") || rc=$?
+        execute "$(code_json "$code")"
+        expect_status 200
+        [ "$(field .stdout)" = "$(cat "$tmp/out")" ] || { echo "stdout differs for: $code" >&2; echo "$body" >&2; false; }
+        [ "$(field .stderr)" = "$(cat "$tmp/err")" ] || { echo "stderr differs for: $code" >&2; echo "$body" >&2; cat "$tmp/err" >&2; false; }
+        [ "$(field .exit_code)" = "$rc" ] || { echo "exit code differs for: $code (host: $rc)" >&2; echo "$body" >&2; false; }
+    done
+    rm -rf "$tmp"
+}
+
+@test "a file the code left open is complete when it comes back" {
+    execute "$(code_json 'f = open("out.txt", "w"); f.write("hello")' '{return_files: ["out.txt"]}')"
+    expect_status 200
+    [ "$(field '.files[0].content_b64')" = "$(printf hello | base64)" ]
+}
+
 @test "death by a signal reads as 128 + the signal" {
     execute '{"code":"import os, signal; os.kill(os.getpid(), signal.SIGKILL)"}'
     expect_status 200
