@@ -131,9 +131,13 @@ int nspawn_argv(const NspawnSpec *spec, char ***ret) {
         add(&a, "--link-journal=no");
         add(&a, "--resolv-conf=off");
         add(&a, "--timezone=off");
-        /* Plain pipes: no PTY (no TIOCSTI), EOF passes through. A stub init reaps orphans. */
+        /* Plain pipes: no PTY (no TIOCSTI), EOF passes through. */
         add(&a, "--pipe");
-        add(&a, "--as-pid2");
+        /* sandboxd's runner is the container's PID 1: as init of its PID namespace it cannot be
+         * killed from inside (kill(-1) spares it), and when it exits every process left dies. Any
+         * other payload runs under nspawn's stub init, which reaps orphans. */
+        if (!spec->runner_confines)
+                add(&a, "--as-pid2");
         add_filesystem(&a, spec);
         add_isolation(&a, spec);
         add(&a, "--");

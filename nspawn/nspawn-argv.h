@@ -15,8 +15,9 @@ typedef struct NspawnSpec {
         const char *user;         /* that user (NULL with runner_confines) */
         /* The payload is sandboxd-runner, which confines itself: it becomes the sandbox user and
          * installs sandboxd's system-call filter. nspawn then leaves it CAP_SETUID, CAP_SETGID and
-         * CAP_SETPCAP (for the runner to drop) instead of running it as user, and the unit must
-         * tell nspawn not to compile its own filter (SYSTEMD_SECCOMP=0, see sandbox.c). */
+         * CAP_SETPCAP (for the runner to drop) instead of running it as user, runs it as PID 1
+         * (no stub init), and the unit must tell nspawn not to compile its own filter
+         * (SYSTEMD_SECCOMP=0, see sandbox.c). */
         bool runner_confines;
         const char *const *command; /* argv run inside, NULL-terminated; [0] absolute */
         /* NULL: the host's /usr under a fresh tmpfs root. Else a machine image directory, run

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* sandboxd's runner: the first process inside a warm sandbox (its payload, under nspawn's stub init).
+/* sandboxd's runner: the first process inside a warm sandbox, PID 1 of its PID namespace.
  *
  * Standard input is a listening unix socket. Every connection is greeted with "ready\n"; one that
  * sends nothing (the pool's readiness probe) is closed and the next awaited; the first that sends a
@@ -21,6 +21,10 @@
  * capability left in any set, and with --seccomp installs the system-call filter compiled at build
  * time (seccomp-gen.c): nspawn then neither looks the user up nor compiles its own filter, which
  * cost it a process and a third of its CPU time for every sandbox.
+ *
+ * As init of the namespace it gets no signal from the code that it has no handler for (kill(-1)
+ * spares it), and when it exits the kernel kills whatever the code left running. It reaps only
+ * the code's process: other orphans stay zombies until the sandbox ends, moments later.
  *
  * The runner is not a security boundary: the kernel is (namespaces, no capabilities, cgroup
  * limits). It runs with the snippet's own UID; all it could spoil is its own sandbox's reply, which

@@ -251,6 +251,7 @@ static void test_runner_confines(void) {
                        strstr(drop, "CAP_SYS_PTRACE") && strstr(drop, "CAP_CHECKPOINT_RESTORE") && strstr(drop, "CAP_SETFCAP"),
                "runner_confines: the others go, the last one included");
         tap_is_int(count_option(v, end, "--no-new-privileges=yes"), 1, "runner_confines: still no new privileges");
+        tap_is_int(count_option(v, end, "--as-pid2"), 0, "runner_confines: the runner is PID 1, no stub init");
         v = nspawn_argv_free(v);
 }
 
