@@ -136,11 +136,15 @@ static int append_environment(sd_bus_message *m, const SandboxSpec *spec) {
 }
 
 static int append_limits(sd_bus_message *m, const SandboxSpec *spec) {
-        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
+        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
                                      /* systemd's own lines about each sandbox's start and stop,
                                       * a dozen per execution, at info level: sandboxd's pool and
                                       * audit entries already say all that; warnings still pass. */
                                      "LogLevelMax", "i", 4 /* LOG_WARNING */,
+                                     /* What the sandbox itself writes to the journal (nspawn's
+                                      * errors, the runner's reason for dying, a sanitizer's report)
+                                      * is a warning, so that it passes. */
+                                     "SyslogLevel", "i", 4 /* LOG_WARNING */,
                                      "MemoryAccounting", "b", 1,
                                      "MemoryMax", "t", spec->memory_max,
                                      "TasksAccounting", "b", 1,

@@ -566,20 +566,30 @@ static void become(uid_t uid) {
 
 /* The filter seccomp-gen compiled: a raw struct sock_filter array. Fails closed. */
 static void load_filter(const char *path) {
-        static struct sock_filter insns[BPF_MAXINSNS];
+        /* One more than the kernel takes: a longer file is refused, not cut short. */
+        static struct sock_filter insns[BPF_MAXINSNS + 1];
         struct sock_fprog prog = {.filter = insns};
-        ssize_t n;
+        size_t n = 0;
         int fd = open(path, O_RDONLY | O_CLOEXEC);
 
         if (fd < 0)
                 die(path);
-        n = read(fd, insns, sizeof(insns));
+        for (;;) {
+                ssize_t k = read(fd, (char *) insns + n, sizeof(insns) - n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        die(path);
+                if (k == 0 || (n += (size_t) k) == sizeof(insns))
+                        break;
+        }
         (void) close(fd);
-        if (n <= 0 || n % (ssize_t) sizeof(insns[0]) != 0) {
+        if (n == 0 || n % sizeof(insns[0]) != 0 || n / sizeof(insns[0]) > BPF_MAXINSNS) {
                 errno = EINVAL;
                 die(path);
         }
-        prog.len = (unsigned short) (n / (ssize_t) sizeof(insns[0]));
+        prog.len = (unsigned short) (n / sizeof(insns[0]));
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
                 die("installing the system-call filter");
 }
