@@ -33,7 +33,7 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -Ifcgi -MMD -MP $(WARN) $(HARDEN) $(CF
 LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lfcgi
 
 # Pure modules: unit-tested, no bus, no journal.
-PURE_SRCS := fcgi/b64.c fcgi/utf8.c fcgi/validate.c fcgi/config.c fcgi/route.c fcgi/broker-proto.c \
+PURE_SRCS := fcgi/b64.c fcgi/utf8.c fcgi/validate.c fcgi/config.c fcgi/route.c fcgi/broker-proto.c fcgi/fd-util.c \
              nspawn/unit-name.c nspawn/nspawn-argv.c
 SRCS      := $(PURE_SRCS) fcgi/main.c fcgi/log.c fcgi/request.c fcgi/reply.c fcgi/route-execute.c \
              fcgi/route-pool.c fcgi/route-call.c fcgi/poold.c fcgi/broker.c fcgi/broker-client.c nspawn/sandbox.c nspawn/pool.c db/db.c db/requests.c db/pool.c
@@ -54,7 +54,7 @@ $(BUILD)/sandboxd-fcgi: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # The runner inside warm sandboxes: json-c and libc only (it runs on the host's /usr, read-only).
-$(BUILD)/sandboxd-runner: $(BUILD)/nspawn/runner/runner.o $(BUILD)/fcgi/b64.o
+$(BUILD)/sandboxd-runner: $(BUILD)/nspawn/runner/runner.o $(BUILD)/fcgi/b64.o $(BUILD)/fcgi/fd-util.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
 
 # The warm sandboxes' system-call filter, compiled once here rather than by nspawn in each sandbox.

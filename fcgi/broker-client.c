@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "nspawn/sandbox.h"
 
@@ -158,21 +159,6 @@ int broker_list(int *conn, BrokerReply *ret) {
         return r;
 }
 
-static int read_exact(int fd, char *buf, size_t len, off_t offset) {
-        while (len > 0) {
-                ssize_t n = pread(fd, buf, len, offset);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return n < 0 ? negative_errno() : -EPROTO;
-                buf += n;
-                len -= (size_t) n;
-                offset += n;
-        }
-        return 0;
-}
-
 int broker_run_tool(const char *id, const char *request_id, const char *image, unsigned timeout_s,
                     const char *input, size_t input_len, SandboxResult *ret, char *why, size_t why_size) {
         BrokerRequest req = request(BROKER_RUN_TOOL, id);
@@ -210,9 +196,9 @@ int broker_run_tool(const char *id, const char *request_id, const char *image, u
         diag = malloc(rep.diag_len + 1);
         if (!reply || !diag)
                 return -ENOMEM;
-        r = read_exact(out, reply, rep.reply_len, 0);
+        r = fd_pread_exact(out, reply, rep.reply_len, 0);
         if (r >= 0)
-                r = read_exact(out, diag, rep.diag_len, (off_t) rep.reply_len);
+                r = fd_pread_exact(out, diag, rep.diag_len, (off_t) rep.reply_len);
         if (r < 0)
                 return r;
         reply[rep.reply_len] = 0;

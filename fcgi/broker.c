@@ -19,6 +19,7 @@
 
 #include "broker.h"
 #include "config.h"
+#include "fd-util.h"
 #include "log.h"
 #include "macro.h"
 #include "nspawn/nspawn-argv.h"
@@ -134,42 +135,20 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *
         return r < 0 ? fail(rep, r, &error) : 0;
 }
 
-static int write_all(int fd, const char *buf, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return n < 0 ? negative_errno() : -EIO;
-                buf += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
 static int read_input(int fd, char **ret, size_t *ret_len) {
         cleanup_free char *buf = NULL;
         struct stat st;
-        size_t got = 0;
 
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t) st.st_size > BROKER_INPUT_MAX)
                 return -EBADF;
         buf = malloc((size_t) st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
-        while (got < (size_t) st.st_size) {
-                ssize_t n = pread(fd, buf + got, (size_t) st.st_size - got, (off_t) got);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return -EBADF;
-                got += (size_t) n;
-        }
-        buf[got] = 0;
+        if (fd_pread_exact(fd, buf, (size_t) st.st_size, 0) < 0)
+                return -EBADF;
+        buf[st.st_size] = 0;
         *ret = TAKE_PTR(buf);
-        *ret_len = got;
+        *ret_len = (size_t) st.st_size;
         return 0;
 }
 
@@ -231,9 +210,9 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         if (out < 0)
                 r = negative_errno();
         else
-                r = write_all(out, res.reply ? res.reply : "", res.reply_len);
+                r = fd_write_all(out, res.reply ? res.reply : "", res.reply_len);
         if (r >= 0)
-                r = write_all(out, res.diag ? res.diag : "", res.diag_len);
+                r = fd_write_all(out, res.diag ? res.diag : "", res.diag_len);
         if (r >= 0) {
                 (void) snprintf(rep->result, sizeof(rep->result), "%s", res.result);
                 rep->duration_usec = res.duration_usec;

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "b64.h"
+#include "fd-util.h"
 #include "macro.h"
 
 DEFINE_JSON_CLEANUP
@@ -229,22 +230,6 @@ static const char *path_text(struct json_object *p) {
         return json_object_is_type(p, json_type_string) ? json_object_get_string(p) : json_object_to_json_string(p);
 }
 
-static int write_all(int fd, const void *buf, size_t len) {
-        const char *p = buf;
-
-        while (len > 0) {
-                ssize_t n = write(fd, p, len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                p += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
 /* mkdir -p of the directories above path (inside WORKDIR, which exists). */
 static void make_parents(char *path) {
         for (char *p = path + strlen(WORKDIR) + 1; (p = strchr(p, '/')); p++) {
@@ -279,7 +264,7 @@ static int write_files(struct json_object *files, Refusal *why) {
                 make_parents(target);
                 /* O_NOFOLLOW: nothing in a fresh tmpfs is a link, and nothing should become one. */
                 fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-                if (fd < 0 || write_all(fd, content, len) < 0)
+                if (fd < 0 || fd_write_all(fd, content, len) < 0)
                         return refuse(why, "could not write '%s': %s", path_text(p), strerror(errno));
         }
         return 0;
@@ -454,9 +439,9 @@ static int run(struct json_object *req, Child *c, struct json_object *reply, Ref
         if (asprintf(&header, "%d\n", json_object_get_string_len(code)) < 0)
                 return -ENOMEM;
         /* A process gone already cannot take its code: its status says how. */
-        if (write_all(c->code_w, header, strlen(header)) >= 0 &&
-            write_all(c->code_w, json_object_get_string(code), (size_t) json_object_get_string_len(code)) >= 0 && in)
-                (void) write_all(c->code_w, json_object_get_string(in), (size_t) json_object_get_string_len(in));
+        if (fd_write_all(c->code_w, header, strlen(header)) >= 0 &&
+            fd_write_all(c->code_w, json_object_get_string(code), (size_t) json_object_get_string_len(code)) >= 0 && in)
+                (void) fd_write_all(c->code_w, json_object_get_string(in), (size_t) json_object_get_string_len(in));
         closep(&c->code_w);
         c->code_w = -1;
 
@@ -631,7 +616,7 @@ int main(int argc, char **argv) {
                                 continue;
                         die("accept");
                 }
-                if (write_all(conn, "ready\n", 6) < 0)
+                if (fd_write_all(conn, "ready\n", 6) < 0)
                         continue;
                 data = read_all(conn, &len);
                 if (!data || len == 0)
@@ -639,7 +624,7 @@ int main(int argc, char **argv) {
                 reply = answer(data, len, &child);
                 if (!reply)
                         die("reply");
-                (void) write_all(conn, reply, strlen(reply));
+                (void) fd_write_all(conn, reply, strlen(reply));
                 return EXIT_SUCCESS;
         }
 }
