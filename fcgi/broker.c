@@ -104,34 +104,55 @@ static int check_listener(int fd) {
         return 0;
 }
 
+/* What every sandbox of sandboxd's has, whatever runs in it: its unit, its journal tag, a random UID
+ * range, and the limits of the configuration. The caller adds the command and what is its own. */
+typedef struct SandboxBase {
+        char unit[SANDBOX_ID_MAX + 16];
+        char etc[512];
+        char field[128];
+        NspawnSpec ns;
+        SandboxSpec spec;
+} SandboxBase;
+
+static int sandbox_base(const Config *cfg, const char *id, const char *field_name, const char *field_value, SandboxBase *ret) {
+        uint32_t uid_base = 0;
+        int r = random_uid_base(&uid_base);
+
+        if (r < 0)
+                return r;
+        (void) unit_name_from_id(id, ret->unit, sizeof(ret->unit));
+        (void) snprintf(ret->etc, sizeof(ret->etc), "%s/etc", cfg->lib_dir);
+        (void) snprintf(ret->field, sizeof(ret->field), "%s=%s", field_name, field_value);
+        ret->ns = (NspawnSpec){.machine = id, .uid_base = uid_base, .workspace_bytes = cfg->workspace_bytes,
+                               .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = ret->etc};
+        ret->spec = (SandboxSpec){.unit = ret->unit, .slice = cfg->slice, .log_field = ret->field, .nspawn = &ret->ns,
+                                  .memory_max = cfg->memory_max, .tasks_max = cfg->tasks_max,
+                                  .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100};
+        return 0;
+}
+
 static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *rep) {
         const Config *cfg = b->config;
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
-        char unit[SANDBOX_ID_MAX + 16], runner[512], etc[512], field[128], filter[600];
+        char runner[512], filter[600];
         const char *command[] = {runner, "--listen", RUNNER_UID_OPTION, filter, NULL};
-        uint32_t uid_base = 0;
+        SandboxBase s;
         int r = check_listener(fd);
 
         if (r >= 0)
-                r = random_uid_base(&uid_base);
+                r = sandbox_base(cfg, req->id, "SANDBOX_ID", req->id, &s);
         if (r < 0)
                 return fail(rep, r, NULL);
-        (void) unit_name_from_id(req->id, unit, sizeof(unit));
         (void) snprintf(runner, sizeof(runner), "%s/sandboxd-runner", cfg->lib_dir);
         (void) snprintf(filter, sizeof(filter), "--seccomp=%s/seccomp.bpf", cfg->lib_dir);
-        (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
-        (void) snprintf(field, sizeof(field), "SANDBOX_ID=%s", req->id);
-
-        NspawnSpec ns = {.machine = req->id, .uid_base = uid_base, .workspace_bytes = cfg->workspace_bytes,
-                         .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .runner_confines = true, .command = command};
+        s.ns.runner_confines = true;
+        s.ns.command = command;
         /* Idle warm sandboxes are replaced before the TTL; this only bounds a forgotten one. */
-        SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .log_field = field, .nspawn = &ns,
-                            .runtime_max_usec = (cfg->pool_ttl_s + 60 + 60) * USEC_PER_SEC, .memory_max = cfg->memory_max,
-                            .tasks_max = cfg->tasks_max, .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100};
+        s.spec.runtime_max_usec = (cfg->pool_ttl_s + 60 + 60) * USEC_PER_SEC;
 
         if (!broker_bus(b))
                 return fail(rep, -ENOTCONN, NULL);
-        r = sandbox_start_detached(b->bus, &spec, fd, &error);
+        r = sandbox_start_detached(b->bus, &s.spec, fd, &error);
         return r < 0 ? fail(rep, r, &error) : 0;
 }
 
@@ -159,17 +180,17 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         cleanup_free char *input = NULL;
         cleanup_close int out = -1;
         SandboxResult res = {};
-        char unit[SANDBOX_ID_MAX + 16], etc[512], runner_bind[600], field[128], image[1024], python[1100];
+        char runner_bind[600], image[1024], python[1100];
         const char *command[] = {"/usr/bin/python3", "-I", TOOLRUNNER_PATH, NULL};
         const char *binds[] = {runner_bind, NULL};
         size_t input_len = 0;
-        uint32_t uid_base = 0;
+        SandboxBase s;
         struct stat st;
         int r;
 
         r = read_input(fd, &input, &input_len);
         if (r >= 0)
-                r = random_uid_base(&uid_base);
+                r = sandbox_base(cfg, req->id, "REQUEST_ID", req->request_id, &s);
         if (r < 0)
                 return fail(rep, r, NULL);
         if ((size_t) snprintf(image, sizeof(image), "%s/%s", cfg->image_dir, req->image) >= sizeof(image) ||
@@ -184,25 +205,20 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
                 (void) snprintf(rep->message, sizeof(rep->message), "image '%s' has no /usr/bin/python3", req->image);
                 return rep->error;
         }
-        (void) unit_name_from_id(req->id, unit, sizeof(unit));
-        (void) snprintf(etc, sizeof(etc), "%s/etc", cfg->lib_dir);
         (void) snprintf(runner_bind, sizeof(runner_bind), "%s/toolrunner.py:" TOOLRUNNER_PATH, cfg->lib_dir);
-        (void) snprintf(field, sizeof(field), "REQUEST_ID=%s", req->request_id);
-
-        NspawnSpec ns = {.machine = req->id, .uid_base = uid_base, .workspace_bytes = cfg->workspace_bytes,
-                         .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = etc, .user = "sandbox",
-                         .command = command, .image = image, .bind_ro = binds};
-        SandboxSpec spec = {.unit = unit, .slice = cfg->slice, .log_field = field, .nspawn = &ns,
-                            .runtime_max_usec = (cfg->call_ready_timeout_s + req->timeout_s + 10) * USEC_PER_SEC,
-                            .memory_max = cfg->memory_max, .tasks_max = cfg->tasks_max,
-                            .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100,
-                            .max_reply_bytes = TOOL_MAX_REPLY_BYTES + strlen(TOOL_READY_MARKER), .ready_marker = TOOL_READY_MARKER,
-                            .ready_timeout_usec = cfg->call_ready_timeout_s * USEC_PER_SEC,
-                            .run_timeout_usec = req->timeout_s * USEC_PER_SEC};
+        s.ns.user = "sandbox";
+        s.ns.command = command;
+        s.ns.image = image;
+        s.ns.bind_ro = binds;
+        s.spec.runtime_max_usec = (cfg->call_ready_timeout_s + req->timeout_s + 10) * USEC_PER_SEC;
+        s.spec.max_reply_bytes = TOOL_MAX_REPLY_BYTES + strlen(TOOL_READY_MARKER);
+        s.spec.ready_marker = TOOL_READY_MARKER;
+        s.spec.ready_timeout_usec = cfg->call_ready_timeout_s * USEC_PER_SEC;
+        s.spec.run_timeout_usec = req->timeout_s * USEC_PER_SEC;
 
         if (!broker_bus(b))
                 return fail(rep, -ENOTCONN, NULL);
-        r = sandbox_run(b->bus, &spec, input, input_len, &res, &error);
+        r = sandbox_run(b->bus, &s.spec, input, input_len, &res, &error);
         if (r < 0)
                 return fail(rep, r, &error);
 
