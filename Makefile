@@ -28,15 +28,16 @@ HARDEN  := -fno-common
 CFLAGS  := -O1 -g -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -Ifcgi -MMD -MP $(WARN) $(HARDEN) $(CFLAGS) \
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -MMD -MP $(WARN) $(HARDEN) $(CFLAGS) \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lfcgi
 
 # Pure modules: unit-tested, no bus, no journal.
-PURE_SRCS := fcgi/b64.c fcgi/utf8.c fcgi/validate.c fcgi/config.c fcgi/route.c fcgi/broker-proto.c fcgi/fd-util.c \
+PURE_SRCS := lib/b64.c lib/utf8.c fcgi/validate.c lib/config.c fcgi/route.c nspawn/broker/broker-proto.c lib/fd-util.c \
              nspawn/unit-name.c nspawn/nspawn-argv.c
-SRCS      := $(PURE_SRCS) fcgi/main.c fcgi/log.c fcgi/request.c fcgi/reply.c fcgi/route-execute.c \
-             fcgi/route-pool.c fcgi/route-call.c fcgi/poold.c fcgi/broker.c fcgi/broker-client.c nspawn/sandbox.c nspawn/pool.c db/db.c db/requests.c db/pool.c
+SRCS      := $(PURE_SRCS) fcgi/main.c lib/log.c fcgi/request.c fcgi/reply.c fcgi/route-execute.c \
+             fcgi/route-pool.c fcgi/route-call.c nspawn/pool/poold.c nspawn/broker/broker.c nspawn/broker/broker-client.c \
+             nspawn/sandbox.c nspawn/pool/pool-socket.c db/db.c db/requests.c db/pool-db.c
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
 
@@ -54,7 +55,7 @@ $(BUILD)/sandboxd-fcgi: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # The runner inside warm sandboxes: json-c and libc only (it runs on the host's /usr, read-only).
-$(BUILD)/sandboxd-runner: $(BUILD)/nspawn/runner/runner.o $(BUILD)/fcgi/b64.o $(BUILD)/fcgi/fd-util.o
+$(BUILD)/sandboxd-runner: $(BUILD)/nspawn/runner/runner.o $(BUILD)/lib/b64.o $(BUILD)/lib/fd-util.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
 
 # The warm sandboxes' system-call filter, compiled once here rather than by nspawn in each sandbox.
@@ -67,7 +68,7 @@ $(BUILD)/seccomp.bpf: $(BUILD)/seccomp-gen nspawn/runner/seccomp-allow nspawn/ru
 	$(BUILD)/seccomp-gen $(BUILD)/seccomp-allow.txt $@
 
 # Unit tests link the module under test and the pure modules; db tests also link db/ (in memory).
-$(BUILD)/tests/test-%: tests/unit/test-%.c $(PURE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/db/db.o $(BUILD)/db/requests.o $(BUILD)/db/pool.o
+$(BUILD)/tests/test-%: tests/unit/test-%.c $(PURE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/db/db.o $(BUILD)/db/requests.o $(BUILD)/db/pool-db.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -91,12 +92,12 @@ unit-run: $(UNIT_TESTS)
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c fcgi/b64.c fcgi/utf8.c fcgi/broker-proto.c
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/b64.c lib/utf8.c nspawn/broker/broker-proto.c
 
-build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h fcgi/b64.h fcgi/utf8.h fcgi/messages.h fcgi/macro.h fcgi/broker-proto.h
+build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h lib/b64.h lib/utf8.h fcgi/messages.h lib/macro.h nspawn/broker/broker-proto.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \
-	    -I. -Ifcgi $(WARN) $(shell pkg-config --cflags json-c) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c)
+	    -I. $(WARN) $(shell pkg-config --cflags json-c) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c)
 
 fuzz: build/fuzz/fuzz-request
 	@mkdir -p build/fuzz/corpus
@@ -186,7 +187,7 @@ tidy:
 	clang-tidy $(SRCS) -- $(ALL_CFLAGS)
 
 hdr-check:
-	@for h in fcgi/*.h nspawn/*.h db/*.h; do \
+	@for h in $$(git ls-files '*.h'); do \
 		echo "#include \"$$h\"" | $(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) -x c -fsyntax-only - || exit 1; done
 
 clean:

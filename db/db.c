@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "db/db.h"
 
 /* db/schema.sql, embedded at build time; steps start with a "-- step N" line. */
 __asm__(".section .rodata\n"

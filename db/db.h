@@ -17,7 +17,7 @@ const char *db_errmsg(sqlite3 *db);
  * READONLY -> -EROFS, others -> -EIO. */
 int db_errno(int rc);
 
-/* For cleanup_stmt (fcgi/macro.h): finalizes *st; NULL is a no-op. */
+/* For cleanup_stmt (lib/macro.h): finalizes *st; NULL is a no-op. */
 void sqlite3_finalizep(sqlite3_stmt **st);
 
 /* Steps a statement that returns no row: 0 when done, -errno (db_errno) otherwise. */

@@ -3,9 +3,9 @@
 #include <stddef.h>
 #include <sqlite3.h>
 
-#include "db.h"
-#include "macro.h"
-#include "requests.h"
+#include "db/db.h"
+#include "lib/macro.h"
+#include "db/requests.h"
 
 static int bind_text_or_null(sqlite3_stmt *st, int i, const char *s) {
         return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);

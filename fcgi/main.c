@@ -23,18 +23,18 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "broker.h"
-#include "config.h"
+#include "nspawn/broker/broker.h"
+#include "lib/config.h"
 #include "db/db.h"
 #include "db/requests.h"
-#include "log.h"
-#include "macro.h"
-#include "messages.h"
-#include "db/pool.h"
-#include "poold.h"
-#include "reply.h"
-#include "request.h"
-#include "route.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "fcgi/messages.h"
+#include "db/pool-db.h"
+#include "nspawn/pool/poold.h"
+#include "fcgi/reply.h"
+#include "fcgi/request.h"
+#include "fcgi/route.h"
 
 #include <sqlite3.h>
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reply.h"
-#include "request.h"
+#include "fcgi/reply.h"
+#include "fcgi/request.h"
 
 const char *reply_reason(int status) {
         switch (status) {

@@ -7,7 +7,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "request.h"
+#include "fcgi/request.h"
 
 uint64_t request_now_usec(void) {
         struct timespec ts;

@@ -6,18 +6,18 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "broker.h"
-#include "config.h"
+#include "nspawn/broker/broker.h"
+#include "lib/config.h"
 #include "db/requests.h"
-#include "log.h"
-#include "macro.h"
-#include "messages.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "fcgi/messages.h"
 #include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
-#include "reply.h"
-#include "request.h"
-#include "route.h"
-#include "validate.h"
+#include "fcgi/reply.h"
+#include "fcgi/request.h"
+#include "fcgi/route.h"
+#include "fcgi/validate.h"
 
 DEFINE_JSON_CLEANUP
 

@@ -9,23 +9,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "b64.h"
-#include "broker.h"
-#include "config.h"
+#include "lib/b64.h"
+#include "nspawn/broker/broker.h"
+#include "lib/config.h"
 #include "db/requests.h"
-#include "log.h"
-#include "macro.h"
-#include "messages.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "fcgi/messages.h"
 #include "db/db.h"
-#include "db/pool.h"
-#include "nspawn/pool.h"
+#include "db/pool-db.h"
+#include "nspawn/pool/pool-socket.h"
 #include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
-#include "reply.h"
-#include "request.h"
-#include "route.h"
-#include "utf8.h"
-#include "validate.h"
+#include "fcgi/reply.h"
+#include "fcgi/request.h"
+#include "fcgi/route.h"
+#include "lib/utf8.h"
+#include "fcgi/validate.h"
 
 DEFINE_JSON_CLEANUP
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "route.h"
+#include "fcgi/route.h"
 
 static const Route routes[] = {
         {.path = "/v1/execute", .method = "POST", .handler = route_execute},

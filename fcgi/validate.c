@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "b64.h"
-#include "utf8.h"
-#include "messages.h"
-#include "validate.h"
+#include "lib/b64.h"
+#include "lib/utf8.h"
+#include "fcgi/messages.h"
+#include "fcgi/validate.h"
 
 const ValidateLimits validate_execute_limits = {
         .max_code_bytes = 1U << 20,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nspawn-argv.h"
+#include "nspawn/nspawn-argv.h"
 
 #define ARGV_MAX 64
 

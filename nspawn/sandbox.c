@@ -11,9 +11,9 @@
 
 #include <systemd/sd-bus.h>
 
-#include "macro.h"
-#include "nspawn-argv.h"
-#include "sandbox.h"
+#include "lib/macro.h"
+#include "nspawn/nspawn-argv.h"
+#include "nspawn/sandbox.h"
 
 typedef struct BusLocator {
         const char *destination;

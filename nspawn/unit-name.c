@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "unit-name.h"
+#include "nspawn/unit-name.h"
 
 /* Unit and machine names allow these without escaping; machine names (host names) must stay under 64. */
 static int id_valid(const char *s, size_t max) {

@@ -52,9 +52,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "b64.h"
-#include "fd-util.h"
-#include "macro.h"
+#include "lib/b64.h"
+#include "lib/fd-util.h"
+#include "lib/macro.h"
 
 DEFINE_JSON_CLEANUP
 

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "b64.h"
-#include "broker-proto.h"
-#include "macro.h"
-#include "utf8.h"
-#include "validate.h"
+#include "lib/b64.h"
+#include "nspawn/broker/broker-proto.h"
+#include "lib/macro.h"
+#include "lib/utf8.h"
+#include "fcgi/validate.h"
 
 DEFINE_JSON_CLEANUP
 

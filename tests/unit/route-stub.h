@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "route.h"
+#include "fcgi/route.h"
 
 __attribute__((weak)) int route_execute(Request *req, Context *ctx) {
         (void) req;

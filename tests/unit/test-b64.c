@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "b64.h"
-#include "macro.h"
-#include "route-stub.h"
-#include "tap.h"
+#include "lib/b64.h"
+#include "lib/macro.h"
+#include "tests/unit/route-stub.h"
+#include "tests/unit/tap.h"
 
 /* Explicit lengths, so binary cases may hold NUL bytes. */
 typedef struct Vector {

@@ -4,10 +4,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "broker-proto.h"
-#include "macro.h"
-#include "route-stub.h"
-#include "tap.h"
+#include "nspawn/broker/broker-proto.h"
+#include "lib/macro.h"
+#include "tests/unit/route-stub.h"
+#include "tests/unit/tap.h"
 
 typedef struct IdCase {
         const char *id;

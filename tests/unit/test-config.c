@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "macro.h"
-#include "route-stub.h"
-#include "tap.h"
+#include "lib/config.h"
+#include "lib/macro.h"
+#include "tests/unit/route-stub.h"
+#include "tests/unit/tap.h"
 
 /* The fake environment: NULL-terminated {name, value} pairs that fake_get() looks up. */
 typedef struct Var {

@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "db/db.h"
-#include "db/pool.h"
+#include "db/pool-db.h"
 #include "db/requests.h"
-#include "macro.h"
-#include "route-stub.h"
-#include "tap.h"
+#include "lib/macro.h"
+#include "tests/unit/route-stub.h"
+#include "tests/unit/tap.h"
 
 /* The first column of the first row of sql, with ?1 bound to id, as text; "NULL" for SQL NULL,
  * "(no row)" for none. Good enough to compare a column against what a test expects. */

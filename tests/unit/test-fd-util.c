@@ -6,10 +6,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fd-util.h"
-#include "macro.h"
-#include "route-stub.h"
-#include "tap.h"
+#include "lib/fd-util.h"
+#include "lib/macro.h"
+#include "tests/unit/route-stub.h"
+#include "tests/unit/tap.h"
 
 static void test_write_all(void) {
         static char big[200000], back[sizeof(big)];

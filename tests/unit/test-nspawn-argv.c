@@ -2,10 +2,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "macro.h"
+#include "lib/macro.h"
 #include "nspawn/nspawn-argv.h"
-#include "route-stub.h"
-#include "tap.h"
+#include "tests/unit/route-stub.h"
+#include "tests/unit/tap.h"
 
 static const char *const command[] = {"/usr/bin/python3", "-I", "/usr/lib/sandboxd/runner.py", "print('a b'); \"$x\"", NULL};
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "macro.h"
-#include "route-stub.h" /* route_execute(): a stub returning 0 */
-#include "route.h"
-#include "tap.h"
+#include "lib/macro.h"
+#include "tests/unit/route-stub.h" /* route_execute(): a stub returning 0 */
+#include "fcgi/route.h"
+#include "tests/unit/tap.h"
 
 typedef struct RouteCase {
         const char *method, *path;

@@ -2,10 +2,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "macro.h"
+#include "lib/macro.h"
 #include "nspawn/unit-name.h"
-#include "route-stub.h"
-#include "tap.h"
+#include "tests/unit/route-stub.h"
+#include "tests/unit/tap.h"
 
 static const uint8_t zeros[SANDBOX_ID_RANDOM_CHARS];
 static const uint8_t counting[SANDBOX_ID_RANDOM_CHARS] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};

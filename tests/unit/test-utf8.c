@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
-#include "route-stub.h"
-#include "tap.h"
-#include "utf8.h"
+#include "lib/macro.h"
+#include "tests/unit/route-stub.h"
+#include "tests/unit/tap.h"
+#include "lib/utf8.h"
 
 #define R "\xef\xbf\xbd" /* U+FFFD */
 

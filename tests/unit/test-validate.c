@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
-#include "route-stub.h"
-#include "tap.h"
-#include "validate.h"
+#include "lib/macro.h"
+#include "tests/unit/route-stub.h"
+#include "tests/unit/tap.h"
+#include "fcgi/validate.h"
 
 DEFINE_JSON_CLEANUP
 

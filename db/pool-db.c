@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "db.h"
-#include "macro.h"
-#include "pool.h"
+#include "db/db.h"
+#include "lib/macro.h"
+#include "db/pool-db.h"
 
 static double unix_now(void) {
         struct timespec ts;

@@ -12,15 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "config.h"
+#include "nspawn/broker/broker.h"
+#include "lib/config.h"
 #include "db/db.h"
-#include "db/pool.h"
-#include "log.h"
-#include "macro.h"
-#include "nspawn/pool.h"
+#include "db/pool-db.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "nspawn/pool/pool-socket.h"
 #include "nspawn/unit-name.h"
-#include "poold.h"
+#include "nspawn/pool/poold.h"
 
 #define STARTING_MAX 64
 /* How many containers may boot at once: each costs a core for ~60 ms. */

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "pool.h"
+#include "lib/macro.h"
+#include "nspawn/pool/pool-socket.h"
 
 uint64_t pool_now_usec(void) {
         struct timespec ts;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "lib/config.h"
 
 static int parse_u64(const char *(*get)(const char *), const char *name, uint64_t min, uint64_t max, uint64_t *v) {
         const char *s = get(name);

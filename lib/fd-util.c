@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "fd-util.h"
-#include "macro.h"
+#include "lib/fd-util.h"
+#include "lib/macro.h"
 
 int fd_write_all(int fd, const void *buf, size_t len) {
         const char *p = buf;

@@ -8,7 +8,7 @@
 #define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
-#include "log.h"
+#include "lib/log.h"
 
 static char log_request_id[64];
 static char log_route[64];

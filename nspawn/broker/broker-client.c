@@ -9,9 +9,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "fd-util.h"
-#include "macro.h"
+#include "nspawn/broker/broker.h"
+#include "lib/fd-util.h"
+#include "lib/macro.h"
 #include "nspawn/sandbox.h"
 
 static int broker_connect(int *ret) {

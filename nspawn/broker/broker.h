@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "broker-proto.h"
+#include "nspawn/broker/broker-proto.h"
 
 typedef struct Config Config;
 typedef struct SandboxResult SandboxResult;

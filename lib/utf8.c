@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "lib/utf8.h"
 
 /* Lead byte c: the sequence length and the range allowed for the second byte (Unicode table 3-7). */
 static size_t utf8_lead(uint8_t c, uint8_t *ret_lo, uint8_t *ret_hi) {

@@ -17,14 +17,14 @@
 
 #include <systemd/sd-bus.h>
 
-#include "broker.h"
-#include "config.h"
-#include "fd-util.h"
-#include "log.h"
-#include "macro.h"
+#include "nspawn/broker/broker.h"
+#include "lib/config.h"
+#include "lib/fd-util.h"
+#include "lib/log.h"
+#include "lib/macro.h"
 #include "nspawn/nspawn-argv.h"
 #include "nspawn/sandbox.h"
-#include "validate.h"
+#include "fcgi/validate.h"
 
 #define CLIENTS_MAX 64
 /* The sandbox user of nspawn/runner/passwd, whom the runner becomes. */
