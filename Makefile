@@ -32,14 +32,34 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -MMD -MP $(WARN) $(HARDEN) $(CFLAGS) \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lfcgi
 
-# Pure modules: unit-tested, no bus, no journal.
-PURE_SRCS := lib/b64.c lib/utf8.c fcgi/validate.c lib/config.c fcgi/route.c nspawn/broker/broker-proto.c lib/fd-util.c \
-             nspawn/unit-name.c nspawn/nspawn-argv.c
-SRCS      := $(PURE_SRCS) fcgi/main.c lib/log.c fcgi/request.c fcgi/reply.c fcgi/route-execute.c \
-             fcgi/route-pool.c fcgi/route-call.c nspawn/pool/poold.c nspawn/broker/broker.c nspawn/broker/broker-client.c \
-             nspawn/sandbox.c nspawn/pool/pool-socket.c db/db.c db/requests.c db/pool-db.c
-OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
+objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
+
+# What every binary may link: no HTTP, no FastCGI.
+LIB_SRCS    := lib/b64.c lib/utf8.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c lib/image-name.c
+FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/route-pool.c \
+               fcgi/route-call.c fcgi/validate.c
+NSPAWN_SRCS := nspawn/sandbox.c nspawn/nspawn-argv.c nspawn/unit-name.c nspawn/broker/broker.c \
+               nspawn/broker/broker-proto.c nspawn/broker/broker-client.c nspawn/pool/poold.c nspawn/pool/pool-socket.c
+DB_SRCS     := db/db.c db/requests.c db/pool-db.c
+SRCS        := $(LIB_SRCS) $(FCGI_SRCS) $(NSPAWN_SRCS) $(DB_SRCS)
+RUNNER_SRCS := nspawn/runner/runner.c lib/b64.c lib/fd-util.c lib/time-util.c lib/path-util.c
+OBJS        := $(call objs,$(SRCS))
+
+# Each unit test links its own test program and the modules it tests, nothing else.
+UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
+TEST_LIBS    = $(shell pkg-config --libs json-c sqlite3 2>/dev/null)
+$(BUILD)/tests/test-b64:          $(call objs,lib/b64.c)
+$(BUILD)/tests/test-utf8:         $(call objs,lib/utf8.c)
+$(BUILD)/tests/test-config:       $(call objs,lib/config.c)
+$(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
+$(BUILD)/tests/test-path-util:    $(call objs,lib/path-util.c)
+$(BUILD)/tests/test-image-name:   $(call objs,lib/image-name.c)
+$(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/b64.c lib/utf8.c lib/path-util.c)
+$(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
+$(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/image-name.c)
+$(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
+$(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
+$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c lib/time-util.c)
 
 .PHONY: all deps unit e2e test test-slow install uninstall run stop clean style tidy hdr-check images fuzz
 
@@ -55,22 +75,22 @@ $(BUILD)/sandboxd-fcgi: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # The runner inside warm sandboxes: json-c and libc only (it runs on the host's /usr, read-only).
-$(BUILD)/sandboxd-runner: $(BUILD)/nspawn/runner/runner.o $(BUILD)/lib/b64.o $(BUILD)/lib/fd-util.o
+$(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
 
 # The warm sandboxes' system-call filter, compiled once here rather than by nspawn in each sandbox.
-$(BUILD)/seccomp-gen: nspawn/runner/seccomp-gen.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -lseccomp
+$(BUILD)/seccomp-gen: $(call objs,nspawn/runner/seccomp-gen.c)
+	$(CC) $(LDFLAGS) -o $@ $^ -lseccomp
 
 $(BUILD)/seccomp.bpf: $(BUILD)/seccomp-gen nspawn/runner/seccomp-allow nspawn/runner/seccomp-expand
 	nspawn/runner/seccomp-expand nspawn/runner/seccomp-allow >$(BUILD)/seccomp-allow.txt
 	$(BUILD)/seccomp-gen $(BUILD)/seccomp-allow.txt $@
 
-# Unit tests link the module under test and the pure modules; db tests also link db/ (in memory).
-$(BUILD)/tests/test-%: tests/unit/test-%.c $(PURE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/db/db.o $(BUILD)/db/requests.o $(BUILD)/db/pool-db.o
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/tests/test-%: $(BUILD)/tests/unit/test-%.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+# Keep the tests' objects: their .d files name them.
+.SECONDARY:
 
 deps:
 	@if ! dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | grep -qv 'install ok installed' && \
@@ -92,9 +112,11 @@ unit-run: $(UNIT_TESTS)
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/b64.c lib/utf8.c nspawn/broker/broker-proto.c
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/b64.c lib/utf8.c lib/path-util.c lib/image-name.c \
+                nspawn/broker/broker-proto.c
 
-build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h lib/b64.h lib/utf8.h fcgi/messages.h lib/macro.h nspawn/broker/broker-proto.h
+build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h lib/b64.h lib/utf8.h lib/path-util.h lib/image-name.h fcgi/messages.h \
+                         lib/macro.h nspawn/broker/broker-proto.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \
 	    -I. $(WARN) $(shell pkg-config --cflags json-c) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c)
@@ -193,4 +215,5 @@ hdr-check:
 clean:
 	rm -rf build
 
--include $(OBJS:.o=.d)
+-include $(patsubst %.c,$(BUILD)/%.d,$(sort $(SRCS) $(RUNNER_SRCS) nspawn/runner/seccomp-gen.c \
+                                            $(wildcard tests/unit/test-*.c)))

@@ -3,17 +3,14 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "db/db.h"
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "db/pool-db.h"
 
 static double unix_now(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+        return (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC;
 }
 
 static int exec(sqlite3 *db, const char *sql) {

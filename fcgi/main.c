@@ -23,6 +23,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "fcgi/audit.h"
 #include "nspawn/broker/broker.h"
 #include "lib/config.h"
 #include "db/db.h"
@@ -56,19 +57,21 @@ static void record(Request *req, Context *ctx, bool has_row) {
         RequestOutcome o = {.sandbox_id = req->sandbox_id[0] ? req->sandbox_id : NULL, .status = req->status,
                             .has_exit_code = req->has_exit_code, .exit_code = req->exit_code,
                             .duration_ms = req->duration_ms, .error = req->error};
-        AuditRecord a = {.sandbox_id = o.sandbox_id, .status = req->status, .has_exit_code = req->has_exit_code,
-                         .exit_code = req->exit_code, .duration_ms = req->duration_ms, .error = req->error, .cpu_usec = req->cpu_usec};
         int r;
 
-        if (a.duration_ms < 0)
-                a.duration_ms = (int64_t) ((request_now_usec() - req->start_usec) / 1000);
         if (has_row) {
                 r = db_request_finish(ctx->db, req->id, &o);
                 if (r < 0)
                         (void) log_error_errno(r, "Failed to record the end of the request: %s", db_errmsg(ctx->db));
         }
-        log_audit(&a);
+        audit_request(req);
 }
+
+static const RouteHandler handlers[_ROUTE_MAX] = {
+        [ROUTE_EXECUTE] = route_execute,
+        [ROUTE_POOL] = route_pool,
+        [ROUTE_CALL] = route_call,
+};
 
 /* parse → route → act → record → reply, for one request. */
 static void handle(FCGX_Request *fcgx, Context *ctx) {
@@ -100,7 +103,7 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
                 (void) reply_error(&req, 405, MSG_METHOD_NOT_ALLOWED);
         } else if (req.body_too_large)
                 (void) reply_error(&req, 413, MSG_BODY_TOO_LARGE);
-        else if (route->handler(&req, ctx) < 0 && req.status == 0)
+        else if (handlers[route->id](&req, ctx) < 0 && req.status == 0)
                 (void) reply_error(&req, 500, MSG_INTERNAL, "the request could not be answered");
 
 done:

@@ -5,16 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "fcgi/request.h"
-
-uint64_t request_now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
+#include "lib/time-util.h"
 
 static void copy_param(FCGX_Request *fcgx, const char *name, char *dst, size_t size) {
         const char *v = FCGX_GetParam(name, fcgx->envp);
@@ -63,7 +56,7 @@ static int request_read_body(Request *req, size_t max_body) {
 }
 
 int request_read(Request *req, FCGX_Request *fcgx, size_t max_body) {
-        *req = (Request){.fcgx = fcgx, .start_usec = request_now_usec(), .duration_ms = -1, .cpu_usec = UINT64_MAX};
+        *req = (Request){.fcgx = fcgx, .start_usec = now_usec(CLOCK_MONOTONIC), .duration_ms = -1, .cpu_usec = UINT64_MAX};
 
         request_set_id(req);
         copy_param(fcgx, "REQUEST_METHOD", req->method, sizeof(req->method));

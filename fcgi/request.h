@@ -37,5 +37,3 @@ typedef struct Request {
 int request_read(Request *req, FCGX_Request *fcgx, size_t max_body);
 
 void request_done(Request *req);
-
-uint64_t request_now_usec(void);

@@ -8,6 +8,7 @@
 
 #include "nspawn/broker/broker.h"
 #include "lib/config.h"
+#include "lib/image-name.h"
 #include "db/requests.h"
 #include "lib/log.h"
 #include "lib/macro.h"
@@ -130,7 +131,7 @@ int route_call(Request *req, Context *ctx) {
         if (validate_call(body, &validate_call_limits, &c, &verr) < 0)
                 return reply_error(req, verr.status, "%s", verr.message);
         /* The name only: the image directory is root's, the broker finds the image in it. */
-        if (validate_image_name(c.image, image, sizeof(image)) < 0)
+        if (image_name_from_ref(c.image, image, sizeof(image)) < 0)
                 return reply_error(req, 503, MSG_CALL_START, "invalid image reference");
 
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd) || unit_name_sandbox_id("tool", rnd, req->sandbox_id) < 0)

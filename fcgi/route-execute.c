@@ -15,6 +15,7 @@
 #include "db/requests.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "fcgi/messages.h"
 #include "db/db.h"
 #include "db/pool-db.h"
@@ -197,11 +198,9 @@ static void wake_pool(Context *ctx) {
 /* Whether sandboxes fail to start right now (two failures in a row within the last minute): then
  * waiting is in vain, and the answer is the real reason. */
 static bool pool_failing(Context *ctx, char *why, size_t size) {
-        struct timespec ts;
         int failures = 0;
 
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        if (db_pool_health(ctx->db, (double) ts.tv_sec - 60, &failures, why, size) < 0)
+        if (db_pool_health(ctx->db, (double) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC) - 60, &failures, why, size) < 0)
                 return false;
         return failures >= 2;
 }
@@ -209,7 +208,7 @@ static bool pool_failing(Context *ctx, char *why, size_t size) {
 /* Claims a warm sandbox, waiting up to pool_wait_s for one: 0, -EAGAIN when none came, -EHOSTDOWN
  * (why filled) when sandboxes cannot be started, -errno. */
 static int claim(Request *req, Context *ctx, char *socket, size_t socket_size, char *why, size_t why_size) {
-        uint64_t deadline = pool_now_usec() + ctx->config->pool_wait_s * USEC_PER_SEC;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + ctx->config->pool_wait_s * USEC_PER_SEC;
         bool waited = false;
 
         for (;;) {
@@ -233,7 +232,7 @@ static int claim(Request *req, Context *ctx, char *socket, size_t socket_size, c
                 }
                 if (pool_failing(ctx, why, why_size))
                         return -EHOSTDOWN;
-                if (pool_now_usec() >= deadline)
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return -EAGAIN;
                 (void) usleep(5000);
         }
@@ -253,18 +252,18 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, const ch
 
         r = pool_connect(socket, &fd);
         if (r >= 0)
-                r = pool_wait_greeting(fd, pool_now_usec() + 5 * USEC_PER_SEC);
+                r = pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC);
         if (r < 0) {
                 (void) log_error_errno(r, "Warm sandbox '%s' does not answer", req->sandbox_id);
                 return reply_error(req, 502, MSG_SANDBOX_FAILED, "the sandbox did not answer");
         }
 
-        start = pool_now_usec();
+        start = now_usec(CLOCK_MONOTONIC);
         r = pool_exchange(fd, input, input_len, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
         if (r == -ETIME) {
                 /* systemd kills every process of the sandbox now, not when the answer is sent. */
                 (void) broker_kill(&ctx->broker, req->sandbox_id);
-                return execute_timeout(req, x, pool_now_usec() - start);
+                return execute_timeout(req, x, now_usec(CLOCK_MONOTONIC) - start);
         }
         if (r == -EMSGSIZE)
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);

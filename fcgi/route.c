@@ -4,9 +4,9 @@
 #include "fcgi/route.h"
 
 static const Route routes[] = {
-        {.path = "/v1/execute", .method = "POST", .handler = route_execute},
-        {.path = "/v1/pool", .method = "GET", .handler = route_pool},
-        {.path = "/v1/call", .method = "POST", .handler = route_call},
+        {.path = "/v1/execute", .method = "POST", .id = ROUTE_EXECUTE},
+        {.path = "/v1/pool", .method = "GET", .id = ROUTE_POOL},
+        {.path = "/v1/call", .method = "POST", .id = ROUTE_CALL},
 };
 
 int route_find(const char *method, const char *path, const Route **ret) {

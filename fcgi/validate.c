@@ -11,6 +11,7 @@
 #include "lib/utf8.h"
 #include "fcgi/messages.h"
 #include "fcgi/validate.h"
+#include "lib/path-util.h"
 
 const ValidateLimits validate_execute_limits = {
         .max_code_bytes = 1U << 20,
@@ -29,41 +30,6 @@ const ValidateLimits validate_call_limits = {
 
 /* Deep enough for any sane request, shallow enough that a hostile body cannot exhaust the stack. */
 #define JSON_MAX_DEPTH 64
-
-int validate_path(const char *path, size_t len) {
-        size_t depth = 0, i = 0;
-
-        if (len == 0 || len > PATH_MAX_BYTES || memchr(path, 0, len))
-                return -EINVAL;
-        if (path[0] == '/')
-                return -EXDEV;
-        if (path[len - 1] == '/')
-                return -EINVAL;
-
-        while (i < len) {
-                size_t start = i, clen;
-
-                while (i < len && path[i] != '/')
-                        i++;
-                clen = i - start;
-                i++; /* skip the '/' */
-
-                if (clen > PATH_COMPONENT_MAX_BYTES)
-                        return -EINVAL;
-                if (clen == 0 || (clen == 1 && path[start] == '.'))
-                        continue;
-                if (clen == 2 && path[start] == '.' && path[start + 1] == '.') {
-                        if (depth == 0)
-                                return -EXDEV;
-                        depth--;
-                        continue;
-                }
-                depth++;
-        }
-
-        /* "a/.." or "." resolve to the working directory itself, which is no file. */
-        return depth == 0 ? -EINVAL : 0;
-}
 
 /* RFC 8259 has no NaN or Infinity, which json-c's strict mode still takes. */
 static bool json_finite(struct json_object *v) {
@@ -174,7 +140,7 @@ static int validate_timeout(struct json_object *body, const ValidateLimits *limi
 static int validate_entry_path(struct json_object *p, bool returned, size_t i, ValidateError *err) {
         const char *path = json_object_get_string(p);
         size_t len = (size_t) json_object_get_string_len(p);
-        int r = validate_path(path, len);
+        int r = path_relative_check(path, len, NULL, 0);
 
         if (r == -EXDEV) {
                 char detail[PATH_MAX_BYTES + 64];
@@ -359,21 +325,5 @@ int validate_call(struct json_object *body, const ValidateLimits *limits, CallRe
                 return r;
 
         *ret = c;
-        return 0;
-}
-
-int validate_image_name(const char *ref, char *ret, size_t size) {
-        const char *name = strrchr(ref, '/');
-        size_t n;
-
-        name = name ? name + 1 : ref;
-        n = strcspn(name, ":@");
-        if (n == 0 || n > 64 || n >= size || !((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= '0' && name[0] <= '9')))
-                return -EINVAL;
-        for (size_t i = 0; i < n; i++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", name[i]))
-                        return -EINVAL;
-        memcpy(ret, name, n);
-        ret[n] = 0;
         return 0;
 }

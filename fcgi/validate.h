@@ -45,14 +45,6 @@ typedef struct CallRequest {
         unsigned timeout_s;
 } CallRequest;
 
-#define PATH_MAX_BYTES 4096
-#define PATH_COMPONENT_MAX_BYTES 255
-
-/* Checks a client-supplied relative file path lexically: 0 if it names a file strictly inside the
- * working directory, -EXDEV if it climbs out or is absolute, -EINVAL if it names no file (empty,
- * ".", a trailing "/", an embedded NUL, too long). Pure. */
-int validate_path(const char *path, size_t len);
-
 /* Parses a request body strictly (RFC 8259, valid UTF-8, nesting bounded) into *ret (caller puts);
  * -EINVAL if it is not JSON or not an object. */
 int validate_parse_body(const char *body, size_t len, struct json_object **ret);
@@ -63,8 +55,3 @@ int validate_execute(struct json_object *body, const ValidateLimits *limits, Exe
 
 /* Validates a parsed /v1/call body (timeouts from limits). -EINVAL and *reterr (400) on failure. */
 int validate_call(struct json_object *body, const ValidateLimits *limits, CallRequest *ret, ValidateError *reterr);
-
-/* The local image name of an image reference: its last path component without tag or digest
- * ("registry.example/agent-x:abc123" -> "agent-x"), into ret. -EINVAL if that is no valid machine
- * image name ([A-Za-z0-9][A-Za-z0-9._-]*, at most 64 bytes). Pure. */
-int validate_image_name(const char *ref, char *ret, size_t size);

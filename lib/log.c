@@ -56,28 +56,6 @@ int log_internal(int level, int error, const char *file, const char *line, const
         return -error;
 }
 
-void log_audit(const AuditRecord *a) {
-        char exit_code[32] = "";
-
-        if (a->has_exit_code)
-                (void) snprintf(exit_code, sizeof(exit_code), "%i", a->exit_code);
-
-        (void) sd_journal_send("MESSAGE=%s %s: %i%s%s", log_route, log_request_id, a->status,
-                               a->error ? " " : "", a->error ? a->error : "",
-                               "MESSAGE_ID=" LOG_AUDIT_MESSAGE_ID,
-                               "PRIORITY=%i", a->status >= 500 ? LOG_WARNING : LOG_INFO,
-                               "SYSLOG_IDENTIFIER=sandboxd",
-                               "REQUEST_ID=%s", log_request_id,
-                               "ROUTE=%s", log_route,
-                               "SANDBOX_ID=%s", a->sandbox_id ? a->sandbox_id : "",
-                               "STATUS=%i", a->status,
-                               "EXIT_CODE=%s", exit_code,
-                               "DURATION_MS=%lld", (long long) a->duration_ms,
-                               "CPU_USEC=%llu", a->cpu_usec == UINT64_MAX ? 0ULL : (unsigned long long) a->cpu_usec,
-                               "ERROR=%s", a->error ? a->error : "",
-                               NULL);
-}
-
 void log_pool_event(int level, const char *event, const char *sandbox_id, const char *fmt, ...) {
         char message[1024];
         va_list ap;

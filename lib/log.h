@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <stdint.h>
 #include <syslog.h>
 
 #define LOG_STRINGIFY_(x) #x
@@ -21,21 +20,6 @@ int log_internal(int level, int error, const char *file, const char *line, const
 
 /* The request being handled (copied); NULL clears it. Workers are single-threaded. */
 void log_set_request(const char *request_id, const char *route);
-
-/* The audit record of one request, MESSAGE_ID=LOG_AUDIT_MESSAGE_ID. Strings may be NULL. */
-typedef struct AuditRecord {
-        const char *sandbox_id;
-        int status;
-        int has_exit_code;
-        int exit_code;
-        int64_t duration_ms;
-        const char *error;
-        uint64_t cpu_usec; /* UINT64_MAX: unknown */
-} AuditRecord;
-
-#define LOG_AUDIT_MESSAGE_ID "8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f"
-
-void log_audit(const AuditRecord *a);
 
 /* A pool event (created, ready, claimed, destroyed, failed) with POOL_EVENT and SANDBOX_ID fields,
  * MESSAGE_ID=LOG_POOL_MESSAGE_ID. */

@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
 
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "nspawn/nspawn-argv.h"
 #include "nspawn/sandbox.h"
 
@@ -62,13 +62,6 @@ typedef struct Run {
         bool killed_unready;
         bool killed_timeout;
 } Run;
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
-}
 
 static void buffer_done(Buffer *b) {
         closep(&b->fd);
@@ -474,7 +467,7 @@ static int poll_once(Run *run, Streams *s, uint64_t deadline) {
         r = sd_bus_get_timeout(run->bus, &bus_timeout);
         if (r >= 0 && bus_timeout < until)
                 until = bus_timeout;
-        now = now_usec();
+        now = now_usec(CLOCK_MONOTONIC);
         ms = until <= now ? 0 : (int) ((until - now + 999) / 1000);
 
         r = poll(p, (nfds_t) n, ms);
@@ -506,10 +499,10 @@ static uint64_t phase_deadline(Run *run, Streams *s) {
                 return UINT64_MAX;
         n = strlen(spec->ready_marker);
         if (!run->ready_at && s->out.len >= n && memcmp(s->out.data, spec->ready_marker, n) == 0)
-                run->ready_at = now_usec();
+                run->ready_at = now_usec(CLOCK_MONOTONIC);
 
         until = run->ready_at ? run->ready_at + spec->run_timeout_usec : run->start + spec->ready_timeout_usec;
-        if (now_usec() < until)
+        if (now_usec(CLOCK_MONOTONIC) < until)
                 return until;
 
         if (run->ready_at)
@@ -540,22 +533,22 @@ static int follow(Run *run, Streams *s, uint64_t deadline) {
                         if (r < 0)
                                 return r;
                         if (run->finished)
-                                drain_until = now_usec() + DRAIN_GRACE_USEC;
+                                drain_until = now_usec(CLOCK_MONOTONIC) + DRAIN_GRACE_USEC;
                 }
-                if (run->finished && ((s->out.fd < 0 && s->err.fd < 0) || now_usec() >= drain_until))
+                if (run->finished && ((s->out.fd < 0 && s->err.fd < 0) || now_usec(CLOCK_MONOTONIC) >= drain_until))
                         return 0;
 
-                if (now_usec() >= deadline) {
+                if (now_usec(CLOCK_MONOTONIC) >= deadline) {
                         if (run->killed)
                                 return -ETIME;
                         run->killed = true;
                         (void) sandbox_kill(run->bus, run->spec->unit, NULL);
-                        deadline = now_usec() + 5 * USEC_PER_SEC;
+                        deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
                 }
 
                 phase = phase_deadline(run, s);
-                if (run->killed && deadline > now_usec() + 5 * USEC_PER_SEC)
-                        deadline = now_usec() + 5 * USEC_PER_SEC;
+                if (run->killed && deadline > now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC)
+                        deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
                 r = poll_once(run, s, run->finished ? drain_until : (phase < deadline ? phase : deadline));
                 if (r < 0)
                         return r;
@@ -601,7 +594,7 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
         if (r >= 0)
                 r = make_pipe(err, 0);
 
-        start = run.start = now_usec();
+        start = run.start = now_usec(CLOCK_MONOTONIC);
         if (r >= 0)
                 r = run_start(&run, (int[3]){in[0], out[1], err[1]}, reterr_error);
         /* PID 1 holds its own copies now: ours must go, or EOF never comes. */
@@ -618,7 +611,7 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
                 *ret = (SandboxResult){
                         .reply = TAKE_PTR(s.out.data), .reply_len = s.out.len, .reply_truncated = s.out.truncated,
                         .diag = TAKE_PTR(s.err.data), .diag_len = s.err.len,
-                        .duration_usec = now_usec() - start,
+                        .duration_usec = now_usec(CLOCK_MONOTONIC) - start,
                         .ready = run.ready_at != 0, .killed_unready = run.killed_unready, .killed_timeout = run.killed_timeout};
                 read_result(&run, ret);
         }

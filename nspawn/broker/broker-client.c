@@ -30,65 +30,23 @@ static int broker_connect(int *ret) {
         return 0;
 }
 
-int broker_send(int fd, const void *msg, size_t size, int pass_fd, int flags) {
-        struct iovec iov = {.iov_base = (void *) msg, .iov_len = size};
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-        if (pass_fd >= 0) {
-                struct cmsghdr *c;
-
-                mh.msg_control = &control;
-                mh.msg_controllen = sizeof(control.buf);
-                c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-        }
-        if (sendmsg(fd, &mh, MSG_NOSIGNAL | flags) != (ssize_t) size)
-                return errno > 0 ? -errno : -EIO;
-        return 0;
-}
-
 static int send_request(int fd, const BrokerRequest *req, int pass_fd) {
-        return broker_send(fd, req, sizeof(*req), pass_fd, 0);
+        return fd_send_one(fd, req, sizeof(*req), pass_fd, 0);
 }
 
-/* One reply; *ret_fd gets the fd that came with it, or -1. */
+/* One reply; *ret_fd (if not NULL) gets the fd that came with it, or -1. */
 static int recv_reply(int fd, BrokerReply *ret, int *ret_fd) {
-        struct iovec iov = {.iov_base = ret, .iov_len = sizeof(*ret)};
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control.buf)};
-        ssize_t n;
+        cleanup_close int got = -1;
+        ssize_t n = fd_receive_one(fd, ret, sizeof(*ret), 0, &got);
 
-        if (ret_fd)
-                *ret_fd = -1;
-        do
-                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return negative_errno();
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
-                        int got;
-
-                        memcpy(&got, CMSG_DATA(c), sizeof(int));
-                        if (ret_fd)
-                                *ret_fd = got;
-                        else
-                                (void) close(got);
-                }
-        if (n != (ssize_t) sizeof(*ret) || (mh.msg_flags & MSG_TRUNC))
+        if (n < 0 && n != -EMSGSIZE && n != -EXFULL)
+                return (int) n;
+        if (n != (ssize_t) sizeof(*ret))
                 return -EPROTO; /* 0: the broker closed the connection */
         ret->message[sizeof(ret->message) - 1] = 0;
         ret->result[sizeof(ret->result) - 1] = 0;
+        if (ret_fd)
+                *ret_fd = TAKE_FD(got);
         return 0;
 }
 

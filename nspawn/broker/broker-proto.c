@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "nspawn/broker/broker-proto.h"
-#include "fcgi/validate.h"
+#include "lib/image-name.h"
 
 static int terminated(const char *s, size_t size) {
         return memchr(s, 0, size) != NULL;
@@ -39,7 +39,7 @@ static int request_id_valid(const char *s) {
         return 1;
 }
 
-int broker_request_check(const BrokerRequest *req, size_t size, unsigned max_timeout_s) {
+int broker_request_check(const BrokerRequest *req, size_t size) {
         char name[sizeof(req->image)];
 
         if (size != sizeof(*req) || req->magic != BROKER_MAGIC)
@@ -53,10 +53,10 @@ int broker_request_check(const BrokerRequest *req, size_t size, unsigned max_tim
                 return broker_id_valid(req->id, "sandbox") ? 0 : -EINVAL;
         case BROKER_RUN_TOOL:
                 if (!broker_id_valid(req->id, "tool") || !request_id_valid(req->request_id) ||
-                    req->timeout_s == 0 || req->timeout_s > max_timeout_s)
+                    req->timeout_s == 0 || req->timeout_s > BROKER_TOOL_TIMEOUT_MAX_S)
                         return -EINVAL;
                 /* The canonical name only: no path, no tag, nothing to resolve. */
-                if (validate_image_name(req->image, name, sizeof(name)) < 0 || strcmp(name, req->image) != 0)
+                if (image_name_from_ref(req->image, name, sizeof(name)) < 0 || strcmp(name, req->image) != 0)
                         return -EINVAL;
                 return 0;
         case BROKER_KILL:

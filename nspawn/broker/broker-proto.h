@@ -21,6 +21,8 @@
 #define TOOLRUNNER_PATH "/run/sandboxd/toolrunner.py"
 #define TOOL_READY_MARKER "READY\n"
 #define TOOL_MAX_REPLY_BYTES (8U << 20)
+/* A tool call's timeout at most: the API's own bound (validate_call_limits), checked here again. */
+#define BROKER_TOOL_TIMEOUT_MAX_S 120U
 
 typedef enum BrokerOp {
         BROKER_START_WARM = 1, /* fd: the listening socket the runner gets as stdin */
@@ -69,4 +71,4 @@ int broker_id_valid(const char *id, const char *prefix);
 
 /* Checks a request as it came off the socket (size bytes): magic, op, and for that op every field,
  * NUL-terminated and well formed. 0 or -EINVAL (-EPROTO: not even a request). Pure. */
-int broker_request_check(const BrokerRequest *req, size_t size, unsigned max_timeout_s);
+int broker_request_check(const BrokerRequest *req, size_t size);

@@ -24,7 +24,6 @@
 #include "lib/macro.h"
 #include "nspawn/nspawn-argv.h"
 #include "nspawn/sandbox.h"
-#include "fcgi/validate.h"
 
 #define CLIENTS_MAX 64
 /* The sandbox user of nspawn/runner/passwd, whom the runner becomes. */
@@ -75,7 +74,7 @@ static int random_uid_base(uint32_t *ret) {
 
 /* A client that does not read its replies is dropped, not waited for. */
 static int send_reply(int fd, const BrokerReply *rep, int pass_fd) {
-        return broker_send(fd, rep, sizeof(*rep), pass_fd, MSG_DONTWAIT);
+        return fd_send_one(fd, rep, sizeof(*rep), pass_fd, MSG_DONTWAIT);
 }
 
 static int fail(BrokerReply *rep, int r, const sd_bus_error *error) {
@@ -288,45 +287,6 @@ static int unit_op(Broker *b, const BrokerRequest *req, BrokerReply *rep) {
         return r < 0 ? fail(rep, r, &error) : 0;
 }
 
-/* One message from a client, with the fd it may carry; -1 when the client is gone. */
-static ssize_t recv_request(int fd, BrokerRequest *req, int *ret_fd) {
-        struct iovec iov = {.iov_base = req, .iov_len = sizeof(*req)};
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int) * 4)];
-        } control = {};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control.buf)};
-        ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-
-        *ret_fd = -1;
-        if (n < 0)
-                return errno == EAGAIN || errno == EINTR ? 0 : -1;
-        /* Descriptors are ours the moment they arrive, whatever came with them (an empty message
-         * too): at most one is used, every other one closed, none kept by a message refused. */
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                        continue;
-                for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-                        int got;
-
-                        memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                        if (*ret_fd < 0)
-                                *ret_fd = got;
-                        else
-                                (void) close(got);
-                }
-        }
-        if (n == 0) {
-                /* The end of the connection, or an empty message: neither is a request. */
-                closep(ret_fd);
-                *ret_fd = -1;
-                return -1;
-        }
-        if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-                return (ssize_t) sizeof(*req) + 1; /* fails the size check */
-        return n;
-}
-
 static void client_remove(Broker *b, size_t i, bool close_it) {
         if (close_it)
                 (void) close(b->clients[i]);
@@ -343,15 +303,17 @@ static void serve(Broker *b, size_t i) {
         int r;
 
         memset(&req, 0, sizeof(req));
-        n = recv_request(fd, &req, &passed);
-        if (n == 0)
+        /* Whatever descriptors come with a message are closed unless it is a request that uses one. */
+        n = fd_receive_one(fd, &req, sizeof(req), MSG_DONTWAIT, &passed);
+        if (n == -EAGAIN)
                 return;
-        if (n < 0) {
+        /* The end of the connection, an empty message or a broken socket: none is a request. */
+        if (n == 0 || (n < 0 && n != -EMSGSIZE && n != -EXFULL)) {
                 client_remove(b, i, true);
                 return;
         }
         memset(&rep, 0, sizeof(rep));
-        r = broker_request_check(&req, (size_t) n, validate_call_limits.max_timeout_s);
+        r = n < 0 ? -EPROTO : broker_request_check(&req, (size_t) n);
         if (r < 0) {
                 (void) log_warning_errno(r, "Broker: refused a malformed request (op %u)", n >= 8 ? req.op : 0);
                 (void) fail(&rep, r, NULL);

@@ -25,10 +25,6 @@ int broker_reset_failed(int *conn, const char *id);
 /* sandboxd's own units, into *ret (a large struct: keep it off small stacks). */
 int broker_list(int *conn, BrokerReply *ret);
 
-/* One message of size bytes on a SOCK_SEQPACKET socket, with pass_fd alongside if >= 0; flags
- * are sendmsg()'s (MSG_NOSIGNAL is always added). 0 or a negative errno. */
-int broker_send(int fd, const void *msg, size_t size, int pass_fd, int flags);
-
 /* Runs a tool sandbox from image on input, on a connection of its own, and waits for its end. On
  * success *ret is filled as sandbox_run() fills it, and is the caller's. */
 int broker_run_tool(const char *id, const char *request_id, const char *image, unsigned timeout_s,

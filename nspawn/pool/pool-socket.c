@@ -7,18 +7,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "nspawn/pool/pool-socket.h"
-
-uint64_t pool_now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
-}
 
 /* A new unix stream socket (flags: SOCK_NONBLOCK or 0) and the address of path. */
 static int unix_socket(const char *path, int flags, struct sockaddr_un *ret_sa, int *ret_fd) {
@@ -90,7 +83,7 @@ int pool_read_greeting(int fd, size_t *got) {
 
 static int wait_fd(int fd, short events, uint64_t deadline) {
         struct pollfd p = {.fd = fd, .events = events};
-        uint64_t now = pool_now_usec();
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
         int r;
 
         if (now >= deadline)

@@ -26,5 +26,3 @@ int pool_wait_greeting(int fd, uint64_t deadline);
 /* Sends input, closes the write side, reads the reply until EOF (at most max_reply bytes: past that
  * -EMSGSIZE) or the deadline (-ETIME). *ret_reply (NUL-terminated) is the caller's. */
 int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline, size_t max_reply, char **ret_reply, size_t *ret_len);
-
-uint64_t pool_now_usec(void);

@@ -18,6 +18,7 @@
 #include "db/pool-db.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/unit-name.h"
 #include "nspawn/pool/poold.h"
@@ -112,7 +113,7 @@ static int start_one(Poold *p) {
         }
 
         s->got = 0;
-        s->deadline = pool_now_usec() + START_TIMEOUT_USEC;
+        s->deadline = now_usec(CLOCK_MONOTONIC) + START_TIMEOUT_USEC;
         p->n_starting++;
         log_pool_event(LOG_INFO, "created", s->id, "Sandbox '%s' created", s->id);
         return 0;
@@ -133,7 +134,7 @@ static void start_failed(Poold *p, size_t i, const char *why) {
         poold_destroy(&p->broker, p->db, p->starting[i].id, p->starting[i].socket, why);
         starting_remove(p, i);
         p->failures++;
-        p->backoff_until = pool_now_usec() + (backoff < BACKOFF_MAX_USEC ? backoff : BACKOFF_MAX_USEC);
+        p->backoff_until = now_usec(CLOCK_MONOTONIC) + (backoff < BACKOFF_MAX_USEC ? backoff : BACKOFF_MAX_USEC);
 }
 
 /* A starting sandbox's socket is readable: its greeting, or its end. */
@@ -161,7 +162,7 @@ static void probe(Poold *p, size_t i) {
 
 /* The number of warm sandboxes wanted now: the target, plus a boost while requests wait. */
 static unsigned wanted(Poold *p, const PoolCounts *c) {
-        uint64_t now = pool_now_usec();
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
         unsigned room = p->config->pool_max - p->config->pool_target;
 
         if (c->waits > p->last_waits) {
@@ -179,11 +180,8 @@ static unsigned wanted(Poold *p, const PoolCounts *c) {
 /* Retires warm sandboxes past their TTL, and those above what is wanted. */
 static void retire_idle(Poold *p, unsigned want) {
         char id[SANDBOX_ID_MAX], socket[POOL_SOCKET_MAX];
-        struct timespec ts;
-        double cutoff;
+        double cutoff = (double) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC) - p->config->pool_ttl_s;
 
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        cutoff = (double) ts.tv_sec - p->config->pool_ttl_s;
         while (db_pool_claim_idle(p->db, (int) getpid(), cutoff, (int64_t) want, id, sizeof(id), socket, sizeof(socket)) >= 0)
                 poold_destroy(&p->broker, p->db, id, socket, "idle");
 }
@@ -196,17 +194,17 @@ static void fill(Poold *p) {
                 return;
         want = wanted(p, &c);
         /* Retiring takes the database's write lock: once a second, not on every wake-up. */
-        if (pool_now_usec() >= p->next_retire) {
+        if (now_usec(CLOCK_MONOTONIC) >= p->next_retire) {
                 retire_idle(p, want);
-                p->next_retire = pool_now_usec() + HOUSEKEEPING_MS * USEC_PER_MSEC;
+                p->next_retire = now_usec(CLOCK_MONOTONIC) + HOUSEKEEPING_MS * USEC_PER_MSEC;
         }
-        if (pool_now_usec() < p->backoff_until)
+        if (now_usec(CLOCK_MONOTONIC) < p->backoff_until)
                 return;
         /* Rows in 'starting' are the ones this process probes. */
         while ((unsigned) c.ready + p->n_starting < want && p->n_starting < PARALLEL_STARTS) {
                 if (start_one(p) < 0) {
                         p->failures++;
-                        p->backoff_until = pool_now_usec() + BACKOFF_MAX_USEC;
+                        p->backoff_until = now_usec(CLOCK_MONOTONIC) + BACKOFF_MAX_USEC;
                         return;
                 }
         }
@@ -214,7 +212,7 @@ static void fill(Poold *p) {
 
 static int poll_events(Poold *p, int wake_fd) {
         struct pollfd fds[STARTING_MAX + 1];
-        uint64_t now = pool_now_usec();
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
         int timeout = HOUSEKEEPING_MS, r;
 
         fds[0] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
@@ -239,7 +237,7 @@ static int poll_events(Poold *p, int wake_fd) {
         for (size_t i = p->n_starting; i > 0; i--) {
                 if (fds[i].revents)
                         probe(p, i - 1);
-                else if (p->starting[i - 1].deadline <= pool_now_usec())
+                else if (p->starting[i - 1].deadline <= now_usec(CLOCK_MONOTONIC))
                         start_failed(p, i - 1, "not ready in time");
         }
         return 0;
@@ -315,7 +313,7 @@ static void reconcile(Poold *p) {
                 if (strcmp(l.states[i], "claimed") == 0 && l.owners[i] > 0 && kill(l.owners[i], 0) == 0)
                         continue; /* a live worker is using it */
                 if (strcmp(l.states[i], "ready") == 0 && pool_connect(l.sockets[i], &fd) >= 0 &&
-                    pool_wait_greeting(fd, pool_now_usec() + USEC_PER_SEC) >= 0) {
+                    pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) >= 0) {
                         kept++;
                         continue;
                 }
@@ -339,7 +337,7 @@ int poold_main(const Config *config, int wake_fd) {
         (void) db_pool_health_ok(p.db);
         reconcile(&p);
         sweep(&p);
-        p.next_sweep = pool_now_usec() + SWEEP_USEC;
+        p.next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
         {
                 PoolCounts c;
 
@@ -348,9 +346,9 @@ int poold_main(const Config *config, int wake_fd) {
         }
 
         while (!poold_stop) {
-                if (pool_now_usec() >= p.next_sweep) {
+                if (now_usec(CLOCK_MONOTONIC) >= p.next_sweep) {
                         sweep(&p);
-                        p.next_sweep = pool_now_usec() + SWEEP_USEC;
+                        p.next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
                 }
                 fill(&p);
                 r = poll_events(&p, wake_fd);

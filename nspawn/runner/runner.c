@@ -49,12 +49,13 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/b64.h"
 #include "lib/fd-util.h"
 #include "lib/macro.h"
+#include "lib/path-util.h"
+#include "lib/time-util.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -146,13 +147,6 @@ static void die(const char *what) {
         _exit(EXIT_FAILURE);
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-}
-
 /* Starts the process that will run the code before the code arrives: starting an interpreter is
  * the slow part, so it happens while the sandbox waits. */
 static void prefork(Child *c) {
@@ -187,43 +181,16 @@ static void prefork(Child *c) {
 }
 
 /* The absolute path of a client path into ret, or -EINVAL if it climbs out of the working directory
- * (or is empty, absolute, or holds a NUL). */
+ * (or is empty, absolute, or holds a NUL): the check the workers made before, made again. */
 static int resolve(struct json_object *p, char *ret, size_t size) {
-        const char *s;
-        size_t n, len = strlen(WORKDIR), parts = 0;
-        size_t starts[4096];
+        size_t len = strlen(WORKDIR "/");
 
-        if (!json_object_is_type(p, json_type_string))
+        if (!json_object_is_type(p, json_type_string) || size <= len)
                 return -EINVAL;
-        s = json_object_get_string(p);
-        n = (size_t) json_object_get_string_len(p);
-        if (n == 0 || strlen(s) != n || s[0] == '/' || len + n + 2 > size)
+        memcpy(ret, WORKDIR "/", len);
+        if (path_relative_check(json_object_get_string(p), (size_t) json_object_get_string_len(p), ret + len, size - len) < 0)
                 return -EINVAL;
-        memcpy(ret, WORKDIR, len + 1);
-        while (*s) {
-                size_t k = strcspn(s, "/");
-
-                if ((k == 1 && s[0] == '.') || k == 0) {
-                        /* nothing */
-                } else if (k == 2 && s[0] == '.' && s[1] == '.') {
-                        if (parts == 0)
-                                return -EINVAL;
-                        len = starts[--parts];
-                        ret[len] = 0;
-                } else {
-                        if (parts >= ELEMENTSOF(starts))
-                                return -EINVAL;
-                        starts[parts++] = len;
-                        ret[len++] = '/';
-                        memcpy(ret + len, s, k);
-                        len += k;
-                        ret[len] = 0;
-                }
-                s += k;
-                if (*s == '/')
-                        s++;
-        }
-        return parts > 0 ? 0 : -EINVAL;
+        return 0;
 }
 
 static const char *path_text(struct json_object *p) {
@@ -435,7 +402,7 @@ static int run(struct json_object *req, Child *c, struct json_object *reply, Ref
         if (r < 0)
                 return r;
 
-        start = now_usec();
+        start = now_usec(CLOCK_MONOTONIC);
         if (asprintf(&header, "%d\n", json_object_get_string_len(code)) < 0)
                 return -ENOMEM;
         /* A process gone already cannot take its code: its status says how. */
@@ -454,7 +421,7 @@ static int run(struct json_object *req, Child *c, struct json_object *reply, Ref
                     add_b64(reply, "stdout_b64", out.data, out.len) < 0 || add_b64(reply, "stderr_b64", err.data, err.len) < 0 ||
                     json_object_object_add(reply, "stdout_truncated", json_object_new_boolean(out.cut)) < 0 ||
                     json_object_object_add(reply, "stderr_truncated", json_object_new_boolean(err.cut)) < 0 ||
-                    json_object_object_add(reply, "duration_ms", json_object_new_int64((int64_t) ((now_usec() - start) / 1000))) < 0 ||
+                    json_object_object_add(reply, "duration_ms", json_object_new_int64((int64_t) ((now_usec(CLOCK_MONOTONIC) - start) / 1000))) < 0 ||
                     json_object_object_add(reply, "files", list) < 0)
                         r = -ENOMEM;
                 else

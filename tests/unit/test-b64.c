@@ -6,7 +6,6 @@
 
 #include "lib/b64.h"
 #include "lib/macro.h"
-#include "tests/unit/route-stub.h"
 #include "tests/unit/tap.h"
 
 /* Explicit lengths, so binary cases may hold NUL bytes. */

@@ -5,7 +5,6 @@
 
 #include "lib/config.h"
 #include "lib/macro.h"
-#include "tests/unit/route-stub.h"
 #include "tests/unit/tap.h"
 
 /* The fake environment: NULL-terminated {name, value} pairs that fake_get() looks up. */

@@ -9,7 +9,6 @@
 #include "db/pool-db.h"
 #include "db/requests.h"
 #include "lib/macro.h"
-#include "tests/unit/route-stub.h"
 #include "tests/unit/tap.h"
 
 /* The first column of the first row of sql, with ?1 bound to id, as text; "NULL" for SQL NULL,

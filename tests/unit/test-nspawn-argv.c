@@ -4,7 +4,6 @@
 
 #include "lib/macro.h"
 #include "nspawn/nspawn-argv.h"
-#include "tests/unit/route-stub.h"
 #include "tests/unit/tap.h"
 
 static const char *const command[] = {"/usr/bin/python3", "-I", "/usr/lib/sandboxd/runner.py", "print('a b'); \"$x\"", NULL};

@@ -4,7 +4,6 @@
 
 #include "lib/macro.h"
 #include "nspawn/unit-name.h"
-#include "tests/unit/route-stub.h"
 #include "tests/unit/tap.h"
 
 static const uint8_t zeros[SANDBOX_ID_RANDOM_CHARS];

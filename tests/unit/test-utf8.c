@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "lib/macro.h"
-#include "tests/unit/route-stub.h"
 #include "tests/unit/tap.h"
 #include "lib/utf8.h"
 

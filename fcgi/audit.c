@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* One structured journal entry per request: what `journalctl REQUEST_ID=<X-Request-Id>` shows. */
+#include <stdint.h>
+#include <stdio.h>
+#include <syslog.h>
+#include <time.h>
+
+#define SD_JOURNAL_SUPPRESS_LOCATION
+#include <systemd/sd-journal.h>
+
+#include "fcgi/audit.h"
+#include "fcgi/request.h"
+#include "lib/time-util.h"
+
+void audit_request(const Request *req) {
+        char exit_code[32] = "";
+        int64_t duration_ms = req->duration_ms;
+
+        if (req->has_exit_code)
+                (void) snprintf(exit_code, sizeof(exit_code), "%i", req->exit_code);
+        if (duration_ms < 0)
+                duration_ms = (int64_t) ((now_usec(CLOCK_MONOTONIC) - req->start_usec) / 1000);
+
+        (void) sd_journal_send("MESSAGE=%s %s: %i%s%s", req->route, req->id, req->status,
+                               req->error ? " " : "", req->error ? req->error : "",
+                               "MESSAGE_ID=" AUDIT_MESSAGE_ID,
+                               "PRIORITY=%i", req->status >= 500 ? LOG_WARNING : LOG_INFO,
+                               "SYSLOG_IDENTIFIER=sandboxd",
+                               "REQUEST_ID=%s", req->id,
+                               "ROUTE=%s", req->route,
+                               "SANDBOX_ID=%s", req->sandbox_id,
+                               "STATUS=%i", req->status,
+                               "EXIT_CODE=%s", exit_code,
+                               "DURATION_MS=%lld", (long long) duration_ms,
+                               "CPU_USEC=%llu", req->cpu_usec == UINT64_MAX ? 0ULL : (unsigned long long) req->cpu_usec,
+                               "ERROR=%s", req->error ? req->error : "",
+                               NULL);
+}

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+#include <time.h>
+
+/* The time of clock (CLOCK_MONOTONIC for deadlines and durations, CLOCK_REALTIME for what is
+ * stored), in microseconds. */
+uint64_t now_usec(clockid_t clock);
