@@ -8,7 +8,8 @@ UNITDIR := $(PREFIX)/lib/systemd/system
 SBINDIR := $(PREFIX)/sbin
 SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 ETCDIR  := /etc/sandboxd
-SANITIZER_DROPIN_DIR := /etc/systemd/system/sandbox-api.service.d
+# The services whose binaries `make test` builds with sanitizers.
+SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service
 
 # Debian packages the build, the service and the tests need.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
@@ -30,20 +31,32 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -MMD -MP $(WARN) $(HARDEN) $(CFLAGS) \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lfcgi
 
 objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
 # What every binary may link: no HTTP, no FastCGI.
-LIB_SRCS    := lib/b64.c lib/utf8.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c lib/image-name.c
-FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/route-pool.c \
-               fcgi/route-call.c fcgi/validate.c
-NSPAWN_SRCS := nspawn/sandbox.c nspawn/nspawn-argv.c nspawn/unit-name.c nspawn/broker/broker.c \
-               nspawn/broker/broker-proto.c nspawn/broker/broker-client.c nspawn/pool/poold.c nspawn/pool/pool-socket.c
+LIB_SRCS    := lib/b64.c lib/utf8.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
+               lib/image-name.c lib/signal-util.c
+# The workers' and the pool manager's side of the broker and of the pool.
+CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-socket.c nspawn/unit-name.c
 DB_SRCS     := db/db.c db/requests.c db/pool-db.c
-SRCS        := $(LIB_SRCS) $(FCGI_SRCS) $(NSPAWN_SRCS) $(DB_SRCS)
+
+# sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
+FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
+               fcgi/route-pool.c fcgi/route-call.c fcgi/validate.c nspawn/sandbox-result.c \
+               $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/config.c lib/fd-util.c lib/log.c \
+               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c
+# sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
+BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/sandbox.c nspawn/sandbox-result.c \
+               nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c \
+               lib/image-name.c lib/signal-util.c
+# sandboxd-poold: the pool manager (user sandboxd); libc, libsystemd and sqlite.
+POOLD_SRCS  := nspawn/pool/poold.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/fd-util.c lib/log.c \
+               lib/time-util.c lib/signal-util.c
+# sandboxd-runner: inside warm sandboxes, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c lib/b64.c lib/fd-util.c lib/time-util.c lib/path-util.c
-OBJS        := $(call objs,$(SRCS))
+SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS))
+BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner
 
 # Each unit test links its own test program and the modules it tests, nothing else.
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
@@ -59,11 +72,12 @@ $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/image-name.c)
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
+$(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/time-util.c)
 $(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c lib/time-util.c)
 
 .PHONY: all deps unit e2e test test-slow install uninstall run stop clean style tidy hdr-check images fuzz
 
-all: $(BUILD)/sandboxd-fcgi $(BUILD)/sandboxd-runner $(BUILD)/seccomp.bpf
+all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -71,10 +85,15 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/db/db.o: db/schema.sql
 
-$(BUILD)/sandboxd-fcgi: $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/sandboxd-fcgi: $(call objs,$(FCGI_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 2>/dev/null) -lfcgi
 
-# The runner inside warm sandboxes: json-c and libc only (it runs on the host's /usr, read-only).
+$(BUILD)/sandboxd-broker: $(call objs,$(BROKER_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd 2>/dev/null)
+
+$(BUILD)/sandboxd-poold: $(call objs,$(POOLD_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd sqlite3 2>/dev/null)
+
 $(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
 
@@ -127,32 +146,28 @@ fuzz: build/fuzz/fuzz-request
 	build/fuzz/fuzz-request -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	    -artifact_prefix=build/fuzz/ build/fuzz/corpus tests/fuzz/corpus
 
+UNITS := sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sandboxd-broker.socket \
+         sandboxd-broker.service sandboxd-poold.service sandboxd-nginx.service
+
 install: all
-	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)/var/lib/sandboxd \
-	    $(DESTDIR)$(SYSUSERSDIR)
+	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 0644 units/sandboxd.sysusers $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
-	if [ -z "$(DESTDIR)" ]; then \
-		systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf && \
-		install -d -o sandboxd -g sandboxd -m 0700 /var/lib/sandboxd/db && \
-		if [ -e /var/lib/sandboxd/sandboxd.db ] && [ ! -e /var/lib/sandboxd/db/sandboxd.db ]; then \
-			mv /var/lib/sandboxd/sandboxd.db* /var/lib/sandboxd/db/; \
-		fi; \
-		chown -R sandboxd:sandboxd /var/lib/sandboxd/db; \
-	fi
-	install -m 0755 $(BUILD)/sandboxd-fcgi $(BUILD)/sandboxd-runner $(DESTDIR)$(LIBDIR)/
+	if [ -z "$(DESTDIR)" ]; then systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf; fi
+	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(DESTDIR)$(LIBDIR)/
-	rm -f $(DESTDIR)$(LIBDIR)/runner.py
 	install -m 0644 nspawn/runner/toolrunner.py $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
-	install -m 0644 units/sandboxd.target units/sandbox.slice units/sandbox-api.socket \
-	    units/sandbox-api.service units/sandboxd-nginx.service $(DESTDIR)$(UNITDIR)/
+	install -m 0644 $(addprefix units/,$(UNITS)) $(DESTDIR)$(UNITDIR)/
 	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
 	install -m 0755 nspawn/images/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxd-image
 	sed 's/@LISTEN@/$(LISTEN)/' nginx/sandboxd.conf >$(DESTDIR)$(ETCDIR)/nginx.conf
+	# The settings are the administrator's once installed: a new install keeps them.
+	[ -e $(DESTDIR)$(ETCDIR)/sandboxd.conf ] || install -m 0644 units/sandboxd.conf $(DESTDIR)$(ETCDIR)/sandboxd.conf
 
+# Leaves /etc/sandboxd/sandboxd.conf (the administrator's settings) and the records in /var/lib/sandboxd.
 uninstall: stop
-	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
-	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sandboxd-nginx.service)
+	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
+	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 
 # Up on $(LISTEN), then one request to show it works.
 run: deps install
@@ -179,18 +194,19 @@ test: deps
 	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) install
 	$(MAKE) images
-	# The end-to-end suites run against workers built with ASan and UBSan, in their hardened unit.
-	# LeakSanitizer needs ptrace, which that unit's system-call filter forbids: leaks are left to
+	# The end-to-end suites run against services built with ASan and UBSan, in their hardened units.
+	# LeakSanitizer needs ptrace, which those units' system-call filters forbid: leaks are left to
 	# the unit tests.
 	$(MAKE) SANITIZE=address,undefined install
-	mkdir -p $(SANITIZER_DROPIN_DIR)
-	printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' >$(SANITIZER_DROPIN_DIR)/zz-sanitizers.conf
+	for u in $(SANITIZED_UNITS); do mkdir -p /etc/systemd/system/$$u.d && \
+	    printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' >/etc/systemd/system/$$u.d/zz-sanitizers.conf; done
 	$(MAKE) stop
 	$(SBINDIR)/sandboxd-host up
 	tests/wait-http $(LISTEN)
 	since=$$(date '+%Y-%m-%d %H:%M:%S'); status=0; $(MAKE) e2e || status=$$?; \
 	    tests/check-sanitizers "$$since" || status=1; $(MAKE) stop || status=$$?; \
-	    rm -f $(SANITIZER_DROPIN_DIR)/zz-sanitizers.conf; tests/check-down || status=1; exit $$status
+	    for u in $(SANITIZED_UNITS); do rm -f /etc/systemd/system/$$u.d/zz-sanitizers.conf; done; \
+	    tests/check-down || status=1; exit $$status
 
 # The load test (several minutes): 1,000 executions at concurrency 16 mixed with timeouts and
 # bombs, on a stack of its own. CI runs it after make test.
@@ -215,5 +231,4 @@ hdr-check:
 clean:
 	rm -rf build
 
--include $(patsubst %.c,$(BUILD)/%.d,$(sort $(SRCS) $(RUNNER_SRCS) nspawn/runner/seccomp-gen.c \
-                                            $(wildcard tests/unit/test-*.c)))
+-include $(patsubst %.c,$(BUILD)/%.d,$(SRCS) nspawn/runner/seccomp-gen.c $(wildcard tests/unit/test-*.c))

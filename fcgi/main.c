@@ -1,56 +1,51 @@
 /* SPDX-License-Identifier: MIT */
-/* sandboxd-fcgi: a master that forks the FastCGI workers on systemd's socket and keeps them alive.
- * No request logic lives here. Privilege separation, as nginx does it: the master and the broker
- * (broker.c, systemd's only client) keep root; the workers, which parse untrusted input, and the pool
- * manager run as SANDBOXD_USER with no capabilities and reach systemd only through the broker. */
+/* sandboxd-fcgi: a master that forks the FastCGI workers on systemd's socket (sandbox-api.socket)
+ * and replaces any that dies, as php-fpm's master does. No request logic lives here. The whole unit
+ * runs as SANDBOXD_USER with no capabilities: the workers parse untrusted input, and reach systemd
+ * only through the broker (sandboxd-broker, a unit of its own), the pool through the pool manager
+ * (sandboxd-poold). */
 #include <errno.h>
-#include <fcntl.h>
 #include <fcgiapp.h>
+#include <poll.h>
+#include <sqlite3.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
-#include <pwd.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
 
-#include "fcgi/audit.h"
-#include "nspawn/broker/broker.h"
-#include "lib/config.h"
 #include "db/db.h"
-#include "db/requests.h"
-#include "lib/log.h"
-#include "lib/macro.h"
-#include "fcgi/messages.h"
 #include "db/pool-db.h"
-#include "nspawn/pool/poold.h"
+#include "db/requests.h"
+#include "fcgi/audit.h"
+#include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
-
-#include <sqlite3.h>
+#include "lib/config.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "lib/signal-util.h"
+#include "nspawn/broker/broker-client.h"
+#include "nspawn/pool/pool-socket.h"
+#include "nspawn/pool/pool.h"
 
 #define WORKERS_MAX 256
 
 static Config arg_config;
 static int arg_listen_fd = -1;
-static int arg_broker_fd = -1;
-static uid_t arg_uid;
-static gid_t arg_gid;
 static pid_t workers[WORKERS_MAX];
-static pid_t poold_pid = -1;
-static pid_t broker_pid = -1;
-/* Workers write to [1] after a claim (or a miss); the pool manager wakes on [0]. */
-static int wake_pipe[2] = {-1, -1};
+
+static const RouteHandler handlers[_ROUTE_MAX] = {
+        [ROUTE_EXECUTE] = route_execute,
+        [ROUTE_POOL] = route_pool,
+        [ROUTE_CALL] = route_call,
+};
 
 /* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */
 static void record(Request *req, Context *ctx, bool has_row) {
@@ -66,12 +61,6 @@ static void record(Request *req, Context *ctx, bool has_row) {
         }
         audit_request(req);
 }
-
-static const RouteHandler handlers[_ROUTE_MAX] = {
-        [ROUTE_EXECUTE] = route_execute,
-        [ROUTE_POOL] = route_pool,
-        [ROUTE_CALL] = route_call,
-};
 
 /* parse → route → act → record → reply, for one request. */
 static void handle(FCGX_Request *fcgx, Context *ctx) {
@@ -113,13 +102,16 @@ done:
 }
 
 static int worker_main(void) {
-        Context ctx = {.config = &arg_config, .wake_fd = wake_pipe[1], .broker = -1};
+        Context ctx = {.config = &arg_config, .wake_fd = -1, .broker = -1};
         FCGX_Request fcgx;
         int r;
 
         r = db_open(arg_config.db_path, &ctx.db);
         if (r < 0)
                 return log_error_errno(r, "Failed to open database '%s'", arg_config.db_path);
+        r = pool_wake_open(&ctx.wake_fd);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create a socket to wake the pool manager with");
 
         if (FCGX_Init() != 0 || FCGX_InitRequest(&fcgx, arg_listen_fd, 0) != 0)
                 return log_error_errno(EIO, "Failed to initialize FastCGI");
@@ -130,64 +122,27 @@ static int worker_main(void) {
 
                 /* The client has its answer: now the used sandbox goes. */
                 if (ctx.retire_id[0]) {
-                        poold_destroy(&ctx.broker, ctx.db, ctx.retire_id, ctx.retire_socket, "execution finished");
+                        pool_destroy(&ctx.broker, ctx.db, ctx.retire_id, ctx.retire_socket, "execution finished");
                         ctx.retire_id[0] = 0;
                 }
         }
 
         closep(&ctx.broker);
+        closep(&ctx.wake_fd);
         ctx.db = db_close(ctx.db);
         return 0;
 }
 
-/* In a child that is about to handle anything: root is gone for good, and the capabilities with it. */
-static void drop_privileges(void) {
-        if (getuid() != 0)
-                return; /* not started as root (development): nothing to drop */
-        if (setgroups(1, &arg_gid) < 0 || setresgid(arg_gid, arg_gid, arg_gid) < 0 || setresuid(arg_uid, arg_uid, arg_uid) < 0) {
-                (void) log_error_errno(errno, "Failed to drop privileges to user '%s'", arg_config.user);
-                _exit(EXIT_FAILURE);
-        }
-        if (getuid() != arg_uid || geteuid() != arg_uid || getgid() != arg_gid || setuid(0) == 0)
-                abort();
-}
-
-/* A child for fn: signals as usual again, the master's descriptors gone, root dropped unless asked. */
-static pid_t spawn(const sigset_t *mask, const char *name, int (*fn)(void), bool privileged) {
+/* A worker: signals as usual again, the master's signalfd gone. */
+static pid_t spawn_worker(int sfd, const sigset_t *mask) {
         pid_t pid = fork();
 
         if (pid != 0)
                 return pid;
-        (void) prctl(PR_SET_NAME, name); /* what ps and the journal's _COMM show */
+        (void) prctl(PR_SET_NAME, "sandboxd-worker"); /* what ps and the journal's _COMM show */
+        (void) close(sfd);
         (void) sigprocmask(SIG_UNBLOCK, mask, NULL);
-        (void) signal(SIGTERM, SIG_DFL);
-        if (!privileged) {
-                closep(&arg_broker_fd);
-                drop_privileges();
-        }
-        _exit(fn() < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
-}
-
-static int worker_fn(void) {
-        closep(&wake_pipe[0]);
-        return worker_main();
-}
-
-static int poold_fn(void) {
-        closep(&arg_listen_fd);
-        closep(&wake_pipe[1]);
-        return poold_main(&arg_config, wake_pipe[0]);
-}
-
-static int broker_fn(void) {
-        closep(&arg_listen_fd);
-        closep(&wake_pipe[0]);
-        closep(&wake_pipe[1]);
-        return broker_main(&arg_config, arg_broker_fd, arg_uid);
-}
-
-static pid_t spawn_worker(const sigset_t *mask) {
-        return spawn(mask, "sandboxd-worker", worker_fn, false);
+        _exit(worker_main() < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
 static char claimed_ids[64][SANDBOX_ID_MAX];
@@ -222,7 +177,7 @@ static void abandon_requests(pid_t pid) {
         (void) sqlite3_finalize(st);
         (void) db_pool_foreach(db, "claimed", (int) pid, destroy_claimed, NULL);
         for (size_t i = 0; i < n_claimed; i++)
-                poold_destroy(&broker, db, claimed_ids[i], claimed_sockets[i], "its worker died");
+                pool_destroy(&broker, db, claimed_ids[i], claimed_sockets[i], "its worker died");
         n_claimed = 0;
 
         r = db_request_abandon(db, (int) pid, "sandbox execution failed: the worker handling the request died");
@@ -231,68 +186,37 @@ static void abandon_requests(pid_t pid) {
         db = db_close(db);
 }
 
-/* The database is the workers' user's: cleaning up after one runs as that user, in a child. */
-static pid_t abandon_pid;
-
-static int abandon_fn(void) {
-        abandon_requests(abandon_pid);
-        return 0;
-}
-
-static void run_abandon(pid_t pid, const sigset_t *mask) {
-        pid_t child;
-
-        abandon_pid = pid;
-        child = spawn(mask, "sandboxd-worker", abandon_fn, false);
-        if (child > 0)
-                (void) waitpid(child, NULL, 0);
-}
-
-static void reap_worker(pid_t pid, int status, const sigset_t *mask) {
+static void reap_worker(pid_t pid, int status) {
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
                 return;
         (void) log_warning_errno(0, "Worker %d died (%s %d), replacing it", (int) pid,
                                  WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-        run_abandon(pid, mask);
+        abandon_requests(pid);
 }
 
 static int master_loop(int sfd, const sigset_t *mask) {
-        for (;;) {
-                struct signalfd_siginfo si;
-                pid_t pid;
-                int status;
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
 
-                if (read(sfd, &si, sizeof(si)) != (ssize_t) sizeof(si))
-                        continue;
-                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+        for (;;) {
+                pid_t pid;
+                int status, sig;
+
+                if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                        return log_error_errno(errno, "Failed to wait for a signal");
+                sig = signal_fd_read(sfd);
+                if (sig < 0)
+                        return log_error_errno(sig, "Failed to read a signal");
+                if (sig == SIGTERM || sig == SIGINT)
                         return 0;
 
-                while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-                        if (pid == broker_pid) {
-                                (void) log_warning_errno(0, "Broker %d died, restarting it", (int) pid);
-                                broker_pid = spawn(mask, "sandboxd-broker", broker_fn, true);
-                                continue;
-                        }
-                        if (pid == poold_pid) {
-                                (void) log_warning_errno(0, "Pool manager %d died, restarting it", (int) pid);
-                                poold_pid = spawn(mask, "sandboxd-pool", poold_fn, false);
-                                continue;
-                        }
+                while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
                         for (unsigned i = 0; i < arg_config.workers; i++) {
                                 if (workers[i] != pid)
                                         continue;
-                                reap_worker(pid, status, mask);
-                                workers[i] = spawn_worker(mask);
+                                reap_worker(pid, status);
+                                workers[i] = spawn_worker(sfd, mask);
                         }
-                }
         }
-}
-
-/* The broker goes last: the others may still be destroying sandboxes through it. */
-static void wait_for(pid_t pid) {
-        if (pid > 0)
-                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
 }
 
 static void stop_workers(void) {
@@ -300,61 +224,19 @@ static void stop_workers(void) {
         for (unsigned i = 0; i < arg_config.workers; i++)
                 if (workers[i] > 0)
                         (void) kill(workers[i], SIGTERM);
-        if (poold_pid > 0)
-                (void) kill(poold_pid, SIGTERM);
-        for (unsigned i = 0; i < arg_config.workers; i++)
-                wait_for(workers[i]);
-        wait_for(poold_pid);
-        if (broker_pid > 0)
-                (void) kill(broker_pid, SIGTERM);
         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
                 ;
 }
 
-/* The broker's socket: anyone may connect, the broker serves only the workers' user (SO_PEERCRED). */
-static int open_broker_socket(void) {
-        struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = BROKER_SOCKET};
-        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-        if (fd < 0)
-                return log_error_errno(errno, "Failed to create the broker's socket");
-        (void) unlink(BROKER_SOCKET);
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(BROKER_SOCKET, 0666) < 0 || listen(fd, 64) < 0) {
-                int r = log_error_errno(errno, "Failed to listen on %s", BROKER_SOCKET);
-
-                (void) close(fd);
-                return r;
-        }
-        return fd;
-}
-
-static int lookup_user(void) {
-        struct passwd *pw;
-
-        if (getuid() != 0) {
-                arg_uid = getuid();
-                arg_gid = getgid();
-                return 0;
-        }
-        errno = 0;
-        pw = getpwnam(arg_config.user);
-        if (!pw)
-                return log_error_errno(errno ? errno : ESRCH, "User '%s' (SANDBOXD_USER) does not exist", arg_config.user);
-        if (pw->pw_uid == 0)
-                return log_error_errno(EPERM, "SANDBOXD_USER must not be root");
-        arg_uid = pw->pw_uid;
-        arg_gid = pw->pw_gid;
-        return 0;
-}
-
-static int db_init_fn(void) {
+/* Creates and migrates the database once, before any worker races for it; whatever is still in
+ * flight was left by a previous instance. */
+static int db_init(void) {
         sqlite3 *db = NULL;
         int r = db_open(arg_config.db_path, &db);
 
         if (r < 0)
                 return log_error_errno(r, "Failed to open database '%s': %s", arg_config.db_path, db_errmsg(db));
         db = db_close(db);
-        /* No worker runs yet: whatever is still in flight was left by a previous instance. */
         abandon_requests(0);
         return 0;
 }
@@ -371,50 +253,35 @@ static int open_listener(void) {
         return n >= 0 ? n : log_error_errno(EADDRNOTAVAIL, "Failed to open the FastCGI socket");
 }
 
-static const char *get_env(const char *name) {
-        return getenv(name);
-}
-
 int main(void) {
         const char *bad = NULL;
         sigset_t mask;
         cleanup_close int sfd = -1;
-        int status = 0, r;
-        pid_t pid;
+        int r;
 
-        r = config_parse(get_env, &arg_config, &bad);
-        if (r < 0)
-                return log_error_errno(r, "Invalid setting %s='%s'", bad, getenv(bad)) < 0 ? EXIT_FAILURE : EXIT_FAILURE;
-        if (lookup_user() < 0)
+        r = config_from_env(&arg_config, &bad);
+        if (r < 0) {
+                (void) log_error_errno(r, "Invalid setting %s='%s'", bad, getenv(bad));
                 return EXIT_FAILURE;
+        }
+        /* The workers parse untrusted input: never as root. */
+        if (geteuid() == 0) {
+                (void) log_error_errno(EPERM, "sandboxd-fcgi must not run as root: run it as SANDBOXD_USER (User= of its unit)");
+                return EXIT_FAILURE;
+        }
         arg_listen_fd = open_listener();
         if (arg_listen_fd < 0)
                 return EXIT_FAILURE;
-        arg_broker_fd = open_broker_socket();
-        if (arg_broker_fd < 0)
-                return EXIT_FAILURE;
 
-        (void) sigemptyset(&mask);
-        (void) sigaddset(&mask, SIGCHLD);
-        (void) sigaddset(&mask, SIGTERM);
-        (void) sigaddset(&mask, SIGINT);
-        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
-        sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-        if (sfd < 0)
-                return log_error_errno(errno, "Failed to create signalfd") < 0 ? EXIT_FAILURE : 0;
-
-        if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-                return log_error_errno(errno, "Failed to create the pool's wake-up pipe") < 0 ? EXIT_FAILURE : 0;
-        broker_pid = spawn(&mask, "sandboxd-broker", broker_fn, true);
-        /* Create and migrate the database once, before any worker races for it. */
-        pid = spawn(&mask, "sandboxd-worker", db_init_fn, false);
-        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                stop_workers();
+        sfd = signal_fd_open(true, &mask);
+        if (sfd < 0) {
+                (void) log_error_errno(sfd, "Failed to set up signal handling");
                 return EXIT_FAILURE;
         }
-        poold_pid = spawn(&mask, "sandboxd-pool", poold_fn, false);
+        if (db_init() < 0)
+                return EXIT_FAILURE;
         for (unsigned i = 0; i < arg_config.workers; i++)
-                workers[i] = spawn_worker(&mask);
+                workers[i] = spawn_worker(sfd, &mask);
 
         (void) sd_notifyf(0, "READY=1\nSTATUS=%u workers", arg_config.workers);
         log_info("sandboxd started with %u workers", arg_config.workers);

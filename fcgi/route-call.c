@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "nspawn/broker/broker.h"
+#include "nspawn/broker/broker-client.h"
 #include "lib/config.h"
 #include "lib/image-name.h"
 #include "db/requests.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "lib/b64.h"
-#include "nspawn/broker/broker.h"
+#include "nspawn/broker/broker-client.h"
 #include "lib/config.h"
 #include "db/requests.h"
 #include "lib/log.h"
@@ -20,6 +20,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "nspawn/pool/pool-socket.h"
+#include "nspawn/pool/pool.h"
 #include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
 #include "fcgi/reply.h"
@@ -190,8 +191,7 @@ static int execute_answer(Request *req, const ExecRequest *x, const char *text, 
 }
 
 static void wake_pool(Context *ctx) {
-        /* Non-blocking: when the pipe is full, the manager has been woken already. */
-        if (write(ctx->wake_fd, "w", 1) < 0 && errno != EAGAIN)
+        if (pool_wake(ctx->wake_fd, POOL_WAKE_SOCKET) < 0)
                 (void) log_debug("Failed to wake the pool manager, ignoring");
 }
 

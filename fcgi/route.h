@@ -10,7 +10,7 @@ typedef struct Context {
         const Config *config;
         int broker; /* connection to the broker (broker.h), -1 until first used */
         sqlite3 *db;
-        int wake_fd; /* write a byte: the pool manager refills */
+        int wake_fd; /* a datagram socket to wake the pool manager with (pool_wake()) */
         /* A claimed sandbox to destroy once the answer is sent. */
         char retire_id[64];
         char retire_socket[256];

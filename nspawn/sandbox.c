@@ -379,41 +379,6 @@ int sandbox_list(sd_bus *bus, const char *pattern, SandboxUnitFunc f, void *user
         return r < 0 ? r : sd_bus_message_exit_container(reply);
 }
 
-/* The number after "key " in a flat-keyed cgroup file, 0 if absent or unreadable. */
-static uint64_t cgroup_counter(const char *path, const char *key) {
-        char line[256];
-        uint64_t v = 0;
-        size_t n = strlen(key);
-        FILE *f = fopen(path, "re");
-
-        if (!f)
-                return 0;
-        while (fgets(line, sizeof(line), f))
-                if (strncmp(line, key, n) == 0 && line[n] == ' ')
-                        v = strtoull(line + n + 1, NULL, 10);
-        (void) fclose(f);
-        return v;
-}
-
-void sandbox_limits_hit(const char *slice, const char *unit, SandboxLimitsHit *ret) {
-        char path[512];
-
-        *ret = (SandboxLimitsHit){};
-        /* cgroup v2: memory.events and pids.events of the unit. */
-        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/memory.events", slice, unit);
-        if (access(path, R_OK) == 0) {
-                ret->memory = cgroup_counter(path, "oom_kill") > 0;
-                (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/pids.events", slice, unit);
-                ret->tasks = cgroup_counter(path, "max") > 0;
-                return;
-        }
-        /* cgroup v1 (hybrid): the memory and pids hierarchies. */
-        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/memory/%s/%s/memory.oom_control", slice, unit);
-        ret->memory = cgroup_counter(path, "oom_kill") > 0;
-        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/pids/%s/%s/pids.events", slice, unit);
-        ret->tasks = cgroup_counter(path, "max") > 0;
-}
-
 int sandbox_reset_failed(sd_bus *bus, const char *unit) {
         return sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "ResetFailedUnit", NULL, NULL, "s", unit);
 }
@@ -621,10 +586,4 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
         buffer_done(&s.err);
         run_done(&run);
         return r;
-}
-
-void sandbox_result_done(SandboxResult *r) {
-        free(r->reply);
-        free(r->diag);
-        *r = (SandboxResult){};
 }

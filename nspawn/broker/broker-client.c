@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "nspawn/broker/broker.h"
+#include "nspawn/broker/broker-client.h"
 #include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "nspawn/sandbox.h"

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The broker's side: root, systemd's only client, and as small as that allows. What a sandbox is
- * (command, mounts, limits, users) comes from the broker's own configuration; a request only says
- * which of sandboxd's units to act on. */
+/* sandboxd-broker: the only sandboxd process that keeps root, and the only one that talks to systemd.
+ * It starts, kills, lists and collects sandboxd's own units, built from its own configuration, for
+ * the unprivileged workers and pool manager, and parses no HTTP input: it takes fixed-layout
+ * requests (broker-proto.h) on the socket systemd passes it (sandboxd-broker.socket) from peers
+ * running as the workers' user, and hangs up on everyone else. What a sandbox is (command, mounts,
+ * limits, users) comes from the broker's own configuration; a request only says which of sandboxd's
+ * units to act on. Linked with libc and libsystemd only. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,13 +19,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <systemd/sd-bus.h>
+#include <pwd.h>
+#include <sys/un.h>
 
-#include "nspawn/broker/broker.h"
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+
 #include "lib/config.h"
 #include "lib/fd-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/signal-util.h"
+#include "nspawn/broker/broker-proto.h"
 #include "nspawn/nspawn-argv.h"
 #include "nspawn/sandbox.h"
 
@@ -31,19 +40,15 @@
 
 typedef struct Broker {
         const Config *config;
-        uid_t uid;
+        uid_t uid; /* the workers' user: with root, the only peers served */
         sd_bus *bus;
         int listen_fd;
+        int signal_fd;
+        sigset_t signal_mask;
+        bool stop;
         int clients[CLIENTS_MAX];
         size_t n_clients;
 } Broker;
-
-static volatile sig_atomic_t broker_stop;
-
-static void on_term(int sig) {
-        (void) sig;
-        broker_stop = 1;
-}
 
 static sd_bus *broker_bus(Broker *b) {
         int r;
@@ -351,10 +356,11 @@ static void serve(Broker *b, size_t i) {
 
                         b->bus = NULL;
                         (void) close(b->listen_fd);
+                        (void) close(b->signal_fd);
                         for (size_t j = 0; j < b->n_clients; j++)
                                 if (b->clients[j] != fd)
                                         (void) close(b->clients[j]);
-                        (void) signal(SIGTERM, SIG_DFL);
+                        (void) sigprocmask(SIG_UNBLOCK, &b->signal_mask, NULL);
                         (void) run_tool(b, &req, passed, &rep, &out);
                         (void) send_reply(fd, &rep, out);
                         _exit(0);
@@ -377,42 +383,112 @@ static int peer_allowed(const Broker *b, int fd) {
         return cred.uid == b->uid || cred.uid == 0;
 }
 
-int broker_main(const Config *config, int listen_fd, uid_t uid) {
-        Broker b = {.config = config, .uid = uid, .listen_fd = listen_fd};
-        struct sigaction sa = {.sa_handler = on_term};
+static void accept_client(Broker *b) {
+        int fd = accept4(b->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
-        (void) sigaction(SIGTERM, &sa, NULL); /* no SA_RESTART: poll() returns */
-        (void) signal(SIGCHLD, SIG_IGN);      /* tool-call children reap themselves */
-        (void) signal(SIGPIPE, SIG_IGN);
-        (void) broker_bus(&b);
+        if (fd < 0)
+                return;
+        if (!peer_allowed(b, fd)) {
+                (void) log_warning_errno(EPERM, "Broker: refused a connection from a process not of sandboxd");
+                (void) close(fd);
+                return;
+        }
+        b->clients[b->n_clients++] = fd;
+}
 
-        while (!broker_stop) {
-                struct pollfd fds[CLIENTS_MAX + 1];
+static int serve_all(Broker *b) {
+        while (!b->stop) {
+                struct pollfd fds[CLIENTS_MAX + 2];
+                int r;
 
-                fds[0] = (struct pollfd){.fd = listen_fd, .events = b.n_clients < CLIENTS_MAX ? POLLIN : 0};
-                for (size_t i = 0; i < b.n_clients; i++)
-                        fds[i + 1] = (struct pollfd){.fd = b.clients[i], .events = POLLIN};
-                if (poll(fds, b.n_clients + 1, -1) < 0) {
+                fds[0] = (struct pollfd){.fd = b->signal_fd, .events = POLLIN};
+                fds[1] = (struct pollfd){.fd = b->listen_fd, .events = b->n_clients < CLIENTS_MAX ? POLLIN : 0};
+                for (size_t i = 0; i < b->n_clients; i++)
+                        fds[i + 2] = (struct pollfd){.fd = b->clients[i], .events = POLLIN};
+                if (poll(fds, b->n_clients + 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return log_error_errno(errno, "Broker: poll failed");
                 }
-                for (size_t i = b.n_clients; i > 0; i--)
-                        if (fds[i].revents)
-                                serve(&b, i - 1);
-                if (fds[0].revents & POLLIN) {
-                        int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-                        if (fd < 0)
-                                continue;
-                        if (!peer_allowed(&b, fd)) {
-                                (void) log_warning_errno(EPERM, "Broker: refused a connection from a process not of sandboxd");
-                                (void) close(fd);
-                                continue;
-                        }
-                        b.clients[b.n_clients++] = fd;
+                if (fds[0].revents) {
+                        r = signal_fd_read(b->signal_fd);
+                        if (r < 0)
+                                return log_error_errno(r, "Broker: failed to read a signal");
+                        if (r == SIGTERM || r == SIGINT)
+                                b->stop = true;
                 }
+                for (size_t i = b->n_clients; i > 0; i--)
+                        if (fds[i + 1].revents)
+                                serve(b, i - 1);
+                if (fds[1].revents & POLLIN)
+                        accept_client(b);
         }
-        b.bus = sd_bus_flush_close_unref(b.bus);
         return 0;
+}
+
+/* The socket systemd passes (sandboxd-broker.socket); without socket activation (development), one
+ * of our own. Anyone may connect: peers are checked with SO_PEERCRED. */
+static int open_listener(void) {
+        struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = BROKER_SOCKET};
+        cleanup_close int fd = -1;
+        int n = sd_listen_fds(1);
+
+        if (n == 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1, NULL, 0) > 0)
+                return SD_LISTEN_FDS_START;
+        if (n != 0)
+                return log_error_errno(EINVAL, "Broker: expected one listening SOCK_SEQPACKET socket from systemd, got %d socket(s)", n);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return log_error_errno(errno, "Broker: failed to create its socket");
+        (void) unlink(BROKER_SOCKET);
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(BROKER_SOCKET, 0666) < 0 || listen(fd, 64) < 0)
+                return log_error_errno(errno, "Broker: failed to listen on %s", BROKER_SOCKET);
+        return TAKE_FD(fd);
+}
+
+static int lookup_user(const char *name, uid_t *ret) {
+        struct passwd *pw;
+
+        errno = 0;
+        pw = getpwnam(name);
+        if (!pw)
+                return log_error_errno(errno ? errno : ESRCH, "User '%s' (SANDBOXD_USER) does not exist", name);
+        if (pw->pw_uid == 0)
+                return log_error_errno(EPERM, "SANDBOXD_USER must not be root");
+        *ret = pw->pw_uid;
+        return 0;
+}
+
+int main(void) {
+        Config config;
+        Broker b = {.config = &config, .listen_fd = -1, .signal_fd = -1};
+        const char *bad = NULL;
+        int r;
+
+        r = config_from_env(&config, &bad);
+        if (r < 0) {
+                (void) log_error_errno(r, "Invalid setting %s='%s'", bad, getenv(bad));
+                return EXIT_FAILURE;
+        }
+        if (lookup_user(config.user, &b.uid) < 0)
+                return EXIT_FAILURE;
+        b.signal_fd = signal_fd_open(false, &b.signal_mask);
+        if (b.signal_fd < 0) {
+                (void) log_error_errno(b.signal_fd, "Broker: failed to set up signal handling");
+                return EXIT_FAILURE;
+        }
+        (void) signal(SIGCHLD, SIG_IGN); /* tool-call children reap themselves */
+        (void) signal(SIGPIPE, SIG_IGN);
+        b.listen_fd = open_listener();
+        if (b.listen_fd < 0)
+                return EXIT_FAILURE;
+        (void) broker_bus(&b);
+        (void) sd_notify(0, "READY=1");
+
+        r = serve_all(&b);
+        (void) sd_notify(0, "STOPPING=1");
+        for (size_t i = 0; i < b.n_clients; i++)
+                (void) close(b.clients[i]);
+        b.bus = sd_bus_flush_close_unref(b.bus);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -13,15 +13,21 @@
 #include "lib/time-util.h"
 #include "nspawn/pool/pool-socket.h"
 
-/* A new unix stream socket (flags: SOCK_NONBLOCK or 0) and the address of path. */
-static int unix_socket(const char *path, int flags, struct sockaddr_un *ret_sa, int *ret_fd) {
-        int fd;
-
-        *ret_sa = (struct sockaddr_un){.sun_family = AF_UNIX};
-        if (strlen(path) >= sizeof(ret_sa->sun_path))
+static int unix_address(const char *path, struct sockaddr_un *ret) {
+        *ret = (struct sockaddr_un){.sun_family = AF_UNIX};
+        if (strlen(path) >= sizeof(ret->sun_path))
                 return -ENAMETOOLONG;
-        strcpy(ret_sa->sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+        strcpy(ret->sun_path, path);
+        return 0;
+}
+
+/* A new unix socket of type (SOCK_STREAM or SOCK_DGRAM, | SOCK_NONBLOCK) and the address of path. */
+static int unix_socket(const char *path, int type, struct sockaddr_un *ret_sa, int *ret_fd) {
+        int fd, r = unix_address(path, ret_sa);
+
+        if (r < 0)
+                return r;
+        fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
         *ret_fd = fd;
@@ -33,7 +39,7 @@ int pool_listen(const char *path, int *ret_fd) {
         struct sockaddr_un sa;
         int r;
 
-        r = unix_socket(path, 0, &sa, &fd);
+        r = unix_socket(path, SOCK_STREAM, &sa, &fd);
         if (r < 0)
                 return r;
         (void) unlink(path);
@@ -53,7 +59,7 @@ int pool_connect(const char *path, int *ret_fd) {
         struct sockaddr_un sa;
         int r;
 
-        r = unix_socket(path, SOCK_NONBLOCK, &sa, &fd);
+        r = unix_socket(path, SOCK_STREAM | SOCK_NONBLOCK, &sa, &fd);
         if (r < 0)
                 return r;
         /* A unix socket with room in its backlog connects at once, before the runner accepts. */
@@ -170,4 +176,51 @@ int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline
         *ret_reply = TAKE_PTR(buf);
         *ret_len = len;
         return 0;
+}
+
+int pool_wake_listen(const char *path, int *ret_fd) {
+        cleanup_close int fd = -1;
+        struct sockaddr_un sa;
+        int r;
+
+        r = unix_socket(path, SOCK_DGRAM | SOCK_NONBLOCK, &sa, &fd);
+        if (r < 0)
+                return r;
+        (void) unlink(path);
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0)
+                return -errno;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int pool_wake_drain(int fd) {
+        char buf[64];
+        int n = 0;
+
+        while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+                n++;
+        return n;
+}
+
+int pool_wake_open(int *ret_fd) {
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
+int pool_wake(int fd, const char *path) {
+        struct sockaddr_un sa;
+        int r = unix_address(path, &sa);
+
+        if (r < 0)
+                return r;
+        /* Not connect()ed: a restarted manager binds a new socket at the same path. A full queue
+         * means the manager has been woken already; none bound means it looks at the pool when it
+         * starts. Neither is worth waiting for. */
+        if (sendto(fd, "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return errno == EAGAIN || errno == ECONNREFUSED || errno == ENOENT ? 0 : -errno;
+        return 1;
 }

@@ -26,3 +26,17 @@ int pool_wait_greeting(int fd, uint64_t deadline);
 /* Sends input, closes the write side, reads the reply until EOF (at most max_reply bytes: past that
  * -EMSGSIZE) or the deadline (-ETIME). *ret_reply (NUL-terminated) is the caller's. */
 int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline, size_t max_reply, char **ret_reply, size_t *ret_len);
+
+/* The pool manager's wake-up socket at path (replacing a stale one): a non-blocking datagram
+ * socket, mode 0600, so only the workers' user can wake it. *ret_fd is the caller's. */
+int pool_wake_listen(const char *path, int *ret_fd);
+
+/* Reads every wake-up datagram queued on fd; returns how many there were. */
+int pool_wake_drain(int fd);
+
+/* A non-blocking datagram socket to wake the pool manager with; *ret_fd is the caller's. */
+int pool_wake_open(int *ret_fd);
+
+/* Sends one wake-up from fd to the manager's socket at path, never blocking: 1 when sent, 0 when
+ * the manager is not running or has wake-ups queued already, -errno otherwise. */
+int pool_wake(int fd, const char *path);

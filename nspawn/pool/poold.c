@@ -1,27 +1,35 @@
 /* SPDX-License-Identifier: MIT */
-/* The pool manager: warm sandboxes started ahead, so that an execution never waits for a container
- * to boot. Workers claim them through sqlite; this process only creates, probes and retires them. */
+/* sandboxd-poold, the pool manager: warm sandboxes started ahead, so that an execution never waits
+ * for a container to boot. Workers claim them through sqlite; this process only creates, probes and
+ * retires them, through the broker. It runs as the workers' user, in a unit of its own
+ * (sandboxd-poold.service): it keeps pool_target warm sandboxes ready, more (up to pool_max) while
+ * requests have to wait, replaces idle ones after pool_ttl_s, and cleans up what a previous instance
+ * left. Workers wake it with a datagram on POOL_WAKE_SOCKET when they claimed a sandbox or found
+ * none. */
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
-#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "nspawn/broker/broker.h"
-#include "lib/config.h"
+#include <systemd/sd-daemon.h>
+
 #include "db/db.h"
 #include "db/pool-db.h"
+#include "lib/config.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/signal-util.h"
 #include "lib/time-util.h"
+#include "nspawn/broker/broker-client.h"
 #include "nspawn/pool/pool-socket.h"
+#include "nspawn/pool/pool.h"
 #include "nspawn/unit-name.h"
-#include "nspawn/pool/poold.h"
 
 #define STARTING_MAX 64
 /* How many containers may boot at once: each costs a core for ~60 ms. */
@@ -45,6 +53,9 @@ typedef struct Starting {
 typedef struct Poold {
         const Config *config;
         int broker; /* connection to the broker, which starts and kills the units */
+        int signal_fd;
+        int wake_fd;
+        bool stop;
         sqlite3 *db;
         Starting starting[STARTING_MAX];
         size_t n_starting;
@@ -60,21 +71,6 @@ typedef struct Poold {
         char orphans[64][SANDBOX_ID_MAX];
         size_t n_orphans;
 } Poold;
-
-static volatile sig_atomic_t poold_stop;
-
-static void on_term(int sig) {
-        (void) sig;
-        poold_stop = 1;
-}
-
-void poold_destroy(int *broker, sqlite3 *db, const char *sandbox_id, const char *socket, const char *why) {
-        (void) broker_kill(broker, sandbox_id);
-        if (socket)
-                (void) unlink(socket);
-        (void) db_pool_remove(db, sandbox_id);
-        log_pool_event(LOG_INFO, "destroyed", sandbox_id, "Sandbox '%s' destroyed: %s", sandbox_id, why);
-}
 
 /* Starts one warm sandbox: its socket, its row, its unit; the probe waits for its greeting. */
 static int start_one(Poold *p) {
@@ -108,7 +104,7 @@ static int start_one(Poold *p) {
         if (r < 0) {
                 log_pool_event(LOG_ERR, "failed", s->id, "Failed to start sandbox '%s': %s", s->id, why);
                 (void) db_pool_health_failed(p->db, why);
-                poold_destroy(&p->broker, p->db, s->id, s->socket, "start failed");
+                pool_destroy(&p->broker, p->db, s->id, s->socket, "start failed");
                 return r;
         }
 
@@ -131,7 +127,7 @@ static void start_failed(Poold *p, size_t i, const char *why) {
         (void) snprintf(reason, sizeof(reason), "%s (journalctl -u %s.service tells why)", why, p->starting[i].id);
         (void) db_pool_health_failed(p->db, reason);
         log_pool_event(LOG_ERR, "failed", p->starting[i].id, "Sandbox '%s' failed to start: %s", p->starting[i].id, why);
-        poold_destroy(&p->broker, p->db, p->starting[i].id, p->starting[i].socket, why);
+        pool_destroy(&p->broker, p->db, p->starting[i].id, p->starting[i].socket, why);
         starting_remove(p, i);
         p->failures++;
         p->backoff_until = now_usec(CLOCK_MONOTONIC) + (backoff < BACKOFF_MAX_USEC ? backoff : BACKOFF_MAX_USEC);
@@ -151,7 +147,7 @@ static void probe(Poold *p, size_t i) {
         r = db_pool_ready(p->db, s->id);
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to mark sandbox '%s' ready: %s", s->id, db_errmsg(p->db));
-                poold_destroy(&p->broker, p->db, s->id, s->socket, "lost its record");
+                pool_destroy(&p->broker, p->db, s->id, s->socket, "lost its record");
         } else
                 log_pool_event(LOG_INFO, "ready", s->id, "Sandbox '%s' ready", s->id);
         if (p->failures > 0)
@@ -183,7 +179,7 @@ static void retire_idle(Poold *p, unsigned want) {
         double cutoff = (double) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC) - p->config->pool_ttl_s;
 
         while (db_pool_claim_idle(p->db, (int) getpid(), cutoff, (int64_t) want, id, sizeof(id), socket, sizeof(socket)) >= 0)
-                poold_destroy(&p->broker, p->db, id, socket, "idle");
+                pool_destroy(&p->broker, p->db, id, socket, "idle");
 }
 
 static void fill(Poold *p) {
@@ -210,32 +206,37 @@ static void fill(Poold *p) {
         }
 }
 
-static int poll_events(Poold *p, int wake_fd) {
-        struct pollfd fds[STARTING_MAX + 1];
+/* Waits for a signal, a wake-up, a starting sandbox's greeting or the next housekeeping. */
+static int poll_events(Poold *p) {
+        struct pollfd fds[STARTING_MAX + 2];
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         int timeout = HOUSEKEEPING_MS, r;
 
-        fds[0] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
+        fds[0] = (struct pollfd){.fd = p->signal_fd, .events = POLLIN};
+        fds[1] = (struct pollfd){.fd = p->wake_fd, .events = POLLIN};
         for (size_t i = 0; i < p->n_starting; i++) {
-                fds[i + 1] = (struct pollfd){.fd = p->starting[i].fd, .events = POLLIN};
+                fds[i + 2] = (struct pollfd){.fd = p->starting[i].fd, .events = POLLIN};
                 if (p->starting[i].deadline <= now)
                         timeout = 0;
         }
         if (p->backoff_until > now && (p->backoff_until - now) / 1000 < (uint64_t) timeout)
                 timeout = (int) ((p->backoff_until - now) / 1000) + 1;
 
-        r = poll(fds, p->n_starting + 1, timeout);
+        r = poll(fds, p->n_starting + 2, timeout);
         if (r < 0)
                 return errno == EINTR ? 0 : -errno;
 
         if (fds[0].revents) {
-                char buf[256];
-
-                while (read(wake_fd, buf, sizeof(buf)) > 0)
-                        ;
+                r = signal_fd_read(p->signal_fd);
+                if (r < 0)
+                        return r;
+                if (r == SIGTERM || r == SIGINT)
+                        p->stop = true;
         }
+        if (fds[1].revents)
+                (void) pool_wake_drain(p->wake_fd);
         for (size_t i = p->n_starting; i > 0; i--) {
-                if (fds[i].revents)
+                if (fds[i + 1].revents)
                         probe(p, i - 1);
                 else if (p->starting[i - 1].deadline <= now_usec(CLOCK_MONOTONIC))
                         start_failed(p, i - 1, "not ready in time");
@@ -317,51 +318,90 @@ static void reconcile(Poold *p) {
                         kept++;
                         continue;
                 }
-                poold_destroy(&p->broker, p->db, l.ids[i], l.sockets[i], "left by a previous instance");
+                pool_destroy(&p->broker, p->db, l.ids[i], l.sockets[i], "left by a previous instance");
         }
         if (l.n > 0)
                 log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, l.n);
 }
 
-int poold_main(const Config *config, int wake_fd) {
-        Poold p = {.config = config, .broker = -1};
+/* The signals, the wake-up socket and the database: what the loop waits on and works with. */
+static int poold_open(Poold *p) {
         int r;
 
-        (void) signal(SIGTERM, on_term);
+        p->signal_fd = signal_fd_open(false, NULL);
+        if (p->signal_fd < 0)
+                return log_error_errno(p->signal_fd, "Pool: failed to set up signal handling");
+        /* The unit's RuntimeDirectory= makes it; without systemd (development), this does. */
         (void) mkdir(POOL_DIR, 0700);
-        r = db_open(config->db_path, &p.db);
+        r = pool_wake_listen(POOL_WAKE_SOCKET, &p->wake_fd);
         if (r < 0)
-                return log_error_errno(r, "Pool: failed to open database '%s'", config->db_path);
+                return log_error_errno(r, "Pool: failed to listen on %s", POOL_WAKE_SOCKET);
+        r = db_open(p->config->db_path, &p->db);
+        if (r < 0)
+                return log_error_errno(r, "Pool: failed to open database '%s'", p->config->db_path);
+        return 0;
+}
+
+static void poold_close(Poold *p) {
+        closep(&p->broker);
+        closep(&p->wake_fd);
+        closep(&p->signal_fd);
+        p->db = db_close(p->db);
+}
+
+static int run(Poold *p) {
+        PoolCounts c;
+        int r;
 
         /* Start failures of a previous instance (maybe of another configuration) say nothing now. */
-        (void) db_pool_health_ok(p.db);
-        reconcile(&p);
-        sweep(&p);
-        p.next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
-        {
-                PoolCounts c;
+        (void) db_pool_health_ok(p->db);
+        reconcile(p);
+        sweep(p);
+        p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
+        if (db_pool_counts(p->db, &c) >= 0)
+                p->last_waits = c.waits;
+        (void) sd_notify(0, "READY=1");
 
-                if (db_pool_counts(p.db, &c) >= 0)
-                        p.last_waits = c.waits;
-        }
-
-        while (!poold_stop) {
-                if (now_usec(CLOCK_MONOTONIC) >= p.next_sweep) {
-                        sweep(&p);
-                        p.next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
+        while (!p->stop) {
+                if (now_usec(CLOCK_MONOTONIC) >= p->next_sweep) {
+                        sweep(p);
+                        p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
                 }
-                fill(&p);
-                r = poll_events(&p, wake_fd);
+                fill(p);
+                r = poll_events(p);
                 if (r < 0)
                         return log_error_errno(r, "Pool: poll failed");
         }
 
-        /* Stopping: sandboxes still booting are not worth keeping; ready ones stay for the next start. */
-        while (p.n_starting > 0) {
-                poold_destroy(&p.broker, p.db, p.starting[0].id, p.starting[0].socket, "pool manager stopping");
-                starting_remove(&p, 0);
+        (void) sd_notify(0, "STOPPING=1");
+        /* Sandboxes still booting are not worth keeping; ready ones stay for the next start. */
+        while (p->n_starting > 0) {
+                pool_destroy(&p->broker, p->db, p->starting[0].id, p->starting[0].socket, "pool manager stopping");
+                starting_remove(p, 0);
         }
-        closep(&p.broker);
-        p.db = db_close(p.db);
         return 0;
+}
+
+int main(void) {
+        Config config;
+        Poold p = {.config = &config, .broker = -1, .signal_fd = -1, .wake_fd = -1};
+        const char *bad = NULL;
+        int r;
+
+        r = config_from_env(&config, &bad);
+        if (r < 0) {
+                (void) log_error_errno(r, "Invalid setting %s='%s'", bad, getenv(bad));
+                return EXIT_FAILURE;
+        }
+        /* It reads what the workers write and makes sockets for them: it runs as their user. */
+        if (geteuid() == 0) {
+                (void) log_error_errno(EPERM, "The pool manager must not run as root (User= of its unit)");
+                return EXIT_FAILURE;
+        }
+
+        r = poold_open(&p);
+        if (r >= 0)
+                r = run(&p);
+        poold_close(&p);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -60,7 +60,7 @@ print(found)" '{timeout_s: 60}'
     run_code "import os
 pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
 names = sorted(open('/proc/%d/comm' % p).read().strip() for p in pids if os.path.exists('/proc/%d/comm' % p))
-print(len(pids) <= 5, [n for n in names if n in ('nginx', 'sandboxd-fcgi', 'systemd-journal', 'dbus-daemon')])"
+print(len(pids) <= 5, [n for n in names if n in ('nginx', 'sandboxd-fcgi', 'sandboxd-worker', 'sandboxd-broker', 'sandboxd-poold', 'systemd-journal', 'dbus-daemon')])"
     [ "$(field .stdout)" = "True []" ]
 }
 
@@ -77,7 +77,7 @@ os.killpg(0, signal.SIGKILL)"
     [ "$(field .exit_code)" = 137 ]
     execute '{"code":"print(\"alive\")"}'
     [ "$(field .stdout)" = alive ]
-    for u in sandbox-api.service sandboxd-nginx.service systemd-journald.service dbus.service; do
+    for u in sandbox-api.service sandboxd-broker.service sandboxd-poold.service sandboxd-nginx.service systemd-journald.service dbus.service; do
         [ "$(in_systemd systemctl is-active "$u")" = active ]
     done
 }

@@ -5,8 +5,6 @@
 
 load helpers
 
-DROPIN_DIR=/etc/systemd/system/sandbox-api.service.d
-
 setup_file() {
     require_stack
     if [ ! -d /var/lib/machines/demo-agent ]; then
@@ -16,11 +14,7 @@ setup_file() {
 }
 
 teardown() {
-    if [ -f "$DROPIN_DIR/zz-call-test.conf" ]; then
-        rm -f "$DROPIN_DIR/zz-call-test.conf"
-        in_systemd systemctl daemon-reload
-        in_systemd systemctl restart sandbox-api.service
-    fi
+    clear_settings zz-call-test || true
     rm -rf /var/lib/machines/sbx-test-nopython
     expect_no_leftovers
 }
@@ -141,11 +135,10 @@ call() {
 }
 
 @test "the tool sandbox carries none of the worker's environment, credentials or sockets" {
-    mkdir -p "$DROPIN_DIR"
-    printf '[Service]\nEnvironment=SANDBOXD_TEST_SECRET=s3cr3t-%s\n' "$$" >"$DROPIN_DIR/zz-call-test.conf"
-    in_systemd systemctl daemon-reload
-    in_systemd systemctl restart sandbox-api.service
+    with_settings zz-call-test "SANDBOXD_TEST_SECRET=s3cr3t-$$"
+    # The broker starts the tool sandbox, the worker asks for it: both hold the secret.
     [[ $(in_systemd systemctl show -P Environment sandbox-api.service) == *"s3cr3t-$$"* ]]
+    [[ $(in_systemd systemctl show -P Environment sandboxd-broker.service) == *"s3cr3t-$$"* ]]
     call '{"image":"demo-agent","function":"environment"}'
     expect_status 200
     ! grep -q "s3cr3t" <<<"$body"
@@ -178,10 +171,7 @@ call() {
     rm -f /var/lib/machines/sbx-test-slow/usr/bin/python3
     printf '#!/bin/sh\nsleep 30\nexec /usr/bin/python3.11 "$@"\n' >/var/lib/machines/sbx-test-slow/usr/bin/python3
     chmod 0755 /var/lib/machines/sbx-test-slow/usr/bin/python3
-    mkdir -p "$DROPIN_DIR"
-    printf '[Service]\nEnvironment=SANDBOXD_CALL_READY_TIMEOUT_S=2\n' >"$DROPIN_DIR/zz-call-test.conf"
-    in_systemd systemctl daemon-reload
-    in_systemd systemctl restart sandbox-api.service
+    with_settings zz-call-test SANDBOXD_CALL_READY_TIMEOUT_S=2
     SECONDS=0
     call '{"image":"sbx-test-slow","function":"get_weather","args":{"city":"Oslo"}}'
     rm -rf /var/lib/machines/sbx-test-slow

@@ -115,20 +115,17 @@ PY
 }
 
 @test "systemd refusing to start sandboxes: a waiting request gets the real reason, not a long wait" {
-    DROPIN=/etc/systemd/system/sandbox-api.service.d/zz-fault-test.conf
-    mkdir -p "${DROPIN%/*}"
     # Not a slice: systemd refuses every StartTransientUnit with it.
-    printf '[Service]\nEnvironment=SANDBOXD_SLICE=sandboxd.target\n' >"$DROPIN"
-    in_systemd systemctl daemon-reload
-    # No warm sandbox left over: the workers first, so nothing refills the pool meanwhile.
+    settings_write zz-fault-test SANDBOXD_SLICE=sandboxd.target
+    # No warm sandbox left over: the workers (and the pool manager with them) first, so nothing
+    # refills the pool meanwhile; then the broker, which starts the sandboxes, takes the setting.
     in_systemd systemctl stop sandbox-api.service
     in_systemd systemctl stop sandbox.slice
+    in_systemd systemctl restart sandboxd-broker.service
     in_systemd systemctl start sandbox-api.service
     SECONDS=0
     execute '{"code":"print(1)"}'
-    rm -f "$DROPIN"
-    in_systemd systemctl daemon-reload
-    in_systemd systemctl restart sandbox-api.service
+    clear_settings zz-fault-test
     expect_status 502
     [[ $(field .error) == "sandbox execution failed: "*"slice"* ]]
     [ "$SECONDS" -lt 20 ]

@@ -171,3 +171,47 @@ wait_pool_full() {
     echo "the pool did not refill: $(curl -s "$SANDBOXD_URL/v1/pool")" >&2
     return 1
 }
+
+# The services that read sandboxd's settings, and a test's own settings for them: one drop-in each,
+# as "systemctl edit" writes them.
+SETTINGS_UNITS="sandbox-api.service sandboxd-broker.service sandboxd-poold.service"
+
+# settings_write NAME KEY=VALUE...: the drop-ins NAME.conf, loaded but not yet in effect.
+settings_write() {
+    local name=$1 u kv
+    shift
+    for u in $SETTINGS_UNITS; do
+        mkdir -p "/etc/systemd/system/$u.d"
+        {
+            printf '[Service]\n'
+            for kv in "$@"; do printf 'Environment=%s\n' "$kv"; done
+        } >"/etc/systemd/system/$u.d/$name.conf"
+    done
+    in_systemd systemctl daemon-reload
+}
+
+# The broker and the workers (the pool manager restarts with them) with the settings they have now.
+restart_services() {
+    in_systemd systemctl restart sandboxd-broker.service sandbox-api.service
+}
+
+# with_settings NAME KEY=VALUE...: the services restarted with those settings.
+with_settings() {
+    settings_write "$@"
+    restart_services
+}
+
+# clear_settings NAME: the services restarted without the drop-ins NAME.conf; fails (restarting
+# nothing) when there were none.
+clear_settings() {
+    local name=$1 u found=1
+    for u in $SETTINGS_UNITS; do
+        if [ -f "/etc/systemd/system/$u.d/$name.conf" ]; then
+            rm -f "/etc/systemd/system/$u.d/$name.conf"
+            found=0
+        fi
+    done
+    [ $found = 0 ] || return 1
+    in_systemd systemctl daemon-reload
+    restart_services
+}

@@ -4,8 +4,6 @@
 
 load helpers
 
-DROPIN_DIR=/etc/systemd/system/sandbox-api.service.d
-
 setup_file() {
     require_stack
 }
@@ -15,24 +13,10 @@ setup() {
 }
 
 teardown() {
-    if [ -f "$DROPIN_DIR/zz-test.conf" ]; then
-        rm -f "$DROPIN_DIR/zz-test.conf"
-        in_systemd systemctl daemon-reload
-        in_systemd systemctl restart sandbox-api.service
+    if clear_settings zz-test; then
         wait_pool_full
     fi
     expect_no_leftovers
-}
-
-# Restarts the workers with extra settings (a drop-in, as "systemctl edit" writes).
-with_settings() {
-    mkdir -p "$DROPIN_DIR"
-    printf '[Service]\n' >"$DROPIN_DIR/zz-test.conf"
-    for kv in "$@"; do
-        printf 'Environment=%s\n' "$kv" >>"$DROPIN_DIR/zz-test.conf"
-    done
-    in_systemd systemctl daemon-reload
-    in_systemd systemctl restart sandbox-api.service
 }
 
 @test "GET /v1/pool: the four numbers, from a full pool" {
@@ -133,7 +117,7 @@ with_settings() {
 }
 
 @test "with no warm sandbox to be had, a request waits, then gets 503" {
-    with_settings SANDBOXD_POOL_TARGET=0 SANDBOXD_POOL_MAX=0 SANDBOXD_POOL_WAIT_S=2
+    with_settings zz-test SANDBOXD_POOL_TARGET=0 SANDBOXD_POOL_MAX=0 SANDBOXD_POOL_WAIT_S=2
     for i in $(seq 100); do
         [ "$(pool_field warm)" = 0 ] && break
         sleep 0.1

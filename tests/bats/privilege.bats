@@ -17,12 +17,13 @@ setup() {
     wait_pool_full
 }
 
-# pids of sandbox-api.service's processes whose name is $1
+# service_pids UNIT NAME: pids of UNIT's processes whose name is NAME
 service_pids() {
     local cg
-    cg=$(in_systemd systemctl show -P ControlGroup sandbox-api.service)
+    cg=$(in_systemd systemctl show -P ControlGroup "$1")
+    [ -n "$cg" ] || return 0
     for p in $(in_systemd cat "/sys/fs/cgroup/systemd$cg/cgroup.procs"); do
-        [ "$(in_systemd cat "/proc/$p/comm")" = "$1" ] && echo "$p"
+        [ "$(in_systemd cat "/proc/$p/comm")" = "$2" ] && echo "$p"
     done
     return 0
 }
@@ -31,25 +32,33 @@ as_worker_user() {
     in_systemd setpriv --reuid=sandboxd --regid=sandboxd --clear-groups "$@"
 }
 
-@test "workers and pool manager run as sandboxd with no capabilities; root keeps only setuid and setgid" {
-    workers=$(service_pids sandboxd-worker)
+@test "master, workers and pool manager run as sandboxd with no capabilities; the broker is root with none" {
+    workers=$(service_pids sandbox-api.service sandboxd-worker)
+    master=$(service_pids sandbox-api.service sandboxd-fcgi)
+    poold=$(service_pids sandboxd-poold.service sandboxd-poold)
     [ "$(wc -w <<<"$workers")" -ge 1 ]
-    for p in $workers $(service_pids sandboxd-pool); do
+    [ "$(wc -w <<<"$master")" -eq 1 ]
+    [ "$(wc -w <<<"$poold")" -eq 1 ]
+    for p in $master $workers $poold; do
         status=$(in_systemd cat "/proc/$p/status")
         grep -Eq "^Uid:\s+$(id -u sandboxd)\s+$(id -u sandboxd)\s+$(id -u sandboxd)\s+$(id -u sandboxd)$" <<<"$status"
         grep -Eq "^Gid:\s+$(id -g sandboxd)\s+" <<<"$status"
         grep -Eq '^Groups:\s*'"$(id -g sandboxd)"'?\s*$' <<<"$status"
         grep -q '^CapEff:\s*0000000000000000$' <<<"$status"
         grep -q '^CapPrm:\s*0000000000000000$' <<<"$status"
+        grep -q '^CapBnd:\s*0000000000000000$' <<<"$status"
         grep -q '^NoNewPrivs:\s*1$' <<<"$status"
     done
-    # The master and the broker: root, with CAP_SETUID and CAP_SETGID (bits 6, 7) and nothing else.
-    for p in $(service_pids sandboxd-fcgi) $(service_pids sandboxd-broker); do
-        status=$(in_systemd cat "/proc/$p/status")
-        grep -Eq '^Uid:\s+0\s' <<<"$status"
-        grep -q '^CapBnd:\s*00000000000000c0$' <<<"$status"
-    done
-    [ "$(service_pids sandboxd-broker | wc -w)" -eq 1 ]
+    # The broker: root, which systemd asks of a client that manages units, and no capability at all.
+    in_systemd /usr/bin/python3 -c "$CLIENT" list "" >/dev/null   # socket activation: it runs once asked
+    broker=$(service_pids sandboxd-broker.service sandboxd-broker)
+    [ "$(wc -w <<<"$broker")" -eq 1 ]
+    status=$(in_systemd cat "/proc/$broker/status")
+    grep -Eq '^Uid:\s+0\s+0\s+0\s+0$' <<<"$status"
+    grep -q '^CapEff:\s*0000000000000000$' <<<"$status"
+    grep -q '^CapPrm:\s*0000000000000000$' <<<"$status"
+    grep -q '^CapBnd:\s*0000000000000000$' <<<"$status"
+    grep -q '^NoNewPrivs:\s*1$' <<<"$status"
 }
 
 @test "the workers' user cannot start, stop or kill units through systemd" {
@@ -94,7 +103,8 @@ as_worker_user() {
     run as_worker_user /usr/bin/python3 -c "$CLIENT" start-warm "sandbox-abcdefghijkl"
     [ "$(jq .error <<<"$output")" -eq -9 ]    # -EBADF
     [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'sandbox-abcdefghijkl*')" ]
-    in_systemd systemctl is-active --quiet sandbox-api.service dbus.service systemd-journald.service sandboxd-nginx.service
+    in_systemd systemctl is-active --quiet sandbox-api.service sandboxd-broker.service sandboxd-poold.service dbus.service \
+        systemd-journald.service sandboxd-nginx.service
 }
 
 @test "malformed broker messages are refused and the service stays up" {
@@ -109,7 +119,7 @@ as_worker_user() {
 }
 
 @test "descriptors passed to the broker are never kept, whatever message carries them" {
-    broker=$(service_pids sandboxd-broker)
+    broker=$(service_pids sandboxd-broker.service sandboxd-broker)
     before=$(in_systemd ls "/proc/$broker/fd" | wc -l)
     for i in $(seq 20); do
         # An empty message, a malformed one, and a request that takes no descriptor.

@@ -24,7 +24,8 @@ wait_ok() {
 }
 
 @test "the units are active under systemd" {
-    for u in sandboxd.target sandbox-api.socket sandbox-api.service sandboxd-nginx.service; do
+    for u in sandboxd.target sandbox-api.socket sandbox-api.service sandboxd-broker.socket sandboxd-broker.service \
+        sandboxd-poold.service sandboxd-nginx.service; do
         [ "$(in_systemd systemctl is-active "$u")" = active ]
     done
 }
@@ -74,6 +75,27 @@ wait_ok() {
     in_systemd kill -9 "$main"
     wait_ok
     [ "$(in_systemd systemctl show -P MainPID sandbox-api.service)" != "$main" ]
+}
+
+@test "the broker and the pool manager are restarted by systemd after a crash, and used again" {
+    for u in sandboxd-broker.service sandboxd-poold.service; do
+        main=$(in_systemd systemctl show -P MainPID "$u")
+        [ "$main" -gt 0 ]
+        in_systemd kill -9 "$main"
+        for i in $(seq 100); do
+            now=$(in_systemd systemctl show -P MainPID "$u")
+            [ "$now" -gt 0 ] && [ "$now" != "$main" ] && break
+            sleep 0.1
+        done
+        [ "$now" -gt 0 ] && [ "$now" != "$main" ]
+        [ "$(in_systemd systemctl show -P NRestarts "$u")" -ge 1 ]
+    done
+    # The workers reach the new broker (a used sandbox is destroyed through it), the pool manager
+    # refills the pool through it.
+    wait_ok
+    wait_pool_full
+    execute '{"code":"print(\"again\")"}'
+    [ "$(field .stdout)" = again ]
 }
 
 @test "workers down: nginx answers a JSON 502 with a request id, and the socket brings them back" {

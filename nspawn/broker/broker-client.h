@@ -1,23 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The broker: the only sandboxd process that keeps root, and the only one that talks to systemd.
- * It starts, kills, lists and collects sandboxd's own units, built from its own configuration, for
- * the unprivileged workers and pool manager. It parses no HTTP input: it takes fixed-layout requests
- * (broker-proto.h) from peers running as the workers' user, and refuses everyone else. */
+/* The client side of the broker (sandboxd-broker, broker.c), which the workers and the pool manager
+ * link: the only way they act on systemd units. */
 
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "nspawn/broker/broker-proto.h"
 
-typedef struct Config Config;
 typedef struct SandboxResult SandboxResult;
 
-/* Serves listen_fd (a SOCK_SEQPACKET socket) until SIGTERM. Peers must run as uid or as root. */
-int broker_main(const Config *config, int listen_fd, uid_t uid);
-
-/* The client side. *conn is a connection made on first use and remade once if the broker went away;
+/* *conn is a connection made on first use and remade once if the broker went away;
  * the caller closes it. Each returns 0 or a negative errno; why (if given) gets the broker's reason. */
 int broker_start_warm(int *conn, const char *id, int listen_fd, char *why, size_t why_size);
 int broker_kill(int *conn, const char *id);

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* What the workers and the pool manager (poold.c) both do with the warm pool. */
+
+typedef struct sqlite3 sqlite3;
+
+/* Where the warm sandboxes' sockets live (the workers' user's only), and the pool manager's wake-up
+ * socket: a datagram to it says a worker claimed a sandbox, or found none. */
+#define POOL_DIR "/run/sandboxd/pool"
+#define POOL_WAKE_SOCKET POOL_DIR "/wake.sock"
+
+/* Destroys a sandbox of the pool: kills its unit (through the broker connection *broker), removes
+ * its socket and its row. */
+void pool_destroy(int *broker, sqlite3 *db, const char *sandbox_id, const char *socket, const char *why);
