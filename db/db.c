@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db.h"
+#include "lib/macro.h"
 
 /* db/schema.sql, embedded at build time; steps start with a "-- step N" line. */
 __asm__(".section .rodata\n"
@@ -50,6 +53,117 @@ int db_step_done(sqlite3_stmt *st) {
         return rc == SQLITE_DONE ? 0 : db_errno(rc);
 }
 
+int db_step_row(sqlite3_stmt *st) {
+        int rc = sqlite3_step(st);
+
+        if (rc == SQLITE_ROW)
+                return 1;
+        return rc == SQLITE_DONE ? 0 : db_errno(rc);
+}
+
+int db_exec(sqlite3 *db, const char *sql) {
+        return db_errno(sqlite3_exec(db, sql, NULL, NULL, NULL));
+}
+
+static int bind_all(sqlite3_stmt *st, const char *types, va_list ap) {
+        int i = 1;
+
+        for (const char *t = types; *t; t++, i++) {
+                int rc = SQLITE_OK, present = 1;
+
+                if (*t == '?') {
+                        present = va_arg(ap, int);
+                        t++;
+                }
+                switch (*t) {
+                case 'i': {
+                        int v = va_arg(ap, int);
+
+                        rc = present ? sqlite3_bind_int(st, i, v) : sqlite3_bind_null(st, i);
+                        break;
+                }
+                case 'I': {
+                        int64_t v = va_arg(ap, int64_t);
+
+                        rc = present ? sqlite3_bind_int64(st, i, v) : sqlite3_bind_null(st, i);
+                        break;
+                }
+                case 'd': {
+                        double v = va_arg(ap, double);
+
+                        rc = present ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
+                        break;
+                }
+                case 't': {
+                        const char *v = va_arg(ap, const char *);
+
+                        rc = present && v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+                        break;
+                }
+                default:
+                        return -EINVAL; /* a programmer's error, refused rather than guessed */
+                }
+                if (rc != SQLITE_OK)
+                        return db_errno(rc);
+        }
+        return 0;
+}
+
+static int vprepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql, const char *types, va_list ap) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r;
+
+        r = db_errno(sqlite3_prepare_v2(db, sql, -1, &st, NULL));
+        if (r >= 0)
+                r = bind_all(st, types, ap);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(st);
+        return 0;
+}
+
+int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql, const char *types, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = vprepare(db, ret, sql, types, ap);
+        va_end(ap);
+        return r;
+}
+
+int db_run(sqlite3 *db, const char *sql, const char *types, ...) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = vprepare(db, &st, sql, types, ap);
+        va_end(ap);
+        if (r >= 0)
+                r = db_step_done(st);
+        return r < 0 ? r : sqlite3_changes(db);
+}
+
+int db_transaction(sqlite3 *db, int (*f)(sqlite3 *db, void *userdata), void *userdata) {
+        int r, c;
+
+        r = db_exec(db, "BEGIN IMMEDIATE");
+        if (r < 0)
+                return r;
+        r = f(db, userdata);
+        if (r < 0) {
+                (void) db_exec(db, "ROLLBACK");
+                return r;
+        }
+        c = db_exec(db, "COMMIT");
+        if (c < 0) {
+                (void) db_exec(db, "ROLLBACK");
+                return c;
+        }
+        return r;
+}
+
 const char *db_errmsg(sqlite3 *db) {
         return db ? sqlite3_errmsg(db) : "out of memory";
 }
@@ -59,48 +173,47 @@ sqlite3 *db_close(sqlite3 *db) {
         return NULL;
 }
 
-static int exec(sqlite3 *db, const char *sql) {
-        return db_errno(sqlite3_exec(db, sql, NULL, NULL, NULL));
+static int user_version(sqlite3 *db, int *ret) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, "PRAGMA user_version", "");
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r <= 0)
+                return r < 0 ? r : -EIO;
+        *ret = sqlite3_column_int(st, 0);
+        return 0;
 }
 
-static int user_version(sqlite3 *db, int *ret) {
-        sqlite3_stmt *st = NULL;
-        int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+typedef struct MigrateStep {
+        int n;
+        char sql[16384];
+} MigrateStep;
 
-        if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                *ret = sqlite3_column_int(st, 0);
-                rc = SQLITE_OK;
-        }
-        (void) sqlite3_finalize(st);
-        return db_errno(rc);
+static int migrate_step_locked(sqlite3 *db, void *userdata) {
+        const MigrateStep *m = userdata;
+        char pragma[64];
+        int r, version = 0;
+
+        r = user_version(db, &version);
+        if (r < 0 || version >= m->n)
+                return r;
+        (void) snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", m->n);
+        r = db_exec(db, m->sql);
+        return r < 0 ? r : db_exec(db, pragma);
 }
 
 /* Applies step n of the schema (the text between "-- step n" and the next step) if it is new. */
 static int migrate_step(sqlite3 *db, int n, const char *text, size_t len) {
-        char sql[16384], pragma[64];
-        int r, version = 0;
+        MigrateStep m;
 
-        if (len >= sizeof(sql))
+        if (len >= sizeof(m.sql))
                 return -E2BIG;
-        memcpy(sql, text, len);
-        sql[len] = 0;
-        (void) snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", n);
-
-        /* IMMEDIATE: the first worker migrates, the others wait and then see the new version. */
-        r = exec(db, "BEGIN IMMEDIATE");
-        if (r < 0)
-                return r;
-        r = user_version(db, &version);
-        if (r >= 0 && version < n) {
-                r = exec(db, sql);
-                if (r >= 0)
-                        r = exec(db, pragma);
-        }
-        if (r < 0) {
-                (void) exec(db, "ROLLBACK");
-                return r;
-        }
-        return exec(db, "COMMIT");
+        m.n = n;
+        memcpy(m.sql, text, len);
+        m.sql[len] = 0;
+        /* IMMEDIATE: the first process migrates, the others wait and then see the new version. */
+        return db_transaction(db, migrate_step_locked, &m);
 }
 
 static int migrate(sqlite3 *db) {
@@ -131,7 +244,7 @@ int db_open(const char *path, sqlite3 **ret) {
                 r = db_errno(sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS));
         /* WAL: readers never block the writer; NORMAL: no fsync per commit, no corruption either. */
         if (r >= 0)
-                r = exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
+                r = db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
         if (r >= 0)
                 r = migrate(db);
         if (r < 0) {

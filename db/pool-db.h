@@ -52,6 +52,13 @@ int db_pool_health(sqlite3 *db, double since, int *ret_failures, char *buf, size
 /* Adds delta to a lifetime counter. */
 int db_counter_add(sqlite3 *db, const char *name, int64_t delta);
 
-/* Calls f for each row in the given state (NULL: every row) whose owner is owner_pid (0: any). */
-typedef void (*PoolRowFunc)(const char *sandbox_id, const char *state, const char *socket, int owner_pid, void *userdata);
-int db_pool_foreach(sqlite3 *db, const char *state, int owner_pid, PoolRowFunc f, void *userdata);
+typedef struct PoolRow {
+        char sandbox_id[64];
+        char state[16];
+        char socket[POOL_SOCKET_MAX];
+        int owner_pid; /* 0: none */
+} PoolRow;
+
+/* The rows in the given state (NULL: every row) whose owner is owner_pid (0: any), all of them:
+ * *ret (malloc'd, the caller's to free) gets *ret_n rows. */
+int db_pool_list(sqlite3 *db, const char *state, int owner_pid, PoolRow **ret, size_t *ret_n);

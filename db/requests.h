@@ -29,3 +29,7 @@ int db_request_abandon(sqlite3 *db, int worker_pid, const char *error);
 
 /* Records the sandbox a request started, before it starts, so a worker's death can be cleaned up. */
 int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_id);
+
+/* Calls f for the sandbox of each request that the worker worker_pid (0: any worker) left in
+ * flight with a sandbox recorded; f must not write to the database. */
+int db_request_foreach_in_flight(sqlite3 *db, int worker_pid, void (*f)(const char *sandbox_id, void *userdata), void *userdata);

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcgiapp.h>
 #include <poll.h>
-#include <sqlite3.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -145,40 +144,30 @@ static pid_t spawn_worker(int sfd, const sigset_t *mask) {
         _exit(worker_main() < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
-static char claimed_ids[64][SANDBOX_ID_MAX];
-static char claimed_sockets[64][POOL_SOCKET_MAX];
-static size_t n_claimed;
-
-static void destroy_claimed(const char *id, const char *state, const char *socket, int owner, void *userdata) {
-        (void) state;
-        (void) owner;
-        (void) userdata;
-        if (n_claimed >= 64)
-                return;
-        (void) snprintf(claimed_ids[n_claimed], SANDBOX_ID_MAX, "%s", id);
-        (void) snprintf(claimed_sockets[n_claimed++], POOL_SOCKET_MAX, "%s", socket);
+static void kill_sandbox(const char *sandbox_id, void *userdata) {
+        (void) broker_kill(userdata, sandbox_id);
 }
 
 /* Requests left in flight by a dead worker (0: by any, after a restart of the whole service): their
- * sandboxes are killed and their records closed with the reason. */
+ * sandboxes are killed, the pool sandboxes it had claimed destroyed, and their records closed with
+ * the reason. */
 static void abandon_requests(pid_t pid) {
         sqlite3 *db = NULL;
-        sqlite3_stmt *st = NULL;
         cleanup_close int broker = -1;
+        cleanup_free PoolRow *claimed = NULL;
+        size_t n_claimed = 0;
         int r;
 
         if (db_open(arg_config.db_path, &db) < 0)
                 return;
-        if (sqlite3_prepare_v2(db, "SELECT sandbox_id FROM requests WHERE (worker_pid = ?1 OR ?1 = 0) AND status IS NULL AND sandbox_id IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
-                (void) sqlite3_bind_int(st, 1, pid);
-                while (sqlite3_step(st) == SQLITE_ROW)
-                        (void) broker_kill(&broker, (const char *) sqlite3_column_text(st, 0));
-        }
-        (void) sqlite3_finalize(st);
-        (void) db_pool_foreach(db, "claimed", (int) pid, destroy_claimed, NULL);
+        r = db_request_foreach_in_flight(db, (int) pid, kill_sandbox, &broker);
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to read the requests of worker %d, ignoring: %s", (int) pid, db_errmsg(db));
+        r = db_pool_list(db, "claimed", (int) pid, &claimed, &n_claimed);
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to read the sandboxes of worker %d, ignoring: %s", (int) pid, db_errmsg(db));
         for (size_t i = 0; i < n_claimed; i++)
-                pool_destroy(&broker, db, claimed_ids[i], claimed_sockets[i], "its worker died");
-        n_claimed = 0;
+                pool_destroy(&broker, db, claimed[i].sandbox_id, claimed[i].socket, "its worker died");
 
         r = db_request_abandon(db, (int) pid, "sandbox execution failed: the worker handling the request died");
         if (r > 0)

@@ -18,6 +18,12 @@ static inline void freep(void *p) {
         free(*(void **) p);
 }
 
+/* p = mfree(p): frees and forgets in one step. */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 /* Closes only fd >= 0 and keeps errno, so it can run on any exit path. */
 static inline void closep(int *fd) {
         if (*fd >= 0) {

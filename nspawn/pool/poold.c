@@ -244,25 +244,6 @@ static int poll_events(Poold *p) {
         return 0;
 }
 
-typedef struct Leftovers {
-        char ids[256][SANDBOX_ID_MAX];
-        char sockets[256][POOL_SOCKET_MAX];
-        char states[256][16];
-        int owners[256];
-        size_t n;
-} Leftovers;
-
-static void collect_row(const char *id, const char *state, const char *socket, int owner, void *userdata) {
-        Leftovers *l = userdata;
-
-        if (l->n >= 256)
-                return;
-        (void) snprintf(l->ids[l->n], SANDBOX_ID_MAX, "%s", id);
-        (void) snprintf(l->sockets[l->n], POOL_SOCKET_MAX, "%s", socket);
-        (void) snprintf(l->states[l->n], 16, "%s", state);
-        l->owners[l->n++] = owner;
-}
-
 static bool was_orphan(const Poold *p, const char *id) {
         for (size_t i = 0; i < p->n_orphans; i++)
                 if (strcmp(p->orphans[i], id) == 0)
@@ -303,25 +284,30 @@ static void sweep(Poold *p) {
 
 /* What a previous instance left: warm sandboxes that still answer are kept, the rest destroyed. */
 static void reconcile(Poold *p) {
-        static Leftovers l;
-        size_t kept = 0;
+        cleanup_free PoolRow *rows = NULL;
+        size_t n = 0, kept = 0;
+        int r;
 
-        l.n = 0;
-        (void) db_pool_foreach(p->db, NULL, 0, collect_row, &l);
-        for (size_t i = 0; i < l.n; i++) {
+        r = db_pool_list(p->db, NULL, 0, &rows, &n);
+        if (r < 0) {
+                (void) log_error_errno(r, "Pool: failed to read what a previous instance left: %s", db_errmsg(p->db));
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const PoolRow *l = &rows[i];
                 cleanup_close int fd = -1;
 
-                if (strcmp(l.states[i], "claimed") == 0 && l.owners[i] > 0 && kill(l.owners[i], 0) == 0)
+                if (strcmp(l->state, "claimed") == 0 && l->owner_pid > 0 && kill(l->owner_pid, 0) == 0)
                         continue; /* a live worker is using it */
-                if (strcmp(l.states[i], "ready") == 0 && pool_connect(l.sockets[i], &fd) >= 0 &&
+                if (strcmp(l->state, "ready") == 0 && pool_connect(l->socket, &fd) >= 0 &&
                     pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) >= 0) {
                         kept++;
                         continue;
                 }
-                pool_destroy(&p->broker, p->db, l.ids[i], l.sockets[i], "left by a previous instance");
+                pool_destroy(&p->broker, p->db, l->sandbox_id, l->socket, "left by a previous instance");
         }
-        if (l.n > 0)
-                log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, l.n);
+        if (n > 0)
+                log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, n);
 }
 
 /* The signals, the wake-up socket and the database: what the loop waits on and works with. */

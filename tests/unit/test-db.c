@@ -183,6 +183,90 @@ static void test_abandon(sqlite3 *db) {
         tap_is_int(db_request_abandon(db, 0, "again"), 0, "abandon pid 0 again: nothing left");
 }
 
+typedef struct Seen {
+        char ids[8][64];
+        size_t n;
+} Seen;
+
+static void see(const char *sandbox_id, void *userdata) {
+        Seen *s = userdata;
+
+        if (s->n < ELEMENTSOF(s->ids))
+                (void) snprintf(s->ids[s->n], sizeof(s->ids[0]), "%s", sandbox_id);
+        s->n++;
+}
+
+static void test_in_flight(sqlite3 *db) {
+        Seen seen = {};
+
+        tap_is_int(db_request_begin(db, "f1", "POST /v1/execute", 400), 0, "begin f1 (pid 400)");
+        tap_is_int(db_request_begin(db, "f2", "POST /v1/execute", 400), 0, "begin f2 (pid 400), no sandbox yet");
+        tap_is_int(db_request_begin(db, "f3", "POST /v1/execute", 500), 0, "begin f3 (pid 500)");
+        tap_is_int(db_request_sandbox(db, "f1", "sandbox-f1"), 0, "f1 has a sandbox");
+        tap_is_int(db_request_sandbox(db, "f3", "sandbox-f3"), 0, "f3 has a sandbox");
+        tap_is_int(db_request_foreach_in_flight(db, 400, see, &seen), 0, "the sandboxes pid 400 left");
+        tap_ok(seen.n == 1 && strcmp(seen.ids[0], "sandbox-f1") == 0, "are f1's only (%zu)", seen.n);
+        seen.n = 0;
+        tap_is_int(db_request_foreach_in_flight(db, 0, see, &seen), 0, "the sandboxes any worker left");
+        tap_is_int((long long) seen.n, 2, "are f1's and f3's");
+        tap_is_int(db_request_abandon(db, 0, "done"), 3, "closing them");
+        seen.n = 0;
+        tap_ok(db_request_foreach_in_flight(db, 0, see, &seen) == 0 && seen.n == 0, "then none is in flight");
+}
+
+/* More rows than any fixed array held before: every one comes back. */
+static void test_pool_list(sqlite3 *db) {
+        cleanup_free PoolRow *rows = NULL;
+        size_t n = 0, claimed = 0;
+        char id[64], sock[POOL_SOCKET_MAX];
+        int ok = 1;
+
+        for (int i = 0; i < 300 && ok; i++) {
+                (void) snprintf(id, sizeof(id), "sandbox-list%03d", i);
+                (void) snprintf(sock, sizeof(sock), "/run/list%03d.sock", i);
+                ok = db_pool_add(db, id, sock) == 0 && db_pool_ready(db, id) == 0;
+        }
+        tap_ok(ok, "pool: 300 sandboxes ready");
+        for (int i = 0; i < 3; i++)
+                claimed += db_pool_claim(db, 4242, id, sizeof(id), sock, sizeof(sock)) == 0;
+        tap_is_int((long long) claimed, 3, "pool: 3 claimed by pid 4242");
+        tap_is_int(db_pool_list(db, "ready", 0, &rows, &n), 0, "pool: list the ready ones");
+        tap_is_int((long long) n, 297, "pool: all 297 of them");
+        rows = mfree(rows);
+        tap_is_int(db_pool_list(db, "claimed", 4242, &rows, &n), 0, "pool: list what pid 4242 claimed");
+        tap_ok(n == 3 && rows[0].owner_pid == 4242 && strcmp(rows[0].state, "claimed") == 0 && strncmp(rows[0].socket, "/run/list", 9) == 0,
+               "pool: its 3, with state, owner and socket");
+        rows = mfree(rows);
+        tap_is_int(db_pool_list(db, "claimed", 4243, &rows, &n), 0, "pool: list what pid 4243 claimed");
+        tap_is_int((long long) n, 0, "pool: nothing");
+        (void) db_exec(db, "DELETE FROM pool WHERE sandbox_id LIKE 'sandbox-list%'");
+}
+
+static int tx_insert_then(sqlite3 *db, void *userdata) {
+        int r = db_run(db, "INSERT INTO counters (name, value) VALUES ('tx', 1)", "");
+
+        return r < 0 ? r : *(int *) userdata;
+}
+
+static void test_helpers(sqlite3 *db) {
+        int fail = -EIO, pass = 7;
+
+        tap_is_int(db_transaction(db, tx_insert_then, &fail), -EIO, "transaction: f's error comes back");
+        tap_is_str(column(db, "SELECT value FROM counters WHERE name = 'tx'", NULL), "(no row)", "transaction: and its insert is rolled back");
+        tap_is_int(db_transaction(db, tx_insert_then, &pass), 7, "transaction: f's result comes back");
+        tap_is_str(column(db, "SELECT value FROM counters WHERE name = 'tx'", NULL), "1", "transaction: committed");
+        tap_is_int(db_transaction(db, tx_insert_then, &pass), -EEXIST, "transaction: a constraint: -EEXIST");
+
+        tap_is_int(db_run(db, "UPDATE counters SET value = ?2 WHERE name = ?1", "t?I", "tx", 0, (int64_t) 5), -EEXIST,
+                   "run: '?' with 0 binds NULL, which the NOT NULL column refuses");
+        tap_is_str(column(db, "SELECT value FROM counters WHERE name = 'tx'", NULL), "1", "run: the row is unchanged");
+        tap_is_int(db_run(db, "UPDATE counters SET value = ?2 WHERE name = ?1", "t?I", "tx", 1, (int64_t) 5), 1, "run: '?' with 1 binds the value");
+        tap_is_str(column(db, "SELECT value FROM counters WHERE name = 'tx'", NULL), "5", "run: value 5");
+        tap_is_int(db_run(db, "UPDATE counters SET value = ?2 WHERE name = ?1", "tI", "nope", (int64_t) 1), 0, "run: no row changed");
+        tap_is_int(db_run(db, "UPDATE counters SET value = ?1", "x", 1), -EINVAL, "run: an unknown type is refused");
+        tap_is_int(db_run(db, "DELETE FROM counters WHERE name = ?1", "t", "tx"), 1, "run: delete");
+}
+
 static void test_errno(void) {
         static const struct {
                 int rc, expected;
@@ -262,7 +346,10 @@ int main(void) {
         test_sandbox(db);
         test_finish(db);
         test_abandon(db);
+        test_in_flight(db);
         test_pool(db);
+        test_pool_list(db);
+        test_helpers(db);
         test_errno();
         test_open_fails();
 
