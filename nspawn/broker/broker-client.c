@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -50,8 +51,9 @@ static int recv_reply(int fd, BrokerReply *ret, int *ret_fd) {
         return 0;
 }
 
-/* A request and its reply on *conn, connecting (once more if the broker restarted) as needed. */
-static int call(int *conn, const BrokerRequest *req, int pass_fd, BrokerReply *ret) {
+/* A request and its reply on *conn, connecting (once more if the broker restarted) as needed;
+ * *ret_fd (if not NULL) gets the descriptor the reply carried, or -1. */
+static int call(int *conn, const BrokerRequest *req, int pass_fd, BrokerReply *ret, int *ret_fd) {
         int r = -ENOTCONN;
 
         for (int attempt = 0; attempt < 2; attempt++) {
@@ -62,7 +64,7 @@ static int call(int *conn, const BrokerRequest *req, int pass_fd, BrokerReply *r
                 }
                 r = send_request(*conn, req, pass_fd);
                 if (r >= 0)
-                        r = recv_reply(*conn, ret, NULL);
+                        r = recv_reply(*conn, ret, ret_fd);
                 if (r >= 0)
                         return ret->error;
                 closep(conn);
@@ -87,7 +89,7 @@ static void why_from(const BrokerReply *rep, int r, char *why, size_t why_size) 
 int broker_start_warm(int *conn, const char *id, int listen_fd, char *why, size_t why_size) {
         BrokerRequest req = request(BROKER_START_WARM, id);
         BrokerReply rep = {};
-        int r = call(conn, &req, listen_fd, &rep);
+        int r = call(conn, &req, listen_fd, &rep, NULL);
 
         if (r < 0)
                 why_from(&rep, r, why, why_size);
@@ -98,23 +100,43 @@ int broker_kill(int *conn, const char *id) {
         BrokerRequest req = request(BROKER_KILL, id);
         BrokerReply rep;
 
-        return call(conn, &req, -1, &rep);
+        return call(conn, &req, -1, &rep, NULL);
 }
 
 int broker_reset_failed(int *conn, const char *id) {
         BrokerRequest req = request(BROKER_RESET_FAILED, id);
         BrokerReply rep;
 
-        return call(conn, &req, -1, &rep);
+        return call(conn, &req, -1, &rep, NULL);
 }
 
-int broker_list(int *conn, BrokerReply *ret) {
+int broker_list(int *conn, BrokerUnit **ret, size_t *ret_n) {
         BrokerRequest req = request(BROKER_LIST, NULL);
-        int r = call(conn, &req, -1, ret);
+        BrokerReply rep = {};
+        cleanup_close int fd = -1;
+        cleanup_free BrokerUnit *units = NULL;
+        struct stat st;
+        size_t size;
+        int r;
 
-        if (r >= 0 && ret->n_units > BROKER_LIST_MAX)
+        r = call(conn, &req, -1, &rep, &fd);
+        if (r < 0)
+                return r;
+        size = (size_t) rep.n_units * sizeof(*units);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size != size)
                 return -EPROTO;
-        return r;
+        units = malloc(size ? size : 1);
+        if (!units)
+                return -ENOMEM;
+        r = fd_pread_exact(fd, units, size, 0);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < rep.n_units; i++)
+                if (!memchr(units[i].id, 0, sizeof(units[i].id)) || !memchr(units[i].state, 0, sizeof(units[i].state)))
+                        return -EPROTO;
+        *ret = TAKE_PTR(units);
+        *ret_n = rep.n_units;
+        return 0;
 }
 
 int broker_run_tool(const char *id, const char *request_id, const char *image, unsigned timeout_s,

@@ -16,8 +16,8 @@ typedef struct SandboxResult SandboxResult;
 int broker_start_warm(int *conn, const char *id, int listen_fd, char *why, size_t why_size);
 int broker_kill(int *conn, const char *id);
 int broker_reset_failed(int *conn, const char *id);
-/* sandboxd's own units, into *ret (a large struct: keep it off small stacks). */
-int broker_list(int *conn, BrokerReply *ret);
+/* sandboxd's own units, every one: *ret (malloc'd, the caller's to free) gets *ret_n of them. */
+int broker_list(int *conn, BrokerUnit **ret, size_t *ret_n);
 
 /* Runs a tool sandbox from image on input, on a connection of its own, and waits for its end. On
  * success *ret is filled as sandbox_run() fills it, and is the caller's. */

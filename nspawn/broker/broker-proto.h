@@ -11,8 +11,7 @@
 #include "nspawn/unit-name.h"
 
 #define BROKER_SOCKET "/run/sandboxd/broker.sock"
-#define BROKER_MAGIC 0x73626b31U /* "sbk1": bump on any change of layout */
-#define BROKER_LIST_MAX 256
+#define BROKER_MAGIC 0x73626b32U /* "sbk2": bump on any change of layout */
 /* A tool call's input (its JSON: module, function, args) at most; the route caps bodies at 1 MiB. */
 #define BROKER_INPUT_MAX (2U << 20)
 
@@ -29,7 +28,7 @@ typedef enum BrokerOp {
         BROKER_RUN_TOOL,       /* fd: a memfd holding the input; the reply carries a memfd back */
         BROKER_KILL,
         BROKER_RESET_FAILED,
-        BROKER_LIST,
+        BROKER_LIST, /* the reply carries a memfd of n_units BrokerUnit records */
         _BROKER_OP_MAX,
 } BrokerOp;
 
@@ -60,9 +59,8 @@ typedef struct BrokerReply {
         uint8_t ready;
         uint8_t killed_unready;
         uint8_t killed_timeout;
-        /* LIST: sandboxd's own units, nothing else. */
+        /* LIST: how many of sandboxd's own units (nothing else) the memfd holds, all of them. */
         uint32_t n_units;
-        BrokerUnit units[BROKER_LIST_MAX];
 } BrokerReply;
 
 /* A sandbox id of the kind prefix names ("sandbox" or "tool"): the prefix, a dash, and exactly the

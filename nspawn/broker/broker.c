@@ -249,32 +249,62 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         return r < 0 ? fail(rep, r, NULL) : 0;
 }
 
+typedef struct UnitList {
+        BrokerUnit *units;
+        size_t n, cap;
+        int error;
+} UnitList;
+
 static void list_unit(const char *unit, const char *active, void *userdata) {
-        BrokerReply *rep = userdata;
-        BrokerUnit *u;
+        UnitList *l = userdata;
+        BrokerUnit u = {};
         const char *dot = strrchr(unit, '.');
 
-        if (rep->n_units >= BROKER_LIST_MAX || !dot || strcmp(dot, ".service") != 0 || (size_t) (dot - unit) >= sizeof(u->id))
+        if (l->error < 0 || !dot || strcmp(dot, ".service") != 0 || (size_t) (dot - unit) >= sizeof(u.id))
                 return;
-        u = &rep->units[rep->n_units];
-        memcpy(u->id, unit, (size_t) (dot - unit));
-        u->id[dot - unit] = 0;
-        if (!broker_id_valid(u->id, NULL))
+        memcpy(u.id, unit, (size_t) (dot - unit));
+        if (!broker_id_valid(u.id, NULL))
                 return;
-        (void) snprintf(u->state, sizeof(u->state), "%s", active);
-        rep->n_units++;
+        (void) snprintf(u.state, sizeof(u.state), "%s", active);
+        if (l->n == l->cap) {
+                BrokerUnit *more = reallocarray(l->units, l->cap ? l->cap * 2 : 64, sizeof(*more));
+
+                if (!more) {
+                        l->error = -ENOMEM;
+                        return;
+                }
+                l->units = more;
+                l->cap = l->cap ? l->cap * 2 : 64;
+        }
+        l->units[l->n++] = u;
 }
 
-static int list(Broker *b, BrokerReply *rep) {
+/* Every one of sandboxd's units, into a memfd: a reply of fixed size holds no list of any length. */
+static int list(Broker *b, BrokerReply *rep, int *ret_fd) {
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        UnitList l = {};
+        cleanup_close int fd = -1;
         int r;
 
         if (!broker_bus(b))
                 return fail(rep, -ENOTCONN, NULL);
-        r = sandbox_list(b->bus, "sandbox-*.service", list_unit, rep, &error);
+        r = sandbox_list(b->bus, "sandbox-*.service", list_unit, &l, &error);
         if (r >= 0)
-                r = sandbox_list(b->bus, "tool-*.service", list_unit, rep, &error);
-        return r < 0 ? fail(rep, r, &error) : 0;
+                r = sandbox_list(b->bus, "tool-*.service", list_unit, &l, &error);
+        if (r >= 0)
+                r = l.error;
+        if (r >= 0 && l.n > UINT32_MAX)
+                r = -E2BIG;
+        if (r >= 0) {
+                fd = memfd_create("sandboxd-units", MFD_CLOEXEC);
+                r = fd < 0 ? negative_errno() : fd_write_all(fd, l.units, l.n * sizeof(*l.units));
+        }
+        free(l.units);
+        if (r < 0)
+                return fail(rep, r, &error);
+        rep->n_units = (uint32_t) l.n;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
 }
 
 static int unit_op(Broker *b, const BrokerRequest *req, BrokerReply *rep) {
@@ -303,7 +333,7 @@ static void serve(Broker *b, size_t i) {
         int fd = b->clients[i];
         static BrokerRequest req;
         static BrokerReply rep;
-        cleanup_close int passed = -1;
+        cleanup_close int passed = -1, out = -1;
         ssize_t n;
         int r;
 
@@ -337,7 +367,7 @@ static void serve(Broker *b, size_t i) {
                 (void) unit_op(b, &req, &rep);
                 break;
         case BROKER_LIST:
-                (void) list(b, &rep);
+                (void) list(b, &rep, &out);
                 break;
         case BROKER_RUN_TOOL: {
                 pid_t pid = fork();
@@ -351,26 +381,22 @@ static void serve(Broker *b, size_t i) {
                         return;
                 }
                 /* The child: the bus connection is the parent's, the other clients too. */
-                {
-                        int out = -1;
-
-                        b->bus = NULL;
-                        (void) close(b->listen_fd);
-                        (void) close(b->signal_fd);
-                        for (size_t j = 0; j < b->n_clients; j++)
-                                if (b->clients[j] != fd)
-                                        (void) close(b->clients[j]);
-                        (void) sigprocmask(SIG_UNBLOCK, &b->signal_mask, NULL);
-                        (void) run_tool(b, &req, passed, &rep, &out);
-                        (void) send_reply(fd, &rep, out);
-                        _exit(0);
-                }
+                b->bus = NULL;
+                (void) close(b->listen_fd);
+                (void) close(b->signal_fd);
+                for (size_t j = 0; j < b->n_clients; j++)
+                        if (b->clients[j] != fd)
+                                (void) close(b->clients[j]);
+                (void) sigprocmask(SIG_UNBLOCK, &b->signal_mask, NULL);
+                (void) run_tool(b, &req, passed, &rep, &out);
+                (void) send_reply(fd, &rep, out);
+                _exit(0);
         }
         /* not reached */
         default:
                 break;
         }
-        if (send_reply(fd, &rep, -1) < 0)
+        if (send_reply(fd, &rep, out) < 0)
                 client_remove(b, i, true);
 }
 

@@ -31,7 +31,6 @@
 #include "nspawn/pool/pool.h"
 #include "nspawn/unit-name.h"
 
-#define STARTING_MAX 64
 /* How many containers may boot at once: each costs a core for ~60 ms. */
 #define PARALLEL_STARTS 4
 #define START_TIMEOUT_USEC (30 * USEC_PER_SEC)
@@ -57,7 +56,7 @@ typedef struct Poold {
         int wake_fd;
         bool stop;
         sqlite3 *db;
-        Starting starting[STARTING_MAX];
+        Starting starting[PARALLEL_STARTS]; /* fill() starts no more */
         size_t n_starting;
         unsigned boost;
         int64_t last_waits;
@@ -68,7 +67,7 @@ typedef struct Poold {
         uint64_t next_retire;
         /* Units without a pool row at the last sweep: killed if they still have none at the next,
          * so that one being destroyed right now is not taken for an orphan. */
-        char orphans[64][SANDBOX_ID_MAX];
+        BrokerUnit *orphans;
         size_t n_orphans;
 } Poold;
 
@@ -208,7 +207,7 @@ static void fill(Poold *p) {
 
 /* Waits for a signal, a wake-up, a starting sandbox's greeting or the next housekeeping. */
 static int poll_events(Poold *p) {
-        struct pollfd fds[STARTING_MAX + 2];
+        struct pollfd fds[PARALLEL_STARTS + 2];
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         int timeout = HOUSEKEEPING_MS, r;
 
@@ -246,7 +245,7 @@ static int poll_events(Poold *p) {
 
 static bool was_orphan(const Poold *p, const char *id) {
         for (size_t i = 0; i < p->n_orphans; i++)
-                if (strcmp(p->orphans[i], id) == 0)
+                if (strcmp(p->orphans[i].id, id) == 0)
                         return true;
         return false;
 }
@@ -255,14 +254,14 @@ static bool was_orphan(const Poold *p, const char *id) {
  * killed; failed ones that systemd kept loaded are reset so it unloads them. Tool sandboxes are left
  * alone: they belong to the request that runs them. */
 static void sweep(Poold *p) {
-        static BrokerReply units;
-        char orphans[64][SANDBOX_ID_MAX];
-        size_t n = 0;
+        cleanup_free BrokerUnit *units = NULL;
+        size_t n_units = 0, n = 0;
 
-        if (broker_list(&p->broker, &units) < 0)
+        if (broker_list(&p->broker, &units, &n_units) < 0)
                 return;
-        for (size_t i = 0; i < units.n_units; i++) {
-                const BrokerUnit *u = &units.units[i];
+        /* This sweep's orphans go where its list was: never more than were listed. */
+        for (size_t i = 0; i < n_units; i++) {
+                const BrokerUnit *u = &units[i];
 
                 if (strncmp(u->id, "sandbox-", 8) != 0)
                         continue;
@@ -275,10 +274,11 @@ static void sweep(Poold *p) {
                 if (was_orphan(p, u->id)) {
                         log_pool_event(LOG_WARNING, "destroyed", u->id, "Sandbox '%s' has no pool record, killing it", u->id);
                         (void) broker_kill(&p->broker, u->id);
-                } else if (n < ELEMENTSOF(orphans))
-                        memcpy(orphans[n++], u->id, SANDBOX_ID_MAX);
+                } else
+                        units[n++] = *u;
         }
-        memcpy(p->orphans, orphans, n * SANDBOX_ID_MAX);
+        free(p->orphans);
+        p->orphans = TAKE_PTR(units);
         p->n_orphans = n;
 }
 
@@ -329,6 +329,7 @@ static int poold_open(Poold *p) {
 }
 
 static void poold_close(Poold *p) {
+        p->orphans = mfree(p->orphans);
         closep(&p->broker);
         closep(&p->wake_fd);
         closep(&p->signal_fd);
