@@ -36,7 +36,7 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
 # What every binary may link: no HTTP, no FastCGI.
 LIB_SRCS    := lib/b64.c lib/utf8.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
-               lib/image-name.c lib/signal-util.c
+               lib/image-name.c lib/signal-util.c lib/daemon.c
 # The workers' and the pool manager's side of the broker and of the pool.
 CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-socket.c nspawn/unit-name.c
 DB_SRCS     := db/db.c db/requests.c db/pool-db.c
@@ -45,14 +45,14 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/validate.c nspawn/sandbox-result.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/config.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c
+               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/sandbox.c nspawn/sandbox-result.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c \
-               lib/image-name.c lib/signal-util.c
+               lib/image-name.c lib/signal-util.c lib/daemon.c
 # sandboxd-poold: the pool manager (user sandboxd); libc, libsystemd and sqlite.
 POOLD_SRCS  := nspawn/pool/poold.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/signal-util.c
+               lib/time-util.c lib/signal-util.c lib/daemon.c
 # sandboxd-runner: inside warm sandboxes, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c lib/b64.c lib/fd-util.c lib/time-util.c lib/path-util.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS))

@@ -27,6 +27,7 @@
 #include "fcgi/request.h"
 #include "fcgi/route.h"
 #include "lib/config.h"
+#include "lib/daemon.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/signal-util.h"
@@ -243,21 +244,13 @@ static int open_listener(void) {
 }
 
 int main(void) {
-        const char *bad = NULL;
         sigset_t mask;
         cleanup_close int sfd = -1;
         int r;
 
-        r = config_from_env(&arg_config, &bad);
-        if (r < 0) {
-                (void) log_error_errno(r, "Invalid setting %s='%s'", bad, getenv(bad));
-                return EXIT_FAILURE;
-        }
         /* The workers parse untrusted input: never as root. */
-        if (geteuid() == 0) {
-                (void) log_error_errno(EPERM, "sandboxd-fcgi must not run as root: run it as SANDBOXD_USER (User= of its unit)");
+        if (daemon_start("sandboxd-fcgi", false, &arg_config) < 0)
                 return EXIT_FAILURE;
-        }
         arg_listen_fd = open_listener();
         if (arg_listen_fd < 0)
                 return EXIT_FAILURE;

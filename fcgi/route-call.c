@@ -6,19 +6,19 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "nspawn/broker/broker-client.h"
-#include "lib/config.h"
-#include "lib/image-name.h"
 #include "db/requests.h"
-#include "lib/log.h"
-#include "lib/macro.h"
 #include "fcgi/messages.h"
-#include "nspawn/sandbox.h"
-#include "nspawn/unit-name.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
 #include "fcgi/validate.h"
+#include "lib/config.h"
+#include "lib/image-name.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "nspawn/broker/broker-client.h"
+#include "nspawn/sandbox.h"
+#include "nspawn/unit-name.h"
 
 DEFINE_JSON_CLEANUP
 

@@ -9,25 +9,25 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/b64.h"
-#include "nspawn/broker/broker-client.h"
-#include "lib/config.h"
+#include "db/db.h"
+#include "db/pool-db.h"
 #include "db/requests.h"
+#include "fcgi/messages.h"
+#include "fcgi/reply.h"
+#include "fcgi/request.h"
+#include "fcgi/route.h"
+#include "fcgi/validate.h"
+#include "lib/b64.h"
+#include "lib/config.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
-#include "fcgi/messages.h"
-#include "db/db.h"
-#include "db/pool-db.h"
+#include "lib/utf8.h"
+#include "nspawn/broker/broker-client.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
 #include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
-#include "fcgi/reply.h"
-#include "fcgi/request.h"
-#include "fcgi/route.h"
-#include "lib/utf8.h"
-#include "fcgi/validate.h"
 
 DEFINE_JSON_CLEANUP
 

@@ -2,15 +2,15 @@
 /* GET /v1/pool: the warm pool's counters, from sqlite. */
 #include <json-c/json.h>
 
-#include "lib/config.h"
 #include "db/db.h"
 #include "db/pool-db.h"
-#include "lib/log.h"
-#include "lib/macro.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
+#include "lib/config.h"
+#include "lib/log.h"
+#include "lib/macro.h"
 
 DEFINE_JSON_CLEANUP
 

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/b64.h"
-#include "lib/utf8.h"
 #include "fcgi/messages.h"
 #include "fcgi/validate.h"
+#include "lib/b64.h"
 #include "lib/path-util.h"
+#include "lib/utf8.h"
 
 const ValidateLimits validate_execute_limits = {
         .max_code_bytes = 1U << 20,

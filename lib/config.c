@@ -98,11 +98,3 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
         *ret = c;
         return 0;
 }
-
-static const char *get_env(const char *name) {
-        return getenv(name);
-}
-
-int config_from_env(Config *ret, const char **reterr_name) {
-        return config_parse(get_env, ret, reterr_name);
-}

@@ -31,6 +31,3 @@ typedef struct Config {
 /* Fills *ret from get(name) (getenv in production), defaults for what is unset. On a malformed
  * value returns -EINVAL and sets *reterr_name to the variable's name. Pure given get. */
 int config_parse(const char *(*get)(const char *name), Config *ret, const char **reterr_name);
-
-/* config_parse() over the process's environment. */
-int config_from_env(Config *ret, const char **reterr_name);

@@ -164,19 +164,37 @@ static int append_stdio(sd_bus_message *m, int in, int out, int err) {
                                      "StandardErrorFileDescriptor", "h", err);
 }
 
-static int append_exec_start(sd_bus_message *m, char **argv) {
+/* Opens one (sv) property whose value has signature sig, and inside it the array of sig (sig is
+ * "a" and what follows): the caller appends the elements, then closes three containers. */
+static int open_array_property(sd_bus_message *m, const char *name, const char *sig) {
         int r;
 
         r = sd_bus_message_open_container(m, 'r', "sv");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "s", "ExecStart");
+        r = sd_bus_message_append(m, "s", name);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+        r = sd_bus_message_open_container(m, 'v', sig);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'a', "(sasb)");
+        return sd_bus_message_open_container(m, 'a', sig + 1);
+}
+
+static int close_containers(sd_bus_message *m, unsigned n) {
+        for (unsigned i = 0; i < n; i++) {
+                int r = sd_bus_message_close_container(m);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int append_exec_start(sd_bus_message *m, char **argv) {
+        int r;
+
+        r = open_array_property(m, "ExecStart", "a(sasb)");
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(m, 'r', "sasb");
@@ -191,12 +209,7 @@ static int append_exec_start(sd_bus_message *m, char **argv) {
         r = sd_bus_message_append(m, "b", 0);
         if (r < 0)
                 return r;
-        for (int i = 0; i < 4; i++) {
-                r = sd_bus_message_close_container(m);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return close_containers(m, 4);
 }
 
 /* Lines that nspawn and systemd log for this unit carry the request's or sandbox's id. */
@@ -207,27 +220,13 @@ static int append_log_fields(sd_bus_message *m, const SandboxSpec *spec) {
         if (!field)
                 return 0;
 
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", "LogExtraFields");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'v', "aay");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "ay");
+        r = open_array_property(m, "LogExtraFields", "aay");
         if (r < 0)
                 return r;
         r = sd_bus_message_append_array(m, 'y', field, strlen(field));
         if (r < 0)
                 return r;
-        for (int i = 0; i < 3; i++) {
-                r = sd_bus_message_close_container(m);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return close_containers(m, 3);
 }
 
 /* StartTransientUnit for spec; *ret_reply holds the job path. */

@@ -10,9 +10,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "nspawn/broker/broker-client.h"
 #include "lib/fd-util.h"
 #include "lib/macro.h"
+#include "nspawn/broker/broker-client.h"
 #include "nspawn/sandbox.h"
 
 static int broker_connect(int *ret) {

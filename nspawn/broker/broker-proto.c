@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "nspawn/broker/broker-proto.h"
 #include "lib/image-name.h"
+#include "nspawn/broker/broker-proto.h"
 
 static int terminated(const char *s, size_t size) {
         return memchr(s, 0, size) != NULL;

@@ -26,6 +26,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "lib/config.h"
+#include "lib/daemon.h"
 #include "lib/fd-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
@@ -488,15 +489,9 @@ static int lookup_user(const char *name, uid_t *ret) {
 int main(void) {
         Config config;
         Broker b = {.config = &config, .listen_fd = -1, .signal_fd = -1};
-        const char *bad = NULL;
         int r;
 
-        r = config_from_env(&config, &bad);
-        if (r < 0) {
-                (void) log_error_errno(r, "Invalid setting %s='%s'", bad, getenv(bad));
-                return EXIT_FAILURE;
-        }
-        if (lookup_user(config.user, &b.uid) < 0)
+        if (daemon_start("sandboxd-broker", true, &config) < 0 || lookup_user(config.user, &b.uid) < 0)
                 return EXIT_FAILURE;
         b.signal_fd = signal_fd_open(false, &b.signal_mask);
         if (b.signal_fd < 0) {

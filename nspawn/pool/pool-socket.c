@@ -34,18 +34,36 @@ static int unix_socket(const char *path, int type, struct sockaddr_un *ret_sa, i
         return 0;
 }
 
-int pool_listen(const char *path, int *ret_fd) {
+/* A socket of type bound at path (replacing a stale one), mode 0600: only its owner, the workers'
+ * user, can connect or send to it. */
+static int bind_path(const char *path, int type, int *ret_fd) {
         cleanup_close int fd = -1;
         struct sockaddr_un sa;
         int r;
 
-        r = unix_socket(path, SOCK_STREAM, &sa, &fd);
+        r = unix_socket(path, type, &sa, &fd);
         if (r < 0)
                 return r;
         (void) unlink(path);
         if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return -errno;
-        if (chmod(path, 0600) < 0 || listen(fd, 8) < 0) {
+        if (chmod(path, 0600) < 0) {
+                r = -errno;
+                (void) unlink(path);
+                return r;
+        }
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int pool_listen(const char *path, int *ret_fd) {
+        cleanup_close int fd = -1;
+        int r;
+
+        r = bind_path(path, SOCK_STREAM, &fd);
+        if (r < 0)
+                return r;
+        if (listen(fd, 8) < 0) {
                 r = -errno;
                 (void) unlink(path);
                 return r;
@@ -179,18 +197,7 @@ int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline
 }
 
 int pool_wake_listen(const char *path, int *ret_fd) {
-        cleanup_close int fd = -1;
-        struct sockaddr_un sa;
-        int r;
-
-        r = unix_socket(path, SOCK_DGRAM | SOCK_NONBLOCK, &sa, &fd);
-        if (r < 0)
-                return r;
-        (void) unlink(path);
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0)
-                return -errno;
-        *ret_fd = TAKE_FD(fd);
-        return 0;
+        return bind_path(path, SOCK_DGRAM | SOCK_NONBLOCK, ret_fd);
 }
 
 int pool_wake_drain(int fd) {

@@ -22,6 +22,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "lib/config.h"
+#include "lib/daemon.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/signal-util.h"
@@ -372,21 +373,12 @@ static int run(Poold *p) {
 int main(void) {
         Config config;
         Poold p = {.config = &config, .broker = -1, .signal_fd = -1, .wake_fd = -1};
-        const char *bad = NULL;
         int r;
 
-        r = config_from_env(&config, &bad);
-        if (r < 0) {
-                (void) log_error_errno(r, "Invalid setting %s='%s'", bad, getenv(bad));
-                return EXIT_FAILURE;
-        }
         /* It reads what the workers write and makes sockets for them: it runs as their user. */
-        if (geteuid() == 0) {
-                (void) log_error_errno(EPERM, "The pool manager must not run as root (User= of its unit)");
-                return EXIT_FAILURE;
-        }
-
-        r = poold_open(&p);
+        r = daemon_start("sandboxd-poold", false, &config);
+        if (r >= 0)
+                r = poold_open(&p);
         if (r >= 0)
                 r = run(&p);
         poold_close(&p);

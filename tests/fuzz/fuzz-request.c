@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/b64.h"
-#include "nspawn/broker/broker-proto.h"
-#include "lib/macro.h"
-#include "lib/utf8.h"
 #include "fcgi/validate.h"
+#include "lib/b64.h"
 #include "lib/image-name.h"
+#include "lib/macro.h"
 #include "lib/path-util.h"
+#include "lib/utf8.h"
+#include "nspawn/broker/broker-proto.h"
 
 DEFINE_JSON_CLEANUP
 

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "nspawn/broker/broker-proto.h"
 #include "lib/macro.h"
+#include "nspawn/broker/broker-proto.h"
 #include "tests/unit/tap.h"
 
 typedef struct IdCase {

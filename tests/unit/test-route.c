@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "lib/macro.h"
 #include "fcgi/route.h"
+#include "lib/macro.h"
 #include "tests/unit/tap.h"
 
 typedef struct RouteCase {

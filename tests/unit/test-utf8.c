@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "lib/macro.h"
-#include "tests/unit/tap.h"
 #include "lib/utf8.h"
+#include "tests/unit/tap.h"
 
 #define R "\xef\xbf\xbd" /* U+FFFD */
 

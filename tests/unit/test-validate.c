@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fcgi/validate.h"
 #include "lib/macro.h"
 #include "tests/unit/tap.h"
-#include "fcgi/validate.h"
 
 DEFINE_JSON_CLEANUP
 
