@@ -8,7 +8,7 @@ typedef struct sqlite3 sqlite3;
 /* What a worker process holds for all its requests. */
 typedef struct Context {
         const Config *config;
-        int broker; /* connection to the broker (broker.h), -1 until first used */
+        int broker; /* connection to the broker (broker-client.h), -1 until first used */
         sqlite3 *db;
         int wake_fd; /* a datagram socket to wake the pool manager with (pool_wake()) */
         /* A claimed sandbox to destroy once the answer is sent. */
