@@ -47,7 +47,8 @@ void sqlite3_finalizep(sqlite3_stmt **st) {
         (void) sqlite3_finalize(*st);
 }
 
-int db_step_done(sqlite3_stmt *st) {
+/* Steps a statement that returns no row: 0 when done, -errno (db_errno) otherwise. */
+static int db_step_done(sqlite3_stmt *st) {
         int rc = sqlite3_step(st);
 
         return rc == SQLITE_DONE ? 0 : db_errno(rc);

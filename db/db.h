@@ -33,9 +33,6 @@ int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql, const char *typ
  * -errno. */
 int db_run(sqlite3 *db, const char *sql, const char *types, ...);
 
-/* Steps a statement that returns no row: 0 when done, -errno (db_errno) otherwise. */
-int db_step_done(sqlite3_stmt *st);
-
 /* Steps a query: 1 with a row to read, 0 when done, -errno. */
 int db_step_row(sqlite3_stmt *st);
 

@@ -10,7 +10,8 @@
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 
-const char *reply_reason(int status) {
+/* The status line's reason phrase. */
+static const char *reply_reason(int status) {
         switch (status) {
         case 200: return "OK";
         case 400: return "Bad Request";

@@ -11,5 +11,3 @@ int reply_json(Request *req, int status, struct json_object *body);
  * Messages come from messages.h. */
 int reply_error(Request *req, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The status line's reason phrase. Pure. */
-const char *reply_reason(int status);
