@@ -200,7 +200,7 @@ static void wake_pool(Context *ctx) {
 static bool pool_failing(Context *ctx, char *why, size_t size) {
         int failures = 0;
 
-        if (db_pool_health(ctx->db, (double) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC) - 60, &failures, why, size) < 0)
+        if (db_pool_health(ctx->db, (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC - 60, &failures, why, size) < 0)
                 return false;
         return failures >= 2;
 }

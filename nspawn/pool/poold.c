@@ -176,7 +176,7 @@ static unsigned wanted(Poold *p, const PoolCounts *c) {
 /* Retires warm sandboxes past their TTL, and those above what is wanted. */
 static void retire_idle(Poold *p, unsigned want) {
         char id[SANDBOX_ID_MAX], socket[POOL_SOCKET_MAX];
-        double cutoff = (double) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC) - p->config->pool_ttl_s;
+        double cutoff = (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC - p->config->pool_ttl_s;
 
         while (db_pool_claim_idle(p->db, (int) getpid(), cutoff, (int64_t) want, id, sizeof(id), socket, sizeof(socket)) >= 0)
                 pool_destroy(&p->broker, p->db, id, socket, "idle");
