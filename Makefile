@@ -14,7 +14,7 @@ SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.se
 # Debian packages the build, the service and the tests need.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
-                bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev
+                bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -53,10 +53,12 @@ BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/sandbo
 # sandboxd-poold: the pool manager (user sandboxd); libc, libsystemd and sqlite.
 POOLD_SRCS  := nspawn/pool/poold.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/signal-util.c lib/daemon.c
-# sandboxd-runner: inside warm sandboxes, on the host's /usr read-only; libc and json-c only.
+# sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c lib/b64.c lib/fd-util.c lib/time-util.c lib/path-util.c
+# sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
+ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS))
-BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner
+BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote
 
 # Each unit test links its own test program and the modules it tests, nothing else.
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
@@ -96,6 +98,18 @@ $(BUILD)/sandboxd-poold: $(call objs,$(POOLD_SRCS))
 
 $(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
+
+# Never sanitized: every allocation of the interpreter would go through ASan's allocator and its
+# quarantine, inside a machine's memory limit. Its own C is small and unit-free; the e2e suites
+# exercise it.
+ZYGOTE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -MMD -MP $(WARN) -fno-common -fstack-protector-strong -D_FORTIFY_SOURCE=3 -O2 -g \
+                $(shell pkg-config --cflags python3-embed 2>/dev/null)
+$(BUILD)/zygote/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ZYGOTE_CFLAGS) -c -o $@ $<
+
+$(BUILD)/sandboxd-zygote: $(patsubst %.c,$(BUILD)/zygote/%.o,$(ZYGOTE_SRCS))
+	$(CC) -o $@ $^ $(shell pkg-config --libs python3-embed 2>/dev/null)
 
 # The warm sandboxes' system-call filter, compiled once here rather than by nspawn in each sandbox.
 $(BUILD)/seccomp-gen: $(call objs,nspawn/runner/seccomp-gen.c)
@@ -210,9 +224,19 @@ test: deps
 
 # The load test (several minutes): 1,000 executions at concurrency 16 mixed with timeouts and
 # bombs, on a stack of its own. CI runs it after make test.
+# The end-to-end suites again with a machine per execution (SANDBOXD_EXECUTIONS_PER_MACHINE=1, as
+# before machines served several), then the load test in the default mode.
+MODE_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service
 test-slow: deps
 	$(MAKE) install
+	for u in $(MODE_UNITS); do mkdir -p /etc/systemd/system/$$u.d && \
+	    printf '[Service]\nEnvironment=SANDBOXD_EXECUTIONS_PER_MACHINE=1\n' >/etc/systemd/system/$$u.d/zz-mode.conf; done
 	$(MAKE) stop
+	$(SBINDIR)/sandboxd-host up
+	tests/wait-http $(LISTEN)
+	status=0; $(MAKE) e2e || status=$$?; $(MAKE) stop || status=$$?; \
+	    for u in $(MODE_UNITS); do rm -f /etc/systemd/system/$$u.d/zz-mode.conf; done; \
+	    tests/check-down || status=1; exit $$status
 	$(SBINDIR)/sandboxd-host up
 	tests/wait-http $(LISTEN)
 	status=0; tests/load/load.py --url http://$(LISTEN) || status=$$?; $(MAKE) stop || status=$$?; \
@@ -232,3 +256,4 @@ clean:
 	rm -rf build
 
 -include $(patsubst %.c,$(BUILD)/%.d,$(SRCS) nspawn/runner/seccomp-gen.c $(wildcard tests/unit/test-*.c))
+-include $(patsubst %.c,$(BUILD)/zygote/%.d,$(ZYGOTE_SRCS))

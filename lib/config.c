@@ -55,6 +55,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 KNOB_U("SANDBOXD_POOL_MAX", pool_max, 0, 64, 8),
                 KNOB_U("SANDBOXD_POOL_TTL_S", pool_ttl_s, 10, 86400, 600),
                 KNOB_U("SANDBOXD_POOL_WAIT_S", pool_wait_s, 1, 300, 30),
+                KNOB_U("SANDBOXD_EXECUTIONS_PER_MACHINE", executions_per_machine, 1, 100000, 64),
                 KNOB_U("SANDBOXD_CALL_READY_TIMEOUT_S", call_ready_timeout_s, 1, 600, 110),
 #undef KNOB_U
 #undef KNOB_Z

@@ -22,6 +22,7 @@ typedef struct Config {
         unsigned pool_max;      /* warm ones at most, when load makes the pool grow */
         unsigned pool_ttl_s;    /* a warm sandbox idle this long is replaced */
         unsigned pool_wait_s;   /* how long a request waits for a warm sandbox before 503 */
+        unsigned executions_per_machine; /* executions a machine serves, one at a time, before it retires */
         unsigned call_ready_timeout_s; /* how long a tool sandbox may take to come up */
         const char *image_dir;         /* machine images for /v1/call */
         const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */

@@ -13,11 +13,11 @@ typedef struct NspawnSpec {
         unsigned nofile;          /* RLIMIT_NOFILE inside */
         const char *etc_dir;      /* host directory with passwd and group naming the sandbox user */
         const char *user;         /* that user (NULL with runner_confines) */
-        /* The payload is sandboxd-runner, which confines itself: it becomes the sandbox user and
-         * installs sandboxd's system-call filter. nspawn then leaves it CAP_SETUID, CAP_SETGID and
-         * CAP_SETPCAP (for the runner to drop) instead of running it as user, runs it as PID 1
-         * (no stub init), and the unit must tell nspawn not to compile its own filter
-         * (SYSTEMD_SECCOMP=0, see sandbox.c). */
+        /* The payload is sandboxd-runner, the machine's PID 1 (no stub init), which makes a sandbox
+         * for each execution and confines the code in it: the sandbox user, no capabilities,
+         * sandboxd's system-call filter. nspawn then leaves it the capabilities that takes, inside
+         * the machine's user namespace, instead of running it as user, and the unit must tell
+         * nspawn not to compile its own filter (SYSTEMD_SECCOMP=0, see sandbox.c). */
         bool runner_confines;
         const char *const *command; /* argv run inside, NULL-terminated; [0] absolute */
         /* NULL: the host's /usr under a fresh tmpfs root. Else a machine image directory, run

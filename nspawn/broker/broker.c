@@ -7,6 +7,7 @@
  * limits, users) comes from the broker's own configuration; a request only says which of sandboxd's
  * units to act on. Linked with libc and libsystemd only. */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -36,7 +37,7 @@
 #include "nspawn/sandbox.h"
 
 #define CLIENTS_MAX 64
-/* The sandbox user of nspawn/runner/passwd, whom the runner becomes. */
+/* The sandbox user of nspawn/runner/passwd, whom the code becomes. */
 #define RUNNER_UID_OPTION "--uid=1000"
 
 typedef struct Broker {
@@ -139,8 +140,8 @@ static int sandbox_base(const Config *cfg, const char *id, const char *field_nam
 static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *rep) {
         const Config *cfg = b->config;
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
-        char runner[512], filter[600];
-        const char *command[] = {runner, "--listen", RUNNER_UID_OPTION, filter, NULL};
+        char runner[512], zygote[600], filter[600], workspace[64], tmp[64], executions[64];
+        const char *command[] = {runner, "--listen", RUNNER_UID_OPTION, zygote, filter, workspace, tmp, executions, NULL};
         SandboxBase s;
         int r = check_listener(fd);
 
@@ -149,7 +150,13 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *
         if (r < 0)
                 return fail(rep, r, NULL);
         (void) snprintf(runner, sizeof(runner), "%s/sandboxd-runner", cfg->lib_dir);
+        (void) snprintf(zygote, sizeof(zygote), "--zygote=%s/sandboxd-zygote", cfg->lib_dir);
         (void) snprintf(filter, sizeof(filter), "--seccomp=%s/seccomp.bpf", cfg->lib_dir);
+        /* Each execution's sandbox gets fresh filesystems of these sizes; the machine serves this
+         * many executions, one at a time, then its runner exits and the unit ends. */
+        (void) snprintf(workspace, sizeof(workspace), "--workspace-bytes=%" PRIu64, cfg->workspace_bytes);
+        (void) snprintf(tmp, sizeof(tmp), "--tmp-bytes=%" PRIu64, cfg->tmp_bytes);
+        (void) snprintf(executions, sizeof(executions), "--executions=%u", cfg->executions_per_machine);
         s.ns.runner_confines = true;
         s.ns.command = command;
         /* Idle warm sandboxes are replaced before the TTL; this only bounds a forgotten one. */
@@ -289,7 +296,7 @@ static int list(Broker *b, BrokerReply *rep, int *ret_fd) {
 
         if (!broker_bus(b))
                 return fail(rep, -ENOTCONN, NULL);
-        r = sandbox_list(b->bus, "sandbox-*.service", list_unit, &l, &error);
+        r = sandbox_list(b->bus, "machine-*.service", list_unit, &l, &error);
         if (r >= 0)
                 r = sandbox_list(b->bus, "tool-*.service", list_unit, &l, &error);
         if (r >= 0)

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* sandboxd's runner: the first process inside a warm sandbox, PID 1 of its PID namespace.
+/* sandboxd's runner: the first process inside a machine, PID 1 of the machine's PID namespace.
  *
  * Standard input is a listening unix socket. Every connection is greeted with "ready\n"; one that
- * sends nothing (the pool's readiness probe) is closed and the next awaited; the first that sends a
- * request (then shuts down its write side) gets the reply, and the runner exits: a sandbox serves
- * one execution.
+ * sends nothing (the pool's readiness probe) is closed and the next awaited; one that sends a
+ * request (then shuts down its write side) gets the reply. A machine serves --executions of them,
+ * one at a time, each in a sandbox of its own that is destroyed after it; then the runner exits and
+ * the machine with it.
  *
  *   request: {"code", "stdin", "files": [{"path", "content_b64"}], "return_files": [path],
  *             "output_cap", "return_cap"}
@@ -12,23 +13,22 @@
  *             "stderr_truncated", "duration_ms", "files": [{"path", "content_b64"}]}
  *         or {"status": 400, "error": "..."} when the request is refused.
  *
- * The code runs with the semantics of `python3 -c CODE` in a fresh process: an interpreter started
- * as `python3 -c BOOTSTRAP` before the code arrives, so that an execution does not wait for one.
- * The runner itself is C, not Python: one interpreter per sandbox, not two.
+ * The sandboxes come from the zygote (zygote.c), an interpreter the runner starts once as
+ * `python3 -c ...` and that never runs user code: for each execution it forks a copy of itself into
+ * new mount, PID, IPC, UTS and network namespaces with fresh filesystems, where the code runs as
+ * the sandbox user with no capabilities, no_new_privs and the system-call filter compiled at build
+ * time (seccomp-gen.c). The next sandbox is made as soon as an execution is answered, so that the
+ * next one does not wait for it.
  *
- * With --uid, nspawn starts it as root of the sandbox's user namespace holding CAP_SETUID,
- * CAP_SETGID and CAP_SETPCAP only; before it starts anything the runner becomes that UID, with no
- * capability left in any set, and with --seccomp installs the system-call filter compiled at build
- * time (seccomp-gen.c): nspawn then neither looks the user up nor compiles its own filter, which
- * cost it a process and a third of its CPU time for every sandbox.
- *
- * As init of the namespace it gets no signal from the code that it has no handler for (kill(-1)
- * spares it), and when it exits the kernel kills whatever the code left running. It reaps only
- * the code's process: other orphans stay zombies until the sandbox ends, moments later.
+ * nspawn starts the runner as root of the machine's user namespace with the capabilities that
+ * making sandboxes takes there, and nothing else (nspawn-argv.c). It writes an execution's files
+ * and reads back its returned files from inside the sandbox's mount namespace, with the sandbox
+ * user's file-system identity. The code cannot see it (another PID namespace), signal it (another
+ * UID) or trace it (not dumpable).
  *
  * The runner is not a security boundary: the kernel is (namespaces, no capabilities, cgroup
- * limits). It runs with the snippet's own UID; all it could spoil is its own sandbox's reply, which
- * the worker reads with a size cap and validates. */
+ * limits). All the code could spoil is its own sandbox's reply, which the worker reads with a size
+ * cap and validates. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -44,6 +44,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -56,6 +58,7 @@
 #include "lib/macro.h"
 #include "lib/path-util.h"
 #include "lib/time-util.h"
+#include "nspawn/runner/zygote-proto.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -71,62 +74,29 @@ const char *__asan_default_options(void) {
 }
 #endif
 
-/* What the code's process runs: a fresh interpreter started as `python3 -c BOOTSTRAP` (so argv,
- * sys.path, sys.flags and __main__ are those of `python3 -c CODE`), which waits for
- * "<length of code>\n<code><stdin>" on fd 3, makes the stdin bytes its fd 0, and runs the code with
- * exec() in __main__, at module level. From there on the interpreter itself does what it does for
- * `python3 -c`: uncaught exceptions, SystemExit and KeyboardInterrupt, joining threads, atexit,
- * flushing and closing files, finalizers, the exit status. The bootstrap keeps out of sight: its
- * function is gone from __main__ before the code runs, sys.orig_argv names the code, and the
- * excepthook it installs (while the code does not install its own) drops its two frames from
- * tracebacks. What is left: one frame above the code's (sys._getframe(1)). */
-static char BOOTSTRAP[] =
-        "\n"
-        "def _sandboxd_begin():\n"
-        "    import os, sys\n"
-        "    del globals()[\"_sandboxd_begin\"]\n"
-        "    mine = (sys._getframe(1).f_code, sys._getframe(0).f_code)\n"
-        "\n"
-        "    def excepthook(t, v, tb):\n"
-        "        while tb is not None and tb.tb_frame.f_code in mine:\n"
-        "            tb = tb.tb_next\n"
-        "        if v is not None:\n"
-        "            v.__traceback__ = tb\n"
-        "        if getattr(sys, \"last_value\", None) is v:\n"
-        "            sys.last_traceback = tb\n"
-        "        sys.__excepthook__(t, v, tb)\n"
-        "    # Not a function of __main__'s: its globals would keep __main__'s dict alive past the module's\n"
-        "    # end, and what the code left there would never be finalized (__del__, generators, files).\n"
-        "    sys.excepthook = type(excepthook)(excepthook.__code__, {\"__builtins__\": __builtins__}, None, None, excepthook.__closure__)\n"
-        "\n"
-        "    with os.fdopen(3, \"rb\") as f:\n"
-        "        data = f.read()\n"
-        "    if not data:\n"
-        "        os._exit(0)\n"
-        "    n, _, rest = data.partition(b\"\\n\")\n"
-        "    src, stdin = rest[:int(n)], rest[int(n):]\n"
-        "    fd = os.open(\"/tmp\", os.O_TMPFILE | os.O_RDWR, 0o600)\n"
-        "    view = memoryview(stdin)\n"
-        "    while view:\n"
-        "        view = view[os.write(fd, view):]\n"
-        "    os.lseek(fd, 0, os.SEEK_SET)\n"
-        "    os.dup2(fd, 0)\n"
-        "    os.close(fd)\n"
-        "    text = src.decode(\"utf-8\", \"surrogateescape\")\n"
-        "    sys.orig_argv[2:] = [text]\n"
-        "    return compile(text, \"<string>\", \"exec\")\n"
-        "exec(_sandboxd_begin())\n";
-
 static char env_path[] = "PATH=/usr/local/bin:/usr/bin:/bin", env_home[] = "HOME=" WORKDIR, env_lang[] = "LANG=C.UTF-8",
             env_tmpdir[] = "TMPDIR=/tmp";
-static char *const child_env[] = {env_path, env_home, env_lang, env_tmpdir, NULL};
+/* A snippet's environment, and LD_BIND_NOW for the zygote alone: every symbol bound before the first
+ * fork, not once in every sandbox. The zygote drops it before the interpreter reads the environment. */
+static char env_bind_now[] = "LD_BIND_NOW=1";
+static char *const zygote_env[] = {env_path, env_home, env_lang, env_tmpdir, env_bind_now, NULL};
 
-typedef struct Child {
-        pid_t pid;
-        int code_w; /* its fd 3 */
+/* The zygote (zygote.c): the initialised interpreter that forks every sandbox. */
+static int arg_zygote = -1;
+static const char *arg_zygote_path;
+static uid_t arg_uid = 1000;
+static int arg_own_mnt = -1;
+
+/* One sandbox, made before its execution arrives: its init (our child: it exits with the code's
+ * status), its mount namespace, and our ends of the code process's pipes. */
+typedef struct Sandbox {
+        pid_t init;
+        int pidfd;
+        int mnt;
+        int code_w; /* the code process's fd 3 */
         int out_r;
         int err_r;
-} Child;
+} Sandbox;
 
 /* A refusal: the reply is {"status": 400, "error": message}. */
 typedef struct Refusal {
@@ -147,37 +117,103 @@ static void die(const char *what) {
         _exit(EXIT_FAILURE);
 }
 
-/* Starts the process that will run the code before the code arrives: starting an interpreter is
- * the slow part, so it happens while the sandbox waits. */
-static void prefork(Child *c) {
-        int code[2], out[2], err[2];
+static void sandbox_done(Sandbox *sb) {
+        closep(&sb->pidfd);
+        closep(&sb->mnt);
+        closep(&sb->code_w);
+        closep(&sb->out_r);
+        closep(&sb->err_r);
+        if (sb->init > 0) {
+                /* Normally reaped already; if not, its PID namespace dies with it. */
+                (void) kill(sb->init, SIGKILL);
+                (void) waitpid(sb->init, NULL, 0);
+        }
+        *sb = (Sandbox){.init = -1, .pidfd = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
+}
+
+/* Starts the zygote: the interpreter is initialised once per machine, while the machine waits. */
+static void zygote_start(const ZygoteConfig *config, const void *filter, size_t filter_len) {
+        int sp[2];
         posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        static char python[] = PYTHON, dash_c[] = "-c";
-        char *const argv[] = {python, dash_c, BOOTSTRAP, NULL};
+        static char python[] = PYTHON, dash_c[] = "-c", command[] = ZYGOTE_COMMAND;
+        char *const argv[] = {python, dash_c, command, NULL};
+        ZygoteReply ready = {.pid = -1};
+        pid_t pid;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+                die("socketpair");
+        /* Standard output is not a terminal when the interpreter starts, as for a snippet's. */
+        if (posix_spawn_file_actions_init(&fa) != 0 || posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
+            posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) != 0 ||
+            posix_spawn_file_actions_adddup2(&fa, sp[1], ZYGOTE_FD) != 0)
+                die("posix_spawn setup");
+        errno = posix_spawn(&pid, arg_zygote_path, &fa, NULL, argv, zygote_env);
+        if (errno != 0)
+                die(arg_zygote_path);
+        (void) posix_spawn_file_actions_destroy(&fa);
+        (void) close(sp[1]);
+        arg_zygote = sp[0];
+        if (fd_send_one(arg_zygote, config, sizeof(*config), -1, 0) < 0 || fd_send_one(arg_zygote, filter, filter_len, -1, 0) < 0 ||
+            fd_receive_one(arg_zygote, &ready, sizeof(ready), 0, NULL) != (ssize_t) sizeof(ready) || ready.pid != 0)
+                die("starting the zygote");
+}
+
+/* The next sandbox, from the zygote: made ahead, so that an execution does not wait for it. */
+static int sandbox_prepare(Sandbox *ret) {
+        int code[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+        ZygoteFork req = {.magic = ZYGOTE_MAGIC};
+        ZygoteReply rep = {.pid = -EPROTO};
+        Sandbox sb = {.init = -1, .pidfd = -1, .mnt = -1};
+        int r = 0;
 
         if (pipe2(code, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
-                die("pipe");
-        if (chdir(WORKDIR) < 0)
-                die("chdir " WORKDIR);
-        /* Same session and process group as the runner: as a program started from a shell, the code
-         * may call setsid() itself. */
-        if (posix_spawn_file_actions_init(&fa) != 0 || posix_spawnattr_init(&attr) != 0 ||
-            posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
-            posix_spawn_file_actions_adddup2(&fa, out[1], 1) != 0 || posix_spawn_file_actions_adddup2(&fa, err[1], 2) != 0 ||
-            posix_spawn_file_actions_adddup2(&fa, code[0], 3) != 0)
-                die("posix_spawn setup");
-        errno = posix_spawn(&c->pid, PYTHON, &fa, &attr, argv, child_env);
-        if (errno != 0)
-                die("posix_spawn " PYTHON);
-        (void) posix_spawn_file_actions_destroy(&fa);
-        (void) posix_spawnattr_destroy(&attr);
-        (void) close(code[0]);
-        (void) close(out[1]);
-        (void) close(err[1]);
-        c->code_w = code[1];
-        c->out_r = out[0];
-        c->err_r = err[0];
+                r = -errno;
+        if (r >= 0) {
+                /* One descriptor a message: stdout, stderr, then the code's pipe. */
+                const int fds[] = {out[1], err[1], code[0]};
+
+                for (size_t i = 0; r >= 0 && i < ELEMENTSOF(fds); i++)
+                        r = fd_send_one(arg_zygote, &req, sizeof(req), fds[i], 0);
+        }
+        if (r >= 0 && fd_receive_one(arg_zygote, &rep, sizeof(rep), 0, &sb.mnt) != (ssize_t) sizeof(rep))
+                r = -EPROTO;
+        if (r >= 0 && (rep.pid <= 0 || sb.mnt < 0))
+                r = rep.pid < 0 ? rep.pid : -EPROTO;
+        closep(&out[1]);
+        closep(&err[1]);
+        closep(&code[0]);
+        sb.init = r >= 0 ? rep.pid : -1;
+        sb.code_w = code[1];
+        sb.out_r = out[0];
+        sb.err_r = err[0];
+        if (r >= 0) {
+                sb.pidfd = (int) syscall(SYS_pidfd_open, sb.init, 0);
+                if (sb.pidfd < 0)
+                        r = -errno;
+        }
+        if (r < 0) {
+                sandbox_done(&sb);
+                return r;
+        }
+        *ret = sb;
+        return 0;
+}
+
+/* The runner works on the sandbox's files from inside its mount namespace, with the sandbox user's
+ * file-system identity: what the code left there (links included) gets no more than the code had. */
+static int sandbox_fs_enter(const Sandbox *sb) {
+        if (setns(sb->mnt, CLONE_NEWNS) < 0)
+                return -errno;
+        (void) setfsgid(arg_uid);
+        (void) setfsuid(arg_uid);
+        return 0;
+}
+
+static void sandbox_fs_leave(void) {
+        (void) setfsuid(0);
+        (void) setfsgid(0);
+        if (setns(arg_own_mnt, CLONE_NEWNS) < 0)
+                die("returning to the machine's mount namespace");
 }
 
 /* The absolute path of a client path into ret, or -EINVAL if it climbs out of the working directory
@@ -270,8 +306,7 @@ static bool drain(int fd, Output *o, size_t cap, char *buf) {
 /* Reads the child's stdout and stderr until it exits. A background process that keeps the pipes
  * open must not keep the reply waiting: once the child is gone, only what is already in the pipes
  * is read. */
-static int collect(const Child *c, size_t cap, Output *out, Output *err, int *ret_status) {
-        cleanup_close int pidfd = (int) syscall(SYS_pidfd_open, c->pid, 0);
+static int collect(Sandbox *c, size_t cap, Output *out, Output *err, int *ret_status) {
         cleanup_free char *buf = malloc(CHUNK);
         bool exited = false;
 
@@ -279,15 +314,13 @@ static int collect(const Child *c, size_t cap, Output *out, Output *err, int *re
         err->data = malloc(cap + 1);
         if (!buf || !out->data || !err->data)
                 return -ENOMEM;
-        if (pidfd < 0)
-                return -errno;
         out->open = err->open = true;
         (void) fcntl(c->out_r, F_SETFL, O_NONBLOCK);
         (void) fcntl(c->err_r, F_SETFL, O_NONBLOCK);
 
         while (!exited) {
                 struct pollfd fds[] = {
-                        {.fd = pidfd, .events = POLLIN},
+                        {.fd = c->pidfd, .events = POLLIN},
                         {.fd = out->open ? c->out_r : -1, .events = POLLIN},
                         {.fd = err->open ? c->err_r : -1, .events = POLLIN},
                 };
@@ -308,9 +341,10 @@ static int collect(const Child *c, size_t cap, Output *out, Output *err, int *re
                 ;
         while (err->open && drain(c->err_r, err, cap, buf))
                 ;
-        while (waitpid(c->pid, ret_status, 0) < 0)
+        while (waitpid(c->init, ret_status, 0) < 0)
                 if (errno != EINTR)
                         return -errno;
+        c->init = -1;
         return 0;
 }
 
@@ -381,8 +415,14 @@ static int64_t get_int(struct json_object *req, const char *key, int64_t def) {
         return json_object_object_get_ex(req, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
 }
 
-/* One execution in the preforked child: the reply. */
-static int run(struct json_object *req, Child *c, struct json_object *reply, Refusal *why) {
+/* Whether a request's list is there at all: most executions have no files to write or return, and
+ * need not enter the sandbox's mount namespace for them. */
+static bool present(struct json_object *list) {
+        return list && !json_object_is_type(list, json_type_null);
+}
+
+/* One execution in its sandbox: the reply. */
+static int run(struct json_object *req, Sandbox *c, struct json_object *reply, Refusal *why) {
         struct json_object *code = NULL, *in = NULL, *files = NULL;
         cleanup_free char *header = NULL;
         Output out = {}, err = {};
@@ -398,9 +438,15 @@ static int run(struct json_object *req, Child *c, struct json_object *reply, Ref
         if (cap < 0 || cap > (1LL << 30) || rcap < 0 || rcap > (1LL << 30))
                 return refuse(why, "caps out of range");
         (void) json_object_object_get_ex(req, "files", &files);
-        r = write_files(files, why);
-        if (r < 0)
-                return r;
+        if (present(files)) {
+                r = sandbox_fs_enter(c);
+                if (r < 0)
+                        return r;
+                r = write_files(files, why);
+                sandbox_fs_leave();
+                if (r < 0)
+                        return r;
+        }
 
         start = now_usec(CLOCK_MONOTONIC);
         if (asprintf(&header, "%d\n", json_object_get_string_len(code)) < 0)
@@ -424,8 +470,10 @@ static int run(struct json_object *req, Child *c, struct json_object *reply, Ref
                     json_object_object_add(reply, "duration_ms", json_object_new_int64((int64_t) ((now_usec(CLOCK_MONOTONIC) - start) / 1000))) < 0 ||
                     json_object_object_add(reply, "files", list) < 0)
                         r = -ENOMEM;
-                else
+                else if (present(json_object_object_get(req, "return_files")) && (r = sandbox_fs_enter(c)) >= 0) {
                         r = return_files(json_object_object_get(req, "return_files"), rcap, list, why);
+                        sandbox_fs_leave();
+                }
         }
         free(out.data);
         free(err.data);
@@ -433,7 +481,7 @@ static int run(struct json_object *req, Child *c, struct json_object *reply, Ref
 }
 
 /* The reply to one request's bytes, as JSON text. */
-static char *answer(const char *data, size_t len, Child *c) {
+static char *answer(const char *data, size_t len, Sandbox *c) {
         cleanup_json struct json_object *reply = json_object_new_object();
         struct json_tokener *tok = json_tokener_new();
         struct json_object *req = NULL;
@@ -493,85 +541,96 @@ static char *read_all(int fd, size_t *ret_len) {
         return NULL;
 }
 
-/* Every capability out of the bounding set, then the IDs: permitted and effective sets empty too. */
-static void become(uid_t uid) {
-        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-        struct __user_cap_data_struct d[2] = {};
-
-        for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-                        die("dropping the capability bounding set");
-        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-                die("clearing ambient capabilities");
-        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-                die("changing to the sandbox user");
-        /* The inheritable set too: nothing for a program with file capabilities to pick up. */
-        if (syscall(SYS_capset, &h, d) < 0)
-                die("clearing inheritable capabilities");
-        if (syscall(SYS_capget, &h, d) < 0 || d[0].inheritable || d[1].inheritable)
-                abort();
-        if (getuid() != uid || geteuid() != uid || getgid() != uid || setresuid(0, 0, 0) == 0 ||
-            syscall(SYS_capget, &h, d) < 0 || d[0].permitted || d[0].effective || d[1].permitted || d[1].effective ||
-            prctl(PR_CAPBSET_READ, CAP_SETUID, 0, 0, 0) != 0)
-                abort();
-}
-
-/* The filter seccomp-gen compiled: a raw struct sock_filter array. Fails closed. */
-static void load_filter(const char *path) {
-        /* One more than the kernel takes: a longer file is refused, not cut short. */
-        static struct sock_filter insns[BPF_MAXINSNS + 1];
-        struct sock_fprog prog = {.filter = insns};
+/* The filter seccomp-gen compiled, a raw struct sock_filter array, for the zygote to install in
+ * every code process. Fails closed. */
+static size_t read_filter(const char *path, struct sock_filter *insns, size_t max) {
         size_t n = 0;
         int fd = open(path, O_RDONLY | O_CLOEXEC);
 
         if (fd < 0)
                 die(path);
         for (;;) {
-                ssize_t k = read(fd, (char *) insns + n, sizeof(insns) - n);
+                ssize_t k = read(fd, (char *) insns + n, max * sizeof(insns[0]) - n);
 
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k < 0)
                         die(path);
-                if (k == 0 || (n += (size_t) k) == sizeof(insns))
+                if (k == 0 || (n += (size_t) k) == max * sizeof(insns[0]))
                         break;
         }
         (void) close(fd);
-        if (n == 0 || n % sizeof(insns[0]) != 0 || n / sizeof(insns[0]) > BPF_MAXINSNS) {
+        /* One more than the kernel takes fits: a longer file is refused, not cut short. */
+        if (n == 0 || n % sizeof(insns[0]) != 0 || n / sizeof(insns[0]) >= max) {
                 errno = EINVAL;
                 die(path);
         }
-        prog.len = (unsigned short) (n / sizeof(insns[0]));
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-                die("installing the system-call filter");
+        return n;
+}
+
+static uint64_t parse_size(const char *s) {
+        char *end = NULL;
+        unsigned long long v;
+
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        return errno || !end || *end || v == 0 ? 0 : (uint64_t) v;
+}
+
+/* Where the sandboxes mount their own filesystems must exist before the zygote makes the machine's
+ * root read-only for them. */
+static void make_mount_points(void) {
+        const char *dirs[] = {"/var", "/var/tmp", WORKDIR, "/dev/shm", "/dev/mqueue"};
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST)
+                        die(dirs[i]);
 }
 
 int main(int argc, char **argv) {
+        static struct sock_filter insns[BPF_MAXINSNS + 1];
+        ZygoteConfig config = {.magic = ZYGOTE_MAGIC, .uid = 1000, .workspace_bytes = 128U << 20, .tmp_bytes = 64U << 20};
         const char *filter = NULL;
-        long uid = -1;
-        Child child;
+        uint64_t executions = 1, served = 0;
+        Sandbox sandbox = {.init = -1, .pidfd = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
+        size_t filter_len;
+        int r;
 
         for (int i = 2; i < argc; i++) {
                 if (strncmp(argv[i], "--uid=", 6) == 0)
-                        uid = strtol(argv[i] + 6, NULL, 10);
+                        config.uid = (uint32_t) parse_size(argv[i] + 6);
+                else if (strncmp(argv[i], "--zygote=", 9) == 0)
+                        arg_zygote_path = argv[i] + 9;
                 else if (strncmp(argv[i], "--seccomp=", 10) == 0)
                         filter = argv[i] + 10;
+                else if (strncmp(argv[i], "--workspace-bytes=", 18) == 0)
+                        config.workspace_bytes = parse_size(argv[i] + 18);
+                else if (strncmp(argv[i], "--tmp-bytes=", 12) == 0)
+                        config.tmp_bytes = parse_size(argv[i] + 12);
+                else if (strncmp(argv[i], "--executions=", 13) == 0)
+                        executions = parse_size(argv[i] + 13);
                 else
                         argc = 0;
         }
-        if (argc < 2 || strcmp(argv[1], "--listen") != 0 || uid == 0 || uid > 65535) {
-                (void) fprintf(stderr, "usage: sandboxd-runner --listen [--uid=UID] [--seccomp=FILTER]  (standard input: a listening unix socket)\n");
+        if (argc < 2 || strcmp(argv[1], "--listen") != 0 || !filter || !arg_zygote_path || arg_zygote_path[0] != '/' || config.uid == 0 || config.uid > 65535 ||
+            config.workspace_bytes == 0 || config.tmp_bytes == 0 || executions == 0) {
+                (void) fprintf(stderr, "usage: sandboxd-runner --listen --zygote=PATH --seccomp=FILTER [--uid=UID] [--workspace-bytes=N] "
+                                       "[--tmp-bytes=N] [--executions=N]  (standard input: a listening unix socket)\n");
                 return EXIT_FAILURE;
         }
-        if (uid > 0)
-                become((uid_t) uid);
-        if (filter)
-                load_filter(filter);
-        /* Not dumpable: the code (same UID) cannot open /proc/<runner>/fd or ptrace the runner. */
+        arg_uid = config.uid;
+        filter_len = read_filter(filter, insns, ELEMENTSOF(insns));
+        /* Not dumpable: nothing in the machine but root may open /proc/<runner>/fd or trace it. */
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        prefork(&child);
         /* A client or a child gone is an error on write, not a signal. */
         (void) signal(SIGPIPE, SIG_IGN);
+        arg_own_mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (arg_own_mnt < 0)
+                die("/proc/self/ns/mnt");
+        make_mount_points();
+        zygote_start(&config, insns, filter_len);
+        if (sandbox_prepare(&sandbox) < 0)
+                die("making the first sandbox");
 
         for (;;) {
                 cleanup_close int conn = accept4(STDIN_FILENO, NULL, NULL, SOCK_CLOEXEC);
@@ -588,10 +647,21 @@ int main(int argc, char **argv) {
                 data = read_all(conn, &len);
                 if (!data || len == 0)
                         continue;
-                reply = answer(data, len, &child);
+                reply = answer(data, len, &sandbox);
                 if (!reply)
                         die("reply");
                 (void) fd_write_all(conn, reply, strlen(reply));
-                return EXIT_SUCCESS;
+                closep(&conn);
+                sandbox_done(&sandbox);
+
+                /* The machine retires after this many; until then, the next sandbox is made now,
+                 * while the worker answers its client. */
+                if (++served >= executions)
+                        return EXIT_SUCCESS;
+                r = sandbox_prepare(&sandbox);
+                if (r < 0) {
+                        errno = -r;
+                        die("making a sandbox");
+                }
         }
 }

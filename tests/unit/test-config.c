@@ -39,6 +39,7 @@ static const Config defaults = {
         .output_cap_bytes = 1ULL << 20,
         .return_cap_bytes = 8ULL << 20,
         .nofile = 1024,
+        .executions_per_machine = 64,
         .lib_dir = "/usr/local/lib/sandboxd",
         .slice = "sandbox.slice",
 };
@@ -59,6 +60,7 @@ static void check_config(const Config *got, const Config *want, const char *what
         FIELD(output_cap_bytes);
         FIELD(return_cap_bytes);
         FIELD(nofile);
+        FIELD(executions_per_machine);
         STR(lib_dir);
         STR(slice);
 #undef FIELD
@@ -110,6 +112,7 @@ static void test_override(void) {
                 {"SANDBOXD_OUTPUT_CAP_BYTES", "4096"},
                 {"SANDBOXD_RETURN_CAP_BYTES", "8192"},
                 {"SANDBOXD_NOFILE", "256"},
+                {"SANDBOXD_EXECUTIONS_PER_MACHINE", "1"},
                 {"SANDBOXD_LIB_DIR", "/usr/lib/sandboxd"},
                 {"SANDBOXD_SLICE", "other.slice"},
                 {"SANDBOXD_UNKNOWN", "ignored"},
@@ -128,6 +131,7 @@ static void test_override(void) {
                 .output_cap_bytes = 4096,
                 .return_cap_bytes = 8192,
                 .nofile = 256,
+                .executions_per_machine = 1,
                 .lib_dir = "/usr/lib/sandboxd",
                 .slice = "other.slice",
         };
@@ -177,6 +181,10 @@ static const OneCase one_cases[] = {
         {"SANDBOXD_NOFILE", "16", 0, 16},
         {"SANDBOXD_NOFILE", "15", -EINVAL, 0},
         {"SANDBOXD_NOFILE", "1048577", -EINVAL, 0},
+        {"SANDBOXD_EXECUTIONS_PER_MACHINE", "1", 0, 1},
+        {"SANDBOXD_EXECUTIONS_PER_MACHINE", "100000", 0, 100000},
+        {"SANDBOXD_EXECUTIONS_PER_MACHINE", "0", -EINVAL, 0},
+        {"SANDBOXD_EXECUTIONS_PER_MACHINE", "100001", -EINVAL, 0},
         /* a value that would wrap an unsigned field must not slip through as a small number */
         {"SANDBOXD_WORKERS", "4294967300", -EINVAL, 0},
         {"SANDBOXD_NOFILE", "4294968320", -EINVAL, 0},
@@ -212,6 +220,7 @@ static unsigned long long field_of(const Config *c, const char *name) {
                 {"SANDBOXD_OUTPUT_CAP_BYTES", offsetof(Config, output_cap_bytes), sizeof(size_t)},
                 {"SANDBOXD_RETURN_CAP_BYTES", offsetof(Config, return_cap_bytes), sizeof(size_t)},
                 {"SANDBOXD_NOFILE", offsetof(Config, nofile), sizeof(unsigned)},
+                {"SANDBOXD_EXECUTIONS_PER_MACHINE", offsetof(Config, executions_per_machine), sizeof(unsigned)},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(fields); i++) {

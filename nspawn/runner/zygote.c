@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/* sandboxd's zygote: a Python interpreter, initialised once per machine, that forks a fresh sandbox
+ * for every execution (zygote-proto.h).
+ *
+ * It is started as `python3 -c ZYGOTE_COMMAND` with the environment a snippet gets, and initialises
+ * the interpreter exactly as /usr/bin/python3 does (Py_InitializeFromConfig over the same argv), but
+ * stops before running the command. Each sandbox then finishes what python3 would have done next,
+ * Py_RunMain(): the -c command, which runs the bootstrap below (it reads the snippet from fd 3 and
+ * ends it as the interpreter would). So a snippet ends as `python3 -c CODE` ends, and pays neither
+ * the exec nor the interpreter's start-up.
+ *
+ * Per execution, three processes:
+ *   S  forked from the zygote: marks itself and its children first for the OOM killer, unshares
+ *      mount, PID, IPC, UTS and network namespaces, makes the root read-only, mounts fresh
+ *      size-capped tmpfs on /workspace, /tmp, /var/tmp and /dev/shm and a new mqueue, brings up
+ *      its own loopback, forks I, hands I's PID and the mount namespace to the zygote, and exits;
+ *   I  PID 1 of the new PID namespace: mounts its /proc, forks C, drops to the sandbox user, reaps,
+ *      and exits with C's status once C ends, which kills whatever C left behind;
+ *   C  the code: the sandbox user, no capability in any set, no_new_privs, the system-call filter,
+ *      then Py_RunMain().
+ * The zygote and the runner stay root of the machine's user namespace and never run user code; the
+ * code cannot see them (PID namespace), signal them or trace them (another UID). */
+#include <Python.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/fd-util.h"
+#include "lib/macro.h"
+#include "nspawn/runner/zygote-proto.h"
+
+#define WORKDIR "/workspace"
+
+/* What every code process runs, defined once in the zygote (so no sandbox compiles it) in a
+ * namespace of its own, and reached from the -c command as sys._sandboxd_run (ZYGOTE_COMMAND).
+ * It waits for "<length of code>\n<code><stdin>" on fd 3, makes the stdin bytes its fd 0, and runs
+ * the code with exec() in __main__'s namespace, at module level. Then it ends the way
+ * Py_FinalizeEx() does, in its order, for everything a program can see: the exception printed
+ * through sys.excepthook, the SystemExit status, non-daemon threads joined, atexit, standard streams
+ * flushed, sys.last_* dropped, __main__ and the modules the code imported cleared (finalizers,
+ * generators, files left open), garbage collected, KeyboardInterrupt ending in SIGINT. It leaves out
+ * the rest, freeing every object the interpreter started with: in a process forked from the zygote
+ * that only copies pages the kernel is about to free, and cost three quarters of an execution's CPU.
+ * The excepthook it installs (while the code does not install its own) drops its frames from
+ * tracebacks. What is left to see: one frame above the code's (sys._getframe(1)). */
+static const char BOOTSTRAP[] =
+        "import os, sys\n"
+        "\n"
+        "def _sandboxd_run():\n"
+        "    main = sys._getframe(1).f_globals\n"
+        "    modules_before = set(sys.modules)\n"
+        "    caught = []\n"
+        "\n"
+        "    def excepthook(t, v, tb):\n"
+        "        while tb is not None and tb.tb_frame.f_code in mine:\n"
+        "            tb = tb.tb_next\n"
+        "        if v is not None:\n"
+        "            v.__traceback__ = tb\n"
+        "        if getattr(sys, \"last_value\", None) is v:\n"
+        "            sys.last_traceback = tb\n"
+        "        sys.__excepthook__(t, v, tb)\n"
+        "\n"
+        "    def flush_std():\n"
+        "        ok = True\n"
+        "        for name in (\"stdout\", \"stderr\"):\n"
+        "            f = getattr(sys, name, None)\n"
+        "            if f is None or getattr(f, \"closed\", False):\n"
+        "                continue\n"
+        "            try:\n"
+        "                f.flush()\n"
+        "            except BaseException:\n"
+        "                if name == \"stdout\":\n"
+        "                    ok = False\n"
+        "                    sys.unraisablehook(sys.UnraisableHookArgs((*sys.exc_info(), None, None)))\n"
+        "        return ok\n"
+        "\n"
+        "    def clear(d):\n"
+        "        # As the interpreter clears a module at exit: underscored names first, __builtins__ last.\n"
+        "        for first in (True, False):\n"
+        "            for k in list(d):\n"
+        "                if isinstance(k, str) and k != \"__builtins__\" and (k.startswith(\"_\") and not k.startswith(\"__\")) == first:\n"
+        "                    d[k] = None\n"
+        "\n"
+        "    def exit_status(e):\n"
+        "        code = e.code\n"
+        "        if code is None:\n"
+        "            return 0\n"
+        "        if isinstance(code, int):\n"
+        "            return code & 0xff if -2**63 <= code < 2**63 else 255\n"
+        "        err = getattr(sys, \"stderr\", None)\n"
+        "        if err is not None:\n"
+        "            try:\n"
+        "                err.write(str(code) + \"\\n\")\n"
+        "            except BaseException:\n"
+        "                pass\n"
+        "        return 1\n"
+        "\n"
+        "    def end():\n"
+        "        # What Py_FinalizeEx does that a program can see, in its order; the rest (freeing every\n"
+        "        # object the interpreter started with) is left to the kernel, which frees the process whole.\n"
+        "        status, sigint = 0, False\n"
+        "        e = caught.pop() if caught else None\n"
+        "        if isinstance(e, SystemExit):\n"
+        "            status = exit_status(e)\n"
+        "        elif e is not None:\n"
+        "            sys.last_type, sys.last_value, sys.last_traceback = type(e), e, e.__traceback__\n"
+        "            try:\n"
+        "                sys.excepthook(type(e), e, e.__traceback__)\n"
+        "            except BaseException as h:\n"
+        "                print(\"Error in sys.excepthook:\", file=sys.stderr)\n"
+        "                sys.__excepthook__(type(h), h, h.__traceback__)\n"
+        "                print(\"\\nOriginal exception was:\", file=sys.stderr)\n"
+        "                sys.__excepthook__(type(e), e, e.__traceback__)\n"
+        "            status, sigint = 1, isinstance(e, KeyboardInterrupt)\n"
+        "        e = None\n"
+        "        threading = sys.modules.get(\"threading\")\n"
+        "        if threading is not None:\n"
+        "            threading._shutdown()\n"
+        "        import atexit\n"
+        "        atexit._run_exitfuncs()\n"
+        "        if not flush_std():\n"
+        "            status = 120\n"
+        "        # The interpreter forgets the last exception first: what its frames held can be finalized.\n"
+        "        sys.last_type = sys.last_value = sys.last_traceback = None\n"
+        "        clear(main)\n"
+        "        for name in reversed(list(sys.modules)):\n"
+        "            if name not in modules_before and name != \"__main__\":\n"
+        "                m = sys.modules.get(name)\n"
+        "                if m is not None and getattr(m, \"__dict__\", None) is not None:\n"
+        "                    clear(m.__dict__)\n"
+        "        import gc\n"
+        "        gc.collect()\n"
+        "        if not flush_std():\n"
+        "            status = 120\n"
+        "        if sigint:\n"
+        "            import signal\n"
+        "            signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "        os._exit(status)\n"
+        "\n"
+        "    def run():\n"
+        "        try:\n"
+        "            with os.fdopen(3, \"rb\") as f:\n"
+        "                data = f.read()\n"
+        "            if not data:\n"
+        "                os._exit(0)\n"
+        "            n, _, rest = data.partition(b\"\\n\")\n"
+        "            src, stdin = rest[:int(n)], rest[int(n):]\n"
+        "            fd = os.open(\"/tmp\", os.O_TMPFILE | os.O_RDWR, 0o600)\n"
+        "            view = memoryview(stdin)\n"
+        "            while view:\n"
+        "                view = view[os.write(fd, view):]\n"
+        "            os.lseek(fd, 0, os.SEEK_SET)\n"
+        "            os.dup2(fd, 0)\n"
+        "            os.close(fd)\n"
+        "            text = src.decode(\"utf-8\", \"surrogateescape\")\n"
+        "            sys.orig_argv[2:] = [text]\n"
+        "            del data, rest, src, stdin, view\n"
+        "            exec(compile(text, \"<string>\", \"exec\"), main)\n"
+        "        except BaseException as e:\n"
+        "            caught.append(e)\n"
+        "        end()\n"
+        "\n"
+        "    mine = (sys._getframe(1).f_code, sys._getframe(0).f_code, run.__code__)\n"
+        "    sys.excepthook = excepthook\n"
+        "    run()\n"
+        "\n";
+
+static ZygoteConfig arg_config;
+static struct sock_filter *arg_filter;
+static size_t arg_filter_len;
+
+/* In the sandbox's processes: a step that fails leaves no half-made sandbox to run code in. */
+static _Noreturn void die(const char *what) {
+        (void) dprintf(STDERR_FILENO, "sandboxd-zygote: %s: %s\n", what, strerror(errno));
+        _exit(127);
+}
+
+static void must(int r, const char *what) {
+        if (r < 0)
+                die(what);
+}
+
+/* The configuration and the filter, from the runner, before the interpreter starts. */
+static int read_config(void) {
+        static struct sock_filter insns[BPF_MAXINSNS + 1];
+        ssize_t n;
+
+        n = fd_receive_one(ZYGOTE_FD, &arg_config, sizeof(arg_config), 0, NULL);
+        if (n != (ssize_t) sizeof(arg_config) || arg_config.magic != ZYGOTE_MAGIC || arg_config.uid == 0)
+                return -EPROTO;
+        n = fd_receive_one(ZYGOTE_FD, insns, sizeof(insns), 0, NULL);
+        if (n <= 0 || n % (ssize_t) sizeof(insns[0]) != 0 || (size_t) n / sizeof(insns[0]) > BPF_MAXINSNS)
+                return -EPROTO;
+        arg_filter = insns;
+        arg_filter_len = (size_t) n / sizeof(insns[0]);
+        return 0;
+}
+
+static void mount_tmpfs(const char *where, uint64_t size, const char *mode) {
+        char opts[128];
+
+        (void) mkdir(where, 0755);
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=%s,uid=%u,gid=%u", size, mode,
+                        strcmp(mode, "0700") == 0 ? arg_config.uid : 0, strcmp(mode, "0700") == 0 ? arg_config.uid : 0);
+        must(mount("tmpfs", where, "tmpfs", MS_NOSUID | MS_NODEV, opts), where);
+}
+
+/* The machine's root, read-only in this mount namespace. A remount must keep the flags the mount was
+ * made with under the machine's user namespace (nosuid, nodev…): the kernel locks them. */
+static void root_read_only(void) {
+        struct statvfs sv;
+        unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+
+        must(statvfs("/", &sv), "statvfs /");
+        if (sv.f_flag & ST_NOSUID)
+                flags |= MS_NOSUID;
+        if (sv.f_flag & ST_NODEV)
+                flags |= MS_NODEV;
+        if (sv.f_flag & ST_NOEXEC)
+                flags |= MS_NOEXEC;
+        must(mount(NULL, "/", NULL, flags, NULL), "remounting / read-only");
+}
+
+/* A new network namespace has its loopback down: a snippet expects 127.0.0.1 to work. */
+static void loopback_up(void) {
+        struct ifreq ifr = {.ifr_name = "lo", .ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING};
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        if (fd < 0 || ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                die("bringing up lo");
+        (void) close(fd);
+}
+
+/* When the machine runs out of memory, the kernel kills a sandbox's process, not the runner or the
+ * zygote: then the execution ends with a status and a limit to report, and the machine retires. */
+static void oom_first(void) {
+        int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+        if (fd < 0 || fd_write_all(fd, "1000", 4) < 0)
+                die("oom_score_adj");
+        (void) close(fd);
+}
+
+/* S: the namespaces and filesystems of one sandbox. */
+static void enter_namespaces(void) {
+        oom_first();
+        must(unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET), "unshare");
+        /* Nothing mounted here may reach the machine's namespace, nor the other way round. */
+        must(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "making / private");
+        root_read_only();
+        mount_tmpfs(WORKDIR, arg_config.workspace_bytes, "0700");
+        mount_tmpfs("/tmp", arg_config.tmp_bytes, "1777");
+        mount_tmpfs("/var/tmp", arg_config.tmp_bytes, "1777");
+        mount_tmpfs("/dev/shm", arg_config.tmp_bytes, "1777");
+        /* POSIX message queues of the new IPC namespace, not the machine's. */
+        (void) mkdir("/dev/mqueue", 0755);
+        must(mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), "/dev/mqueue");
+        loopback_up();
+}
+
+/* Every capability out of every set, then the sandbox user, no new privileges, the filter. */
+static void confine(void) {
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2] = {};
+        struct sock_fprog prog = {.len = (unsigned short) arg_filter_len, .filter = arg_filter};
+        uid_t uid = arg_config.uid;
+
+        for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+                must(prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "dropping the capability bounding set");
+        must(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing ambient capabilities");
+        must(setgroups(0, NULL), "setgroups");
+        must(setresgid(uid, uid, uid), "setresgid");
+        must(setresuid(uid, uid, uid), "setresuid");
+        /* As the sandbox user: the workspace is its own, mode 0700, and root here has no
+         * CAP_DAC_OVERRIDE to enter it. */
+        must(chdir(WORKDIR), "chdir " WORKDIR);
+        /* The inheritable set too: nothing for a program with file capabilities to pick up. */
+        must((int) syscall(SYS_capset, &h, d), "clearing capabilities");
+        if (syscall(SYS_capget, &h, d) < 0 || d[0].permitted || d[0].effective || d[0].inheritable || d[1].permitted ||
+            d[1].effective || d[1].inheritable || getuid() != uid || geteuid() != uid || setresuid(0, 0, 0) == 0)
+                abort();
+        must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
+        must(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), "installing the system-call filter");
+}
+
+/* C, in its sandbox: its descriptors (the code's pipe replaces the zygote's socket as fd 3), its
+ * directory, its confinement. Returns to run the code. */
+static void become_code(int out, int err, int code) {
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+        if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || dup2(code, ZYGOTE_FD) < 0)
+                die("setting up descriptors");
+        (void) close(null);
+        (void) close(out);
+        (void) close(err);
+        (void) close(code);
+        confine();
+}
+
+/* I, PID 1 of the sandbox: reaps what the code leaves, and ends with the code. No signal reaches it
+ * from inside (init gets only those it handles), nor ptrace (not dumpable, another UID). */
+static _Noreturn void init_loop(pid_t code) {
+        int status = 0;
+
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        if (setgroups(0, NULL) < 0 || setresgid(arg_config.uid, arg_config.uid, arg_config.uid) < 0 ||
+            setresuid(arg_config.uid, arg_config.uid, arg_config.uid) < 0)
+                _exit(127);
+        for (;;) {
+                pid_t pid = waitpid(-1, &status, 0);
+
+                if (pid == code)
+                        break;
+                if (pid < 0 && errno != EINTR)
+                        _exit(127);
+        }
+        /* The machine's runner reads the code's status from ours; the kernel kills the rest. */
+        _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+/* S and its descendants. Returns only in C, ready for Py_RunMain(). */
+static void make_sandbox(int out, int err, int code, int report) {
+        pid_t init, child;
+        int mnt;
+
+        enter_namespaces();
+        /* Before the init mounts its own /proc over the machine's in this same mount namespace:
+         * after that, /proc/self is no longer S. */
+        mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (mnt < 0)
+                die("/proc/self/ns/mnt");
+        init = fork();
+        if (init < 0)
+                die("fork");
+        if (init > 0) {
+                /* S: the init's PID, as the machine sees it, and the sandbox's mount namespace to the
+                 * zygote; then S is gone and the init becomes a child of the machine's PID 1, the
+                 * runner. The namespace comes from here: once the init has become the sandbox user
+                 * and undumpable, the runner may no longer open it through /proc. */
+                ZygoteReply p = {.pid = init};
+
+                _exit(fd_send_one(report, &p, sizeof(p), mnt, 0) < 0 ? 127 : 0);
+        }
+        (void) close(report);
+        (void) close(mnt);
+        must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), "mounting /proc");
+        child = fork();
+        if (child < 0)
+                die("fork");
+        if (child > 0) {
+                (void) close(ZYGOTE_FD);
+                (void) close(out);
+                (void) close(err);
+                (void) close(code);
+                init_loop(child);
+        }
+        become_code(out, err, code);
+}
+
+/* One fork request: three descriptors in; the sandbox's init and its mount namespace out. */
+static int serve_fork(void) {
+        int fds[3] = {-1, -1, -1}, report[2] = {-1, -1}, status = 0;
+        cleanup_close int mnt = -1;
+        ZygoteFork req = {};
+        ZygoteReply rep = {.pid = -EPROTO};
+        ssize_t n;
+        pid_t s;
+
+        n = fd_receive_one(ZYGOTE_FD, &req, sizeof(req), 0, &fds[0]);
+        if (n == 0)
+                return 0; /* the runner is gone */
+        if (n != (ssize_t) sizeof(req) || req.magic != ZYGOTE_MAGIC)
+                goto reply;
+        for (size_t i = 1; i < ELEMENTSOF(fds); i++) {
+                ZygoteFork more = {};
+
+                if (fd_receive_one(ZYGOTE_FD, &more, sizeof(more), 0, &fds[i]) != (ssize_t) sizeof(more) || fds[i] < 0)
+                        goto reply;
+        }
+        if (fds[0] < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
+                goto reply;
+
+        PyOS_BeforeFork();
+        s = fork();
+        if (s == 0) {
+                PyOS_AfterFork_Child();
+                (void) close(report[0]);
+                make_sandbox(fds[0], fds[1], fds[2], report[1]);
+                return 2; /* C: run the code */
+        }
+        PyOS_AfterFork_Parent();
+        (void) close(report[1]);
+        report[1] = -1;
+        rep.pid = s < 0 ? -errno : -EPROTO;
+        if (s > 0) {
+                ZygoteReply p = {};
+
+                if (fd_receive_one(report[0], &p, sizeof(p), 0, &mnt) == (ssize_t) sizeof(p) && p.pid > 0 && mnt >= 0)
+                        rep.pid = p.pid;
+                while (waitpid(s, &status, 0) < 0 && errno == EINTR)
+                        ;
+        }
+reply:
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                closep(&fds[i]);
+        closep(&report[0]);
+        closep(&report[1]);
+        return fd_send_one(ZYGOTE_FD, &rep, sizeof(rep), rep.pid > 0 ? mnt : -1, 0) < 0 ? 0 : 1;
+}
+
+/* The bootstrap's function, for the -c command to pop from sys. */
+static int define_bootstrap(void) {
+        PyObject *d = PyDict_New(), *r = NULL, *f;
+        int ok = -1;
+
+        if (d && PyDict_SetItemString(d, "__builtins__", PyEval_GetBuiltins()) == 0)
+                r = PyRun_String(BOOTSTRAP, Py_file_input, d, d);
+        f = r ? PyDict_GetItemString(d, "_sandboxd_run") : NULL;
+        if (f && PySys_SetObject("_sandboxd_run", f) == 0)
+                ok = 0;
+        if (ok < 0)
+                PyErr_Print();
+        Py_XDECREF(r);
+        Py_XDECREF(d);
+        return ok;
+}
+
+/* Everything the interpreter made at start-up goes to the collector's permanent generation: no
+ * collection in a sandbox walks (and so copies) the zygote's pages. gc leaves sys.modules again, as
+ * python3 -c has not imported it. */
+static void freeze(void) {
+        PyObject *gc = PyImport_ImportModule("gc"), *r = NULL;
+
+        if (gc) {
+                r = PyObject_CallMethod(gc, "collect", NULL);
+                Py_XDECREF(r);
+                r = PyObject_CallMethod(gc, "freeze", NULL);
+                Py_XDECREF(r);
+                Py_DECREF(gc);
+        }
+        if (!r || PyDict_DelItemString(PyImport_GetModuleDict(), "gc") < 0)
+                PyErr_Clear();
+}
+
+int main(int argc, char **argv) {
+        ZygoteReply ready = {.pid = 0};
+        PyConfig config;
+        PyStatus st;
+        int r;
+
+        (void) unsetenv("LD_BIND_NOW"); /* bound already; not the snippet's */
+        if (read_config() < 0) {
+                (void) fprintf(stderr, "sandboxd-zygote: no configuration from the runner\n");
+                return EXIT_FAILURE;
+        }
+
+        /* What python3's own main() does first, with the same arguments. */
+        PyConfig_InitPythonConfig(&config);
+        st = PyConfig_SetBytesArgv(&config, argc, argv);
+        if (!PyStatus_Exception(st))
+                st = Py_InitializeFromConfig(&config);
+        PyConfig_Clear(&config);
+        if (PyStatus_Exception(st))
+                Py_ExitStatusException(st);
+        if (define_bootstrap() < 0)
+                return EXIT_FAILURE;
+        freeze();
+
+        if (fd_send_one(ZYGOTE_FD, &ready, sizeof(ready), -1, 0) < 0)
+                return EXIT_FAILURE;
+        do
+                r = serve_fork();
+        while (r == 1);
+        if (r == 2)
+                return Py_RunMain(); /* C: python3's main() returns this */
+        return EXIT_SUCCESS;
+}
