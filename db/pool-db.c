@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,24 +22,24 @@ int db_counter_add(sqlite3 *db, const char *name, int64_t delta) {
 }
 
 typedef struct PoolAdd {
-        const char *sandbox_id, *socket;
+        const char *machine_id, *socket, *settings;
 } PoolAdd;
 
 static int add_locked(sqlite3 *db, void *userdata) {
         const PoolAdd *a = userdata;
-        int r = db_run(db, "INSERT INTO pool (sandbox_id, state, socket, created_at) VALUES (?1, 'starting', ?2, ?3)", "ttd",
-                       a->sandbox_id, a->socket, unix_now());
+        int r = db_run(db, "INSERT INTO pool (machine_id, state, socket, created_at, settings) VALUES (?1, 'starting', ?2, ?3, ?4)", "ttdt",
+                       a->machine_id, a->socket, unix_now(), a->settings);
 
-        return r < 0 ? r : db_counter_add(db, "created_total", 1);
+        return r < 0 ? r : 0;
 }
 
-int db_pool_add(sqlite3 *db, const char *sandbox_id, const char *socket) {
-        return db_transaction(db, add_locked, &(PoolAdd){sandbox_id, socket});
+int db_pool_add(sqlite3 *db, const char *machine_id, const char *socket, const char *settings) {
+        return add_locked(db, &(PoolAdd){machine_id, socket, settings});
 }
 
-int db_pool_ready(sqlite3 *db, const char *sandbox_id) {
-        int r = db_run(db, "UPDATE pool SET state = 'ready', ready_at = ?2 WHERE sandbox_id = ?1 AND state = 'starting'", "td",
-                       sandbox_id, unix_now());
+int db_pool_ready(sqlite3 *db, const char *machine_id) {
+        int r = db_run(db, "UPDATE pool SET state = 'ready', ready_at = ?2 WHERE machine_id = ?1 AND state = 'starting'", "td",
+                       machine_id, unix_now());
 
         if (r < 0)
                 return r;
@@ -46,61 +47,78 @@ int db_pool_ready(sqlite3 *db, const char *sandbox_id) {
 }
 
 typedef struct Claim {
-        sqlite3_stmt *st; /* UPDATE ... RETURNING sandbox_id, socket */
+        sqlite3_stmt *st; /* UPDATE ... RETURNING machine_id, socket, executions */
+        bool execution;   /* a sandbox is made on the machine: counted in created_total */
         char *id, *socket;
         size_t id_size, socket_size;
+        int64_t executions;
 } Claim;
 
 static int claim_locked(sqlite3 *db, void *userdata) {
-        const Claim *c = userdata;
+        Claim *c = userdata;
         int r = db_step_row(c->st);
 
-        (void) db;
         if (r <= 0)
                 return r < 0 ? r : -ENOENT;
         (void) snprintf(c->id, c->id_size, "%s", (const char *) sqlite3_column_text(c->st, 0));
         (void) snprintf(c->socket, c->socket_size, "%s", (const char *) sqlite3_column_text(c->st, 1));
+        c->executions = sqlite3_column_int64(c->st, 2);
         r = db_step_row(c->st);
-        return r < 0 ? r : 0;
+        if (r < 0)
+                return r;
+        return c->execution ? db_counter_add(db, "created_total", 1) : 0;
 }
 
 /* One claim: the write lock first, so two workers never get the same row. -ENOENT: none. */
-static int claim(sqlite3 *db, sqlite3_stmt *st, char *ret_id, size_t id_size, char *ret_socket, size_t socket_size) {
-        Claim c = {.st = st, .id = ret_id, .id_size = id_size, .socket = ret_socket, .socket_size = socket_size};
-
-        return db_transaction(db, claim_locked, &c);
+static int claim(sqlite3 *db, Claim *c) {
+        return db_transaction(db, claim_locked, c);
 }
 
-int db_pool_claim(sqlite3 *db, int owner_pid, char *ret_sandbox_id, size_t id_size, char *ret_socket, size_t socket_size) {
+int db_pool_claim(sqlite3 *db, int owner_pid, char *ret_machine_id, size_t id_size, char *ret_socket, size_t socket_size, int64_t *ret_executions) {
         cleanup_stmt sqlite3_stmt *st = NULL;
+        Claim c = {.execution = true, .id = ret_machine_id, .id_size = id_size, .socket = ret_socket, .socket_size = socket_size};
         int r;
 
         r = db_prepare(db, &st,
-                       "UPDATE pool SET state = 'claimed', owner_pid = ?1, claimed_at = ?2 WHERE sandbox_id = "
-                       "(SELECT sandbox_id FROM pool WHERE state = 'ready' ORDER BY ready_at LIMIT 1) RETURNING sandbox_id, socket",
+                       "UPDATE pool SET state = 'claimed', owner_pid = ?1, claimed_at = ?2, executions = executions + 1 WHERE machine_id = "
+                       "(SELECT machine_id FROM pool WHERE state = 'ready' ORDER BY ready_at LIMIT 1) RETURNING machine_id, socket, executions",
                        "id", owner_pid, unix_now());
         if (r < 0)
                 return r;
-        return claim(db, st, ret_sandbox_id, id_size, ret_socket, socket_size);
+        c.st = st;
+        r = claim(db, &c);
+        if (r >= 0 && ret_executions)
+                *ret_executions = c.executions;
+        return r;
 }
 
-int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t keep, char *ret_sandbox_id, size_t id_size, char *ret_socket, size_t socket_size) {
+int db_pool_release(sqlite3 *db, const char *machine_id) {
+        int r = db_run(db, "UPDATE pool SET state = 'ready', owner_pid = NULL, ready_at = ?2 WHERE machine_id = ?1 AND state = 'claimed'", "td",
+                       machine_id, unix_now());
+
+        if (r < 0)
+                return r;
+        return r == 1 ? 0 : -ENOENT;
+}
+
+int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t keep, double surplus_ready_before, char *ret_machine_id,
+                       size_t id_size, char *ret_socket, size_t socket_size) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r;
 
         r = db_prepare(db, &st,
-                       "UPDATE pool SET state = 'claimed', owner_pid = ?1, claimed_at = ?2 WHERE sandbox_id = "
-                       "(SELECT sandbox_id FROM pool WHERE state = 'ready' AND "
-                       "(ready_at < ?3 OR (SELECT count(*) FROM pool WHERE state = 'ready') > ?4) ORDER BY ready_at LIMIT 1) "
-                       "RETURNING sandbox_id, socket",
-                       "iddI", owner_pid, unix_now(), ready_before, keep);
+                       "UPDATE pool SET state = 'claimed', owner_pid = ?1, claimed_at = ?2 WHERE machine_id = "
+                       "(SELECT machine_id FROM pool WHERE state = 'ready' AND "
+                       "(ready_at < ?3 OR ((SELECT count(*) FROM pool WHERE state = 'ready') > ?4 AND ready_at < ?5)) "
+                       "ORDER BY ready_at LIMIT 1) RETURNING machine_id, socket, executions",
+                       "iddId", owner_pid, unix_now(), ready_before, keep, surplus_ready_before);
         if (r < 0)
                 return r;
-        return claim(db, st, ret_sandbox_id, id_size, ret_socket, socket_size);
+        return claim(db, &(Claim){.st = st, .id = ret_machine_id, .id_size = id_size, .socket = ret_socket, .socket_size = socket_size});
 }
 
-int db_pool_remove(sqlite3 *db, const char *sandbox_id) {
-        int r = db_run(db, "DELETE FROM pool WHERE sandbox_id = ?1", "t", sandbox_id);
+int db_pool_remove(sqlite3 *db, const char *machine_id) {
+        int r = db_run(db, "DELETE FROM pool WHERE machine_id = ?1", "t", machine_id);
 
         return r < 0 ? r : 0;
 }
@@ -117,8 +135,8 @@ int db_pool_any_ready(sqlite3 *db) {
         return has_row(db, "SELECT 1 FROM pool WHERE state = 'ready' LIMIT 1", NULL);
 }
 
-int db_pool_exists(sqlite3 *db, const char *sandbox_id) {
-        return has_row(db, "SELECT 1 FROM pool WHERE sandbox_id = ?1", sandbox_id);
+int db_pool_exists(sqlite3 *db, const char *machine_id) {
+        return has_row(db, "SELECT 1 FROM pool WHERE machine_id = ?1", machine_id);
 }
 
 int db_pool_health_failed(sqlite3 *db, const char *reason) {
@@ -180,7 +198,7 @@ int db_pool_list(sqlite3 *db, const char *state, int owner_pid, PoolRow **ret, s
         int r;
 
         r = db_prepare(db, &st,
-                       "SELECT sandbox_id, state, socket, coalesce(owner_pid, 0) FROM pool "
+                       "SELECT machine_id, state, socket, coalesce(owner_pid, 0), settings FROM pool "
                        "WHERE (?1 IS NULL OR state = ?1) AND (?2 = 0 OR owner_pid = ?2)",
                        "ti", state, owner_pid);
         if (r < 0)
@@ -195,9 +213,10 @@ int db_pool_list(sqlite3 *db, const char *state, int owner_pid, PoolRow **ret, s
                         cap = cap ? cap * 2 : 16;
                 }
                 rows[n] = (PoolRow){.owner_pid = sqlite3_column_int(st, 3)};
-                (void) snprintf(rows[n].sandbox_id, sizeof(rows[n].sandbox_id), "%s", (const char *) sqlite3_column_text(st, 0));
+                (void) snprintf(rows[n].machine_id, sizeof(rows[n].machine_id), "%s", (const char *) sqlite3_column_text(st, 0));
                 (void) snprintf(rows[n].state, sizeof(rows[n].state), "%s", (const char *) sqlite3_column_text(st, 1));
                 (void) snprintf(rows[n].socket, sizeof(rows[n].socket), "%s", (const char *) sqlite3_column_text(st, 2));
+                (void) snprintf(rows[n].settings, sizeof(rows[n].settings), "%s", (const char *) sqlite3_column_text(st, 4));
                 n++;
         }
         if (r < 0)

@@ -16,28 +16,36 @@ typedef struct PoolCounts {
 
 #define POOL_SOCKET_MAX 256
 
-/* A new sandbox in state 'starting'; counts it in created_total. */
-int db_pool_add(sqlite3 *db, const char *sandbox_id, const char *socket);
+/* A new machine in state 'starting'. */
+int db_pool_add(sqlite3 *db, const char *machine_id, const char *socket, const char *settings);
 
 /* 'starting' -> 'ready'. -ENOENT if the row is gone or not starting. */
-int db_pool_ready(sqlite3 *db, const char *sandbox_id);
+int db_pool_ready(sqlite3 *db, const char *machine_id);
 
-/* Claims the longest-ready sandbox for owner_pid, atomically across processes: its id and socket
- * path into the buffers (SANDBOX_ID_MAX / POOL_SOCKET_MAX bytes). -ENOENT when none is ready. */
-int db_pool_claim(sqlite3 *db, int owner_pid, char *ret_sandbox_id, size_t id_size, char *ret_socket, size_t socket_size);
+/* Claims the longest-ready machine for one execution of owner_pid's, atomically across processes:
+ * its id and socket path into the buffers (SANDBOX_ID_MAX / POOL_SOCKET_MAX bytes), and how many
+ * executions it has had, this one included, into *ret_executions (may be NULL). The execution's
+ * sandbox counts in created_total. -ENOENT when none is ready. */
+int db_pool_claim(sqlite3 *db, int owner_pid, char *ret_machine_id, size_t id_size, char *ret_socket, size_t socket_size, int64_t *ret_executions);
 
-/* Claims the oldest ready sandbox if it became ready before ready_before (unix time), or if more than
- * keep are ready; for recycling and shrinking. -ENOENT when none qualifies. */
-int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t keep, char *ret_sandbox_id, size_t id_size, char *ret_socket, size_t socket_size);
+/* 'claimed' -> 'ready': the machine's execution ended cleanly and it may serve another. -ENOENT if
+ * the row is gone or not claimed. */
+int db_pool_release(sqlite3 *db, const char *machine_id);
 
-int db_pool_remove(sqlite3 *db, const char *sandbox_id);
+/* Claims the oldest idle machine if it became ready before ready_before (unix time), or if more
+ * than keep are ready and it has been idle since before surplus_ready_before; for recycling and
+ * shrinking. -ENOENT when none qualifies. */
+int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t keep, double surplus_ready_before, char *ret_machine_id,
+                       size_t id_size, char *ret_socket, size_t socket_size);
+
+int db_pool_remove(sqlite3 *db, const char *machine_id);
 
 /* 1 if some sandbox is ready, 0 if none, -errno: a read, so waiting workers need not take the
  * write lock that a claim takes. */
 int db_pool_any_ready(sqlite3 *db);
 
 /* 1 if the pool has a row for the sandbox, 0 if not, -errno. */
-int db_pool_exists(sqlite3 *db, const char *sandbox_id);
+int db_pool_exists(sqlite3 *db, const char *machine_id);
 
 int db_pool_counts(sqlite3 *db, PoolCounts *ret);
 
@@ -53,10 +61,11 @@ int db_pool_health(sqlite3 *db, double since, int *ret_failures, char *buf, size
 int db_counter_add(sqlite3 *db, const char *name, int64_t delta);
 
 typedef struct PoolRow {
-        char sandbox_id[64];
+        char machine_id[64];
         char state[16];
         char socket[POOL_SOCKET_MAX];
         int owner_pid; /* 0: none */
+        char settings[256]; /* what db_pool_add() was given */
 } PoolRow;
 
 /* The rows in the given state (NULL: every row) whose owner is owner_pid (0: any), all of them:

@@ -17,9 +17,9 @@ int db_request_begin(sqlite3 *db, const char *request_id, const char *route, int
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o) {
         int r = db_run(db,
                        "UPDATE requests SET sandbox_id = ?2, status = ?3, exit_code = ?4, duration_ms = ?5, error = ?6, "
-                       "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
-                       "tti?i?It", request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
-                       (int) (o->duration_ms >= 0), o->duration_ms, o->error);
+                       "machine_id = ?7, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
+                       "tti?i?Itt", request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
+                       (int) (o->duration_ms >= 0), o->duration_ms, o->error, o->machine_id);
 
         if (r < 0)
                 return r;
@@ -33,18 +33,20 @@ int db_request_abandon(sqlite3 *db, int worker_pid, const char *error) {
                       "it", worker_pid, error);
 }
 
-int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_id) {
-        int r = db_run(db, "UPDATE requests SET sandbox_id = ?2 WHERE request_id = ?1", "tt", request_id, sandbox_id);
+int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_id, const char *machine_id) {
+        int r = db_run(db, "UPDATE requests SET sandbox_id = ?2, machine_id = ?3 WHERE request_id = ?1", "ttt", request_id, sandbox_id,
+                       machine_id);
 
         return r < 0 ? r : 0;
 }
 
-int db_request_foreach_in_flight(sqlite3 *db, int worker_pid, void (*f)(const char *sandbox_id, void *userdata), void *userdata) {
+int db_request_foreach_in_flight(sqlite3 *db, int worker_pid, void (*f)(const char *unit_id, void *userdata), void *userdata) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r;
 
         r = db_prepare(db, &st,
-                       "SELECT sandbox_id FROM requests WHERE (worker_pid = ?1 OR ?1 = 0) AND status IS NULL AND sandbox_id IS NOT NULL",
+                       "SELECT coalesce(machine_id, sandbox_id) FROM requests "
+                       "WHERE (worker_pid = ?1 OR ?1 = 0) AND status IS NULL AND sandbox_id IS NOT NULL",
                        "i", worker_pid);
         if (r < 0)
                 return r;

@@ -46,3 +46,14 @@ CREATE TABLE pool_health (
     at          REAL NOT NULL
 );
 INSERT INTO pool_health (id, failures, last_error, at) VALUES (1, 0, NULL, 0);
+
+-- step 4
+-- A machine serves several executions, one at a time, each in a sandbox of its own: the pool counts
+-- machines, each with the executions it has served; created_total counts sandboxes, one per
+-- execution; every request names the machine that ran it.
+ALTER TABLE pool RENAME COLUMN sandbox_id TO machine_id;
+ALTER TABLE pool ADD COLUMN executions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN machine_id TEXT;
+-- The settings a machine was started with: one left by a previous instance is kept only if they
+-- are still the settings in force.
+ALTER TABLE pool ADD COLUMN settings TEXT NOT NULL DEFAULT '';

@@ -49,7 +49,8 @@ static const RouteHandler handlers[_ROUTE_MAX] = {
 
 /* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */
 static void record(Request *req, Context *ctx, bool has_row) {
-        RequestOutcome o = {.sandbox_id = req->sandbox_id[0] ? req->sandbox_id : NULL, .status = req->status,
+        RequestOutcome o = {.sandbox_id = req->sandbox_id[0] ? req->sandbox_id : NULL,
+                            .machine_id = req->machine_id[0] ? req->machine_id : NULL, .status = req->status,
                             .has_exit_code = req->has_exit_code, .exit_code = req->exit_code,
                             .duration_ms = req->duration_ms, .error = req->error};
         int r;
@@ -120,10 +121,13 @@ static int worker_main(void) {
                 handle(&fcgx, &ctx);
                 FCGX_Finish_r(&fcgx);
 
-                /* The client has its answer: now the used sandbox goes. */
-                if (ctx.retire_id[0]) {
-                        pool_destroy(&ctx.broker, ctx.db, ctx.retire_id, ctx.retire_socket, "execution finished");
-                        ctx.retire_id[0] = 0;
+                /* The client has its answer: now the machine goes back to the pool, or goes. */
+                if (ctx.machine.id[0]) {
+                        pool_put_back(&ctx.broker, ctx.db, ctx.machine.id, ctx.machine.socket, ctx.machine.retire);
+                        /* One machine fewer: the pool manager starts its replacement. */
+                        if (ctx.machine.retire)
+                                (void) pool_wake(ctx.wake_fd, POOL_WAKE_SOCKET);
+                        ctx.machine = (ClaimedMachine){};
                 }
         }
 
@@ -168,7 +172,7 @@ static void abandon_requests(pid_t pid) {
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to read the sandboxes of worker %d, ignoring: %s", (int) pid, db_errmsg(db));
         for (size_t i = 0; i < n_claimed; i++)
-                pool_destroy(&broker, db, claimed[i].sandbox_id, claimed[i].socket, "its worker died");
+                pool_destroy(&broker, db, claimed[i].machine_id, claimed[i].socket, "its worker died");
 
         r = db_request_abandon(db, (int) pid, "sandbox execution failed: the worker handling the request died");
         if (r > 0)

@@ -26,6 +26,7 @@ typedef struct Request {
         int status;
         char *error;
         char sandbox_id[64];
+        char machine_id[64]; /* the machine the sandbox was made in, if it was made in one */
         bool has_exit_code;
         int exit_code;
         int64_t duration_ms;

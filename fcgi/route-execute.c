@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdbool.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -205,21 +206,36 @@ static bool pool_failing(Context *ctx, char *why, size_t size) {
         return failures >= 2;
 }
 
-/* Claims a warm sandbox, waiting up to pool_wait_s for one: 0, -EAGAIN when none came, -EHOSTDOWN
- * (why filled) when sandboxes cannot be started, -errno. */
-static int claim(Request *req, Context *ctx, char *socket, size_t socket_size, char *why, size_t why_size) {
+/* The execution's own sandbox, made in the claimed machine: a name of its own. */
+static int name_sandbox(Request *req) {
+        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
+
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                return -EIO;
+        return unit_name_sandbox_id("sandbox", rnd, req->sandbox_id);
+}
+
+/* Claims an idle machine, waiting up to pool_wait_s for one: 0, -EAGAIN when none came,
+ * -EHOSTDOWN (why filled) when machines cannot be started, -errno. */
+static int claim(Request *req, Context *ctx, char *why, size_t why_size) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + ctx->config->pool_wait_s * USEC_PER_SEC;
+        ClaimedMachine *m = &ctx->machine;
         bool waited = false;
 
         for (;;) {
+                int64_t executions = 0;
                 int r = -ENOENT;
 
-                /* Waiting, only a read until a sandbox is ready; then the claim itself. */
+                /* Waiting, only a read until a machine is ready; then the claim itself. */
                 if (!waited || db_pool_any_ready(ctx->db) != 0)
-                        r = db_pool_claim(ctx->db, (int) getpid(), req->sandbox_id, sizeof(req->sandbox_id), socket, socket_size);
+                        r = db_pool_claim(ctx->db, (int) getpid(), m->id, sizeof(m->id), m->socket, sizeof(m->socket), &executions);
                 if (r >= 0) {
-                        wake_pool(ctx);
-                        log_pool_event(LOG_INFO, "claimed", req->sandbox_id, "Sandbox '%s' claimed", req->sandbox_id);
+                        (void) snprintf(req->machine_id, sizeof(req->machine_id), "%s", m->id);
+                        /* Its runner ends after this many: the machine is not put back. */
+                        if (executions >= (int64_t) ctx->config->executions_per_machine)
+                                m->retire = "it served its executions";
+                        if (waited)
+                                wake_pool(ctx);
                         return 0;
                 }
                 if (r != -ENOENT && r != -EBUSY)
@@ -238,11 +254,12 @@ static int claim(Request *req, Context *ctx, char *socket, size_t socket_size, c
         }
 }
 
-/* Hands the request to the claimed sandbox and waits for the reply, at most timeout_s. */
-static int execute_in(Request *req, Context *ctx, const ExecRequest *x, const char *socket, const char *input, size_t input_len) {
+/* Hands the request to the claimed machine and waits for the reply, at most timeout_s. Whatever
+ * leaves the machine in doubt retires it: a timeout, a limit hit, a code process killed by a signal,
+ * a reply missing or unreadable. */
+static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, const char *input, size_t input_len) {
         const Config *cfg = ctx->config;
         size_t max_reply = (cfg->output_cap_bytes * 2 + cfg->return_cap_bytes) / 3 * 4 + (64U << 10);
-        cleanup_close int fd = -1;
         cleanup_free char *reply = NULL;
         char unit[SANDBOX_ID_MAX + 16];
         SandboxLimitsHit hit = {};
@@ -250,27 +267,27 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, const ch
         uint64_t start;
         int r;
 
-        r = pool_connect(socket, &fd);
-        if (r >= 0)
-                r = pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC);
-        if (r < 0) {
-                (void) log_error_errno(r, "Warm sandbox '%s' does not answer", req->sandbox_id);
-                return reply_error(req, 502, MSG_SANDBOX_FAILED, "the sandbox did not answer");
-        }
-
         start = now_usec(CLOCK_MONOTONIC);
         r = pool_exchange(fd, input, input_len, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
         if (r == -ETIME) {
-                /* systemd kills every process of the sandbox now, not when the answer is sent. */
-                (void) broker_kill(&ctx->broker, req->sandbox_id);
+                /* systemd kills every process of the machine now, not when the answer is sent. */
+                ctx->machine.retire = "its execution timed out";
+                (void) broker_kill(&ctx->broker, req->machine_id);
                 return execute_timeout(req, x, now_usec(CLOCK_MONOTONIC) - start);
         }
-        if (r == -EMSGSIZE)
+        if (r == -EMSGSIZE) {
+                ctx->machine.retire = "its reply was too large";
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        }
 
-        (void) unit_name_from_id(req->sandbox_id, unit, sizeof(unit));
+        /* A machine that retires clean never hit a limit: what its cgroup counted, this one did. */
+        (void) unit_name_from_id(req->machine_id, unit, sizeof(unit));
         sandbox_limits_hit(cfg->slice, unit, &hit);
+        if (hit.memory || hit.tasks)
+                ctx->machine.retire = hit.memory ? "its execution hit the memory limit" : "its execution hit the task limit";
         if (r < 0 || len == 0) {
+                if (!ctx->machine.retire)
+                        ctx->machine.retire = "it ended before it answered";
                 char why[128];
 
                 if (hit.memory)
@@ -280,14 +297,51 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, const ch
                 (void) log_error_errno(r, "Sandbox '%s' ended without an answer: %s", req->sandbox_id, why);
                 return reply_error(req, 502, MSG_SANDBOX_FAILED, why);
         }
-        return execute_answer(req, x, reply, len, cfg, &hit);
+        r = execute_answer(req, x, reply, len, cfg, &hit);
+        if (ctx->machine.retire)
+                return r;
+        if (req->status != 200)
+                ctx->machine.retire = "its reply was refused";
+        else if (req->has_exit_code && req->exit_code >= 128)
+                /* Dead by a signal (128 + N): perhaps the OOM killer, perhaps a crash. */
+                ctx->machine.retire = "its code died of a signal";
+        return r;
+}
+
+/* A claimed machine, connected and greeted: the code can be sent. A machine that does not greet has
+ * died since it was put back (nothing was sent to it yet): it is destroyed, and another claimed,
+ * a few times at most. 0, or as claim(). */
+static int claim_connected(Request *req, Context *ctx, char *why, size_t why_size, int *ret_fd) {
+        for (unsigned attempt = 0;; attempt++) {
+                cleanup_close int fd = -1;
+                int r = claim(req, ctx, why, why_size);
+
+                if (r < 0)
+                        return r;
+                r = pool_connect(ctx->machine.socket, &fd);
+                if (r >= 0)
+                        r = pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC);
+                if (r >= 0) {
+                        *ret_fd = TAKE_FD(fd);
+                        return 0;
+                }
+                (void) log_warning_errno(r, "Machine '%s' does not answer, trying another", req->machine_id);
+                pool_put_back(&ctx->broker, ctx->db, ctx->machine.id, ctx->machine.socket, "it did not answer");
+                ctx->machine = (ClaimedMachine){};
+                req->machine_id[0] = 0;
+                if (attempt == 2) {
+                        (void) snprintf(why, why_size, "the sandbox did not answer");
+                        return -EHOSTDOWN;
+                }
+        }
 }
 
 int route_execute(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *input = NULL;
+        cleanup_close int fd = -1;
         ValidateError verr = {};
         ExecRequest x = {};
-        char socket[POOL_SOCKET_MAX], why[256];
+        char why[256];
         const char *text;
         size_t len = 0;
         int r;
@@ -302,7 +356,10 @@ int route_execute(Request *req, Context *ctx) {
         if (!text)
                 return reply_error(req, 500, MSG_INTERNAL, "out of memory");
 
-        r = claim(req, ctx, socket, sizeof(socket), why, sizeof(why));
+        r = name_sandbox(req);
+        if (r < 0)
+                return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a sandbox name");
+        r = claim_connected(req, ctx, why, sizeof(why), &fd);
         if (r == -EAGAIN)
                 return reply_error(req, 503, MSG_NO_SANDBOX);
         if (r == -EHOSTDOWN)
@@ -311,11 +368,9 @@ int route_execute(Request *req, Context *ctx) {
                 (void) log_error_errno(r, "Failed to claim a sandbox: %s", db_errmsg(ctx->db));
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
         }
-        (void) snprintf(ctx->retire_id, sizeof(ctx->retire_id), "%s", req->sandbox_id);
-        (void) snprintf(ctx->retire_socket, sizeof(ctx->retire_socket), "%s", socket);
-        r = db_request_sandbox(ctx->db, req->id, req->sandbox_id);
+        r = db_request_sandbox(ctx->db, req->id, req->sandbox_id, req->machine_id);
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to record sandbox '%s' of the request, ignoring", req->sandbox_id);
 
-        return execute_in(req, ctx, &x, socket, text, len);
+        return execute_in(req, ctx, &x, fd, text, len);
 }

@@ -5,15 +5,21 @@ typedef struct Request Request;
 typedef struct Config Config;
 typedef struct sqlite3 sqlite3;
 
+typedef struct ClaimedMachine {
+        char id[64];
+        char socket[256];
+        const char *retire; /* a static string, or NULL */
+} ClaimedMachine;
+
 /* What a worker process holds for all its requests. */
 typedef struct Context {
         const Config *config;
         int broker; /* connection to the broker (broker-client.h), -1 until first used */
         sqlite3 *db;
         int wake_fd; /* a datagram socket to wake the pool manager with (pool_wake()) */
-        /* A claimed sandbox to destroy once the answer is sent. */
-        char retire_id[64];
-        char retire_socket[256];
+        /* The machine this worker's execution claimed: back to the pool once the answer is sent,
+         * or destroyed when retire says why it may serve no other. */
+        ClaimedMachine machine;
 } Context;
 
 typedef int (*RouteHandler)(Request *req, Context *ctx);

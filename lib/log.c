@@ -56,7 +56,7 @@ int log_internal(int level, int error, const char *file, const char *line, const
         return -error;
 }
 
-void log_pool_event(int level, const char *event, const char *sandbox_id, const char *fmt, ...) {
+void log_pool_event(int level, const char *event, const char *machine_id, const char *fmt, ...) {
         char message[1024];
         va_list ap;
 
@@ -69,7 +69,7 @@ void log_pool_event(int level, const char *event, const char *sandbox_id, const 
                                "PRIORITY=%i", level,
                                "SYSLOG_IDENTIFIER=sandboxd",
                                "POOL_EVENT=%s", event,
-                               "SANDBOX_ID=%s", sandbox_id ? sandbox_id : "",
+                               "MACHINE_ID=%s", machine_id ? machine_id : "",
                                "REQUEST_ID=%s", log_request_id,
                                NULL);
 }

@@ -25,4 +25,4 @@ void log_set_request(const char *request_id, const char *route);
  * MESSAGE_ID=LOG_POOL_MESSAGE_ID. */
 #define LOG_POOL_MESSAGE_ID "3a7e9c1b5d2f4e8a9b6c0d1e2f3a4b5c"
 
-void log_pool_event(int level, const char *event, const char *sandbox_id, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void log_pool_event(int level, const char *event, const char *machine_id, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -15,7 +15,7 @@ int broker_id_valid(const char *id, const char *prefix) {
         size_t n;
 
         if (!prefix)
-                return broker_id_valid(id, "sandbox") || broker_id_valid(id, "tool");
+                return broker_id_valid(id, "machine") || broker_id_valid(id, "tool");
         n = strlen(prefix);
         if (strncmp(id, prefix, n) != 0 || id[n] != '-')
                 return 0;
@@ -50,7 +50,7 @@ int broker_request_check(const BrokerRequest *req, size_t size) {
 
         switch (req->op) {
         case BROKER_START_WARM:
-                return broker_id_valid(req->id, "sandbox") ? 0 : -EINVAL;
+                return broker_id_valid(req->id, "machine") ? 0 : -EINVAL;
         case BROKER_RUN_TOOL:
                 if (!broker_id_valid(req->id, "tool") || !request_id_valid(req->request_id) ||
                     req->timeout_s == 0 || req->timeout_s > BROKER_TOOL_TIMEOUT_MAX_S)

@@ -35,7 +35,7 @@ typedef enum BrokerOp {
 typedef struct BrokerRequest {
         uint32_t magic;
         uint32_t op;
-        char id[SANDBOX_ID_MAX];  /* "sandbox-<12 of [a-z2-7]>" or "tool-<…>"; empty for LIST */
+        char id[SANDBOX_ID_MAX];  /* "machine-<12 of [a-z2-7]>" or "tool-<…>"; empty for LIST */
         char request_id[64];      /* RUN_TOOL: tags the unit's journal lines */
         char image[80];           /* RUN_TOOL: an image name under the image directory */
         uint32_t timeout_s;       /* RUN_TOOL: the call's timeout, once the tool is ready */
@@ -63,7 +63,7 @@ typedef struct BrokerReply {
         uint32_t n_units;
 } BrokerReply;
 
-/* A sandbox id of the kind prefix names ("sandbox" or "tool"): the prefix, a dash, and exactly the
+/* A unit id of the kind prefix names ("machine" or "tool"): the prefix, a dash, and exactly the
  * 12 characters unit_name_sandbox_id() makes. NULL prefix: either kind. Pure. */
 int broker_id_valid(const char *id, const char *prefix);
 

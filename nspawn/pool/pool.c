@@ -6,10 +6,22 @@
 #include "nspawn/broker/broker-client.h"
 #include "nspawn/pool/pool.h"
 
-void pool_destroy(int *broker, sqlite3 *db, const char *sandbox_id, const char *socket, const char *why) {
-        (void) broker_kill(broker, sandbox_id);
+void pool_destroy(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *why) {
+        (void) broker_kill(broker, machine_id);
         if (socket)
                 (void) unlink(socket);
-        (void) db_pool_remove(db, sandbox_id);
-        log_pool_event(LOG_INFO, "destroyed", sandbox_id, "Sandbox '%s' destroyed: %s", sandbox_id, why);
+        (void) db_pool_remove(db, machine_id);
+        log_pool_event(LOG_INFO, "destroyed", machine_id, "Machine '%s' destroyed: %s", machine_id, why);
+}
+
+void pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire) {
+        int r;
+
+        if (!retire) {
+                r = db_pool_release(db, machine_id);
+                if (r >= 0)
+                        return;
+                retire = "it could not be put back in the pool";
+        }
+        pool_destroy(broker, db, machine_id, socket, retire);
 }

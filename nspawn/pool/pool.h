@@ -10,6 +10,10 @@ typedef struct sqlite3 sqlite3;
 #define POOL_DIR "/run/sandboxd/pool"
 #define POOL_WAKE_SOCKET POOL_DIR "/wake.sock"
 
-/* Destroys a sandbox of the pool: kills its unit (through the broker connection *broker), removes
+/* Destroys a machine of the pool: kills its unit (through the broker connection *broker), removes
  * its socket and its row. */
-void pool_destroy(int *broker, sqlite3 *db, const char *sandbox_id, const char *socket, const char *why);
+void pool_destroy(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *why);
+
+/* After an execution: the machine is ready again, unless retire (why it may not serve again) is
+ * set, or it cannot be put back; then it is destroyed. */
+void pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* sandboxd-poold, the pool manager: warm sandboxes started ahead, so that an execution never waits
+/* sandboxd-poold, the pool manager: machines started ahead, so that an execution never waits
  * for a container to boot. Workers claim them through sqlite; this process only creates, probes and
  * retires them, through the broker. It runs as the workers' user, in a unit of its own
- * (sandboxd-poold.service): it keeps pool_target warm sandboxes ready, more (up to pool_max) while
+ * (sandboxd-poold.service): it keeps pool_target idle machines ready, more (up to pool_max) while
  * requests have to wait, replaces idle ones after pool_ttl_s, and cleans up what a previous instance
  * left. Workers wake it with a datagram on POOL_WAKE_SOCKET when they claimed a sandbox or found
  * none. */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,6 +59,7 @@ typedef struct Poold {
         bool stop;
         sqlite3 *db;
         Starting starting[PARALLEL_STARTS]; /* fill() starts no more */
+        char settings[256]; /* what a machine started now is made with (machine_settings()) */
         size_t n_starting;
         unsigned boost;
         int64_t last_waits;
@@ -72,7 +74,7 @@ typedef struct Poold {
         size_t n_orphans;
 } Poold;
 
-/* Starts one warm sandbox: its socket, its row, its unit; the probe waits for its greeting. */
+/* Starts one machine: its socket, its row, its unit; the probe waits for its greeting. */
 static int start_one(Poold *p) {
         cleanup_close int listen_fd = -1;
         Starting *s = &p->starting[p->n_starting];
@@ -82,7 +84,7 @@ static int start_one(Poold *p) {
 
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
                 return -EIO;
-        r = unit_name_sandbox_id("sandbox", rnd, id);
+        r = unit_name_sandbox_id("machine", rnd, id);
         if (r < 0)
                 return r;
         memcpy(s->id, id, sizeof(s->id));
@@ -91,7 +93,7 @@ static int start_one(Poold *p) {
         r = pool_listen(s->socket, &listen_fd);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on '%s'", s->socket);
-        r = db_pool_add(p->db, s->id, s->socket);
+        r = db_pool_add(p->db, s->id, s->socket, p->settings);
         if (r < 0) {
                 (void) unlink(s->socket);
                 return log_error_errno(r, "Failed to record sandbox '%s': %s", s->id, db_errmsg(p->db));
@@ -111,7 +113,7 @@ static int start_one(Poold *p) {
         s->got = 0;
         s->deadline = now_usec(CLOCK_MONOTONIC) + START_TIMEOUT_USEC;
         p->n_starting++;
-        log_pool_event(LOG_INFO, "created", s->id, "Sandbox '%s' created", s->id);
+        log_pool_event(LOG_INFO, "created", s->id, "Machine '%s' created", s->id);
         return 0;
 }
 
@@ -126,7 +128,7 @@ static void start_failed(Poold *p, size_t i, const char *why) {
 
         (void) snprintf(reason, sizeof(reason), "%s (journalctl -u %s.service tells why)", why, p->starting[i].id);
         (void) db_pool_health_failed(p->db, reason);
-        log_pool_event(LOG_ERR, "failed", p->starting[i].id, "Sandbox '%s' failed to start: %s", p->starting[i].id, why);
+        log_pool_event(LOG_ERR, "failed", p->starting[i].id, "Machine '%s' failed to start: %s", p->starting[i].id, why);
         pool_destroy(&p->broker, p->db, p->starting[i].id, p->starting[i].socket, why);
         starting_remove(p, i);
         p->failures++;
@@ -149,14 +151,14 @@ static void probe(Poold *p, size_t i) {
                 (void) log_error_errno(r, "Failed to mark sandbox '%s' ready: %s", s->id, db_errmsg(p->db));
                 pool_destroy(&p->broker, p->db, s->id, s->socket, "lost its record");
         } else
-                log_pool_event(LOG_INFO, "ready", s->id, "Sandbox '%s' ready", s->id);
+                log_pool_event(LOG_INFO, "ready", s->id, "Machine '%s' ready", s->id);
         if (p->failures > 0)
                 (void) db_pool_health_ok(p->db);
         p->failures = 0;
         starting_remove(p, i);
 }
 
-/* The number of warm sandboxes wanted now: the target, plus a boost while requests wait. */
+/* The number of idle machines wanted now: the target, plus a boost while requests wait. */
 static unsigned wanted(Poold *p, const PoolCounts *c) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         unsigned room = p->config->pool_max - p->config->pool_target;
@@ -173,12 +175,15 @@ static unsigned wanted(Poold *p, const PoolCounts *c) {
         return p->config->pool_target + p->boost;
 }
 
-/* Retires warm sandboxes past their TTL, and those above what is wanted. */
+/* Retires idle machines past their TTL, and those above what is wanted once they have been idle for
+ * a while: a machine that comes back from an execution is not destroyed at once for being one
+ * too many, only to be started again moments later. */
 static void retire_idle(Poold *p, unsigned want) {
         char id[SANDBOX_ID_MAX], socket[POOL_SOCKET_MAX];
-        double cutoff = (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC - p->config->pool_ttl_s;
+        double now = (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC;
 
-        while (db_pool_claim_idle(p->db, (int) getpid(), cutoff, (int64_t) want, id, sizeof(id), socket, sizeof(socket)) >= 0)
+        while (db_pool_claim_idle(p->db, (int) getpid(), now - p->config->pool_ttl_s, (int64_t) want,
+                                  now - (double) (BOOST_HOLD_USEC / USEC_PER_SEC), id, sizeof(id), socket, sizeof(socket)) >= 0)
                 pool_destroy(&p->broker, p->db, id, socket, "idle");
 }
 
@@ -196,8 +201,10 @@ static void fill(Poold *p) {
         }
         if (now_usec(CLOCK_MONOTONIC) < p->backoff_until)
                 return;
-        /* Rows in 'starting' are the ones this process probes. */
-        while ((unsigned) c.ready + p->n_starting < want && p->n_starting < PARALLEL_STARTS) {
+        /* Rows in 'starting' are the ones this process probes. Machines busy with an execution come
+         * back when it ends: they count against the most the pool may hold. */
+        while ((unsigned) c.ready + p->n_starting < want && (unsigned) (c.ready + c.claimed) + p->n_starting < p->config->pool_max &&
+               p->n_starting < PARALLEL_STARTS) {
                 if (start_one(p) < 0) {
                         p->failures++;
                         p->backoff_until = now_usec(CLOCK_MONOTONIC) + BACKOFF_MAX_USEC;
@@ -264,7 +271,7 @@ static void sweep(Poold *p) {
         for (size_t i = 0; i < n_units; i++) {
                 const BrokerUnit *u = &units[i];
 
-                if (strncmp(u->id, "sandbox-", 8) != 0)
+                if (strncmp(u->id, "machine-", 8) != 0)
                         continue;
                 if (strcmp(u->state, "failed") == 0 || strcmp(u->state, "inactive") == 0) {
                         (void) broker_reset_failed(&p->broker, u->id);
@@ -273,7 +280,7 @@ static void sweep(Poold *p) {
                 if (db_pool_exists(p->db, u->id) != 0)
                         continue;
                 if (was_orphan(p, u->id)) {
-                        log_pool_event(LOG_WARNING, "destroyed", u->id, "Sandbox '%s' has no pool record, killing it", u->id);
+                        log_pool_event(LOG_WARNING, "destroyed", u->id, "Machine '%s' has no pool record, killing it", u->id);
                         (void) broker_kill(&p->broker, u->id);
                 } else
                         units[n++] = *u;
@@ -283,7 +290,7 @@ static void sweep(Poold *p) {
         p->n_orphans = n;
 }
 
-/* What a previous instance left: warm sandboxes that still answer are kept, the rest destroyed. */
+/* What a previous instance left: idle machines that still answer are kept, the rest destroyed. */
 static void reconcile(Poold *p) {
         cleanup_free PoolRow *rows = NULL;
         size_t n = 0, kept = 0;
@@ -300,12 +307,14 @@ static void reconcile(Poold *p) {
 
                 if (strcmp(l->state, "claimed") == 0 && l->owner_pid > 0 && kill(l->owner_pid, 0) == 0)
                         continue; /* a live worker is using it */
-                if (strcmp(l->state, "ready") == 0 && pool_connect(l->socket, &fd) >= 0 &&
-                    pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) >= 0) {
+                /* Kept: idle, made with the settings in force, within the most the pool may hold,
+                 * and still answering. */
+                if (strcmp(l->state, "ready") == 0 && strcmp(l->settings, p->settings) == 0 && kept < p->config->pool_max &&
+                    pool_connect(l->socket, &fd) >= 0 && pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) >= 0) {
                         kept++;
                         continue;
                 }
-                pool_destroy(&p->broker, p->db, l->sandbox_id, l->socket, "left by a previous instance");
+                pool_destroy(&p->broker, p->db, l->machine_id, l->socket, "left by a previous instance");
         }
         if (n > 0)
                 log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, n);
@@ -370,6 +379,14 @@ static int run(Poold *p) {
         return 0;
 }
 
+/* The settings a machine is made with (the broker reads the same file): a machine made with others
+ * is not kept across a restart. */
+static void machine_settings(const Config *c, char *buf, size_t size) {
+        (void) snprintf(buf, size, "memory=%" PRIu64 " tasks=%" PRIu64 " cpu=%u workspace=%" PRIu64 " tmp=%" PRIu64 " nofile=%u executions=%u",
+                        c->memory_max, c->tasks_max, c->cpu_quota_percent, c->workspace_bytes, c->tmp_bytes, c->nofile,
+                        c->executions_per_machine);
+}
+
 int main(void) {
         Config config;
         Poold p = {.config = &config, .broker = -1, .signal_fd = -1, .wake_fd = -1};
@@ -377,8 +394,10 @@ int main(void) {
 
         /* It reads what the workers write and makes sockets for them: it runs as their user. */
         r = daemon_start("sandboxd-poold", false, &config);
-        if (r >= 0)
+        if (r >= 0) {
+                machine_settings(&config, p.settings, sizeof(p.settings));
                 r = poold_open(&p);
+        }
         if (r >= 0)
                 r = run(&p);
         poold_close(&p);

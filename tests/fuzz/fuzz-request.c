@@ -161,10 +161,10 @@ static void fuzz_broker(const uint8_t *data, size_t size) {
         if (req.op == BROKER_LIST)
                 CHECK(req.id[0] == 0);
         else
-                CHECK(broker_id_valid(req.id, NULL) && strlen(req.id) <= strlen("sandbox-") + SANDBOX_ID_RANDOM_CHARS &&
+                CHECK(broker_id_valid(req.id, NULL) && strlen(req.id) <= strlen("machine-") + SANDBOX_ID_RANDOM_CHARS &&
                       !strchr(req.id, '.') && !strchr(req.id, '/'));
         if (req.op == BROKER_START_WARM)
-                CHECK(strncmp(req.id, "sandbox-", 8) == 0);
+                CHECK(strncmp(req.id, "machine-", 8) == 0);
         if (req.op == BROKER_RUN_TOOL)
                 CHECK(strncmp(req.id, "tool-", 5) == 0 && req.timeout_s >= 1 && req.timeout_s <= 120 && req.image[0] &&
                       !strchr(req.image, '/') && !strchr(req.request_id, '\n') && strcmp(req.image, "..") != 0);

@@ -15,25 +15,25 @@ typedef struct IdCase {
 } IdCase;
 
 static const IdCase id_cases[] = {
-        {"sandbox-abcdefghijkl", "sandbox", 1},
-        {"sandbox-234567234567", "sandbox", 1},
+        {"machine-abcdefghijkl", "machine", 1},
+        {"machine-234567234567", "machine", 1},
         {"tool-abcdefghijkl", "tool", 1},
-        {"sandbox-abcdefghijkl", NULL, 1},
+        {"machine-abcdefghijkl", NULL, 1},
         {"tool-aaaaaaaaaaaa", NULL, 1},
-        {"tool-abcdefghijkl", "sandbox", 0},
-        {"sandbox-abcdefghijkl", "tool", 0},
+        {"tool-abcdefghijkl", "machine", 0},
+        {"machine-abcdefghijkl", "tool", 0},
         {"sandbox-api", NULL, 0},              /* the service itself */
-        {"sandbox-abcdefghijk", NULL, 0},      /* 11 */
-        {"sandbox-abcdefghijklm", NULL, 0},    /* 13 */
-        {"sandbox-abcdefghijk1", NULL, 0},     /* not base32 */
-        {"sandbox-abcdefghijk8", NULL, 0},
-        {"sandbox-Abcdefghijkl", NULL, 0},
-        {"sandbox-abcdefghijk-", NULL, 0},
-        {"sandbox_abcdefghijkl", NULL, 0},
-        {"sandboxabcdefghijkl", NULL, 0},
-        {"xsandbox-abcdefghijkl", NULL, 0},
-        {"sandbox--abcdefghijk", NULL, 0},
-        {"sandbox-abcdefghijkl.service", NULL, 0},
+        {"machine-abcdefghijk", NULL, 0},      /* 11 */
+        {"machine-abcdefghijklm", NULL, 0},    /* 13 */
+        {"machine-abcdefghijk1", NULL, 0},     /* not base32 */
+        {"machine-abcdefghijk8", NULL, 0},
+        {"machine-Abcdefghijkl", NULL, 0},
+        {"machine-abcdefghijk-", NULL, 0},
+        {"machine_abcdefghijkl", NULL, 0},
+        {"machineabcdefghijkl", NULL, 0},
+        {"xmachine-abcdefghijkl", NULL, 0},
+        {"machine--abcdefghijk", NULL, 0},
+        {"machine-abcdefghijkl.service", NULL, 0},
         {"dbus-abcdefghijkl", NULL, 0},
         {"", NULL, 0},
         {"-abcdefghijkl", NULL, 0},
@@ -71,11 +71,11 @@ static void check(const BrokerRequest *r, int want, const char *what) {
 static void test_ops(void) {
         BrokerRequest r;
 
-        r = make(BROKER_START_WARM, "sandbox-abcdefghijkl");
+        r = make(BROKER_START_WARM, "machine-abcdefghijkl");
         check(&r, 0, "START_WARM of a sandbox id");
         r = make(BROKER_START_WARM, "tool-abcdefghijkl");
         check(&r, -EINVAL, "START_WARM of a tool id is refused");
-        r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+        r = make(BROKER_KILL, "machine-abcdefghijkl");
         check(&r, 0, "KILL of a warm sandbox");
         r = make(BROKER_KILL, "tool-abcdefghijkl");
         check(&r, 0, "KILL of a tool sandbox");
@@ -85,17 +85,17 @@ static void test_ops(void) {
         check(&r, -EINVAL, "KILL of another unit is refused");
         r = make(BROKER_RESET_FAILED, "systemd-journald");
         check(&r, -EINVAL, "RESET_FAILED of another unit is refused");
-        r = make(BROKER_RESET_FAILED, "sandbox-abcdefghijkl");
+        r = make(BROKER_RESET_FAILED, "machine-abcdefghijkl");
         check(&r, 0, "RESET_FAILED of a sandbox");
         r = make(BROKER_LIST, "");
         check(&r, 0, "LIST");
-        r = make(BROKER_LIST, "sandbox-abcdefghijkl");
+        r = make(BROKER_LIST, "machine-abcdefghijkl");
         check(&r, -EINVAL, "LIST takes no id");
-        r = make(0, "sandbox-abcdefghijkl");
+        r = make(0, "machine-abcdefghijkl");
         check(&r, -EINVAL, "op 0 is refused");
-        r = make(_BROKER_OP_MAX, "sandbox-abcdefghijkl");
+        r = make(_BROKER_OP_MAX, "machine-abcdefghijkl");
         check(&r, -EINVAL, "an op past the last is refused");
-        r = make((BrokerOp) 0xffffffffU, "sandbox-abcdefghijkl");
+        r = make((BrokerOp) 0xffffffffU, "machine-abcdefghijkl");
         check(&r, -EINVAL, "op 2^32-1 is refused");
 }
 
@@ -125,12 +125,12 @@ static void test_tool(void) {
         r = tool("demo-agent", "abc\nMESSAGE=forged", 30);
         check(&r, -EINVAL, "RUN_TOOL with a request id that would forge journal fields");
         r = tool("demo-agent", "0123456789abcdef0123456789abcdef", 30);
-        memcpy(r.id, "sandbox-abcdefghijkl", sizeof("sandbox-abcdefghijkl"));
+        memcpy(r.id, "machine-abcdefghijkl", sizeof("machine-abcdefghijkl"));
         check(&r, -EINVAL, "RUN_TOOL of a warm sandbox's id");
 }
 
 static void test_framing(void) {
-        BrokerRequest r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+        BrokerRequest r = make(BROKER_KILL, "machine-abcdefghijkl");
 
         tap_is_int(broker_request_check(&r, sizeof(r) - 1), -EPROTO, "a short message is not a request");
         tap_is_int(broker_request_check(&r, sizeof(r) + 1), -EPROTO, "a long message is not a request");
@@ -138,13 +138,13 @@ static void test_framing(void) {
         r.magic = BROKER_MAGIC + 1;
         tap_is_int(broker_request_check(&r, sizeof(r)), -EPROTO, "another layout's magic is not a request");
 
-        r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+        r = make(BROKER_KILL, "machine-abcdefghijkl");
         memset(r.id, 'a', sizeof(r.id));
         check(&r, -EINVAL, "an id with no terminating NUL");
-        r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+        r = make(BROKER_KILL, "machine-abcdefghijkl");
         memset(r.image, 'a', sizeof(r.image));
         check(&r, -EINVAL, "an image with no terminating NUL, even where the op does not use it");
-        r = make(BROKER_KILL, "sandbox-abcdefghijkl");
+        r = make(BROKER_KILL, "machine-abcdefghijkl");
         memset(r.request_id, 'a', sizeof(r.request_id));
         check(&r, -EINVAL, "a request id with no terminating NUL");
 }

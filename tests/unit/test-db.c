@@ -87,11 +87,12 @@ static void test_begin(sqlite3 *db) {
 }
 
 static void test_sandbox(sqlite3 *db) {
-        tap_is_int(db_request_sandbox(db, "r1", "sandbox-abcdefghijkl"), 0, "record r1's sandbox");
+        tap_is_int(db_request_sandbox(db, "r1", "sandbox-abcdefghijkl", "machine-abcdefghijkl"), 0, "record r1's sandbox and machine");
         tap_is_str(COL(db, "sandbox_id", "r1"), "sandbox-abcdefghijkl", "r1: sandbox_id set");
+        tap_is_str(COL(db, "machine_id", "r1"), "machine-abcdefghijkl", "r1: machine_id set");
         tap_is_str(COL(db, "status", "r1"), "NULL", "r1: still in flight");
 
-        tap_is_int(db_request_sandbox(db, "nope", "sandbox-x"), 0, "sandbox for an unknown id: no error");
+        tap_is_int(db_request_sandbox(db, "nope", "sandbox-x", NULL), 0, "sandbox for an unknown id: no error");
         tap_is_str(COL(db, "sandbox_id", "nope"), "(no row)", "... and no row created");
 }
 
@@ -202,10 +203,13 @@ static void test_in_flight(sqlite3 *db) {
         tap_is_int(db_request_begin(db, "f1", "POST /v1/execute", 400), 0, "begin f1 (pid 400)");
         tap_is_int(db_request_begin(db, "f2", "POST /v1/execute", 400), 0, "begin f2 (pid 400), no sandbox yet");
         tap_is_int(db_request_begin(db, "f3", "POST /v1/execute", 500), 0, "begin f3 (pid 500)");
-        tap_is_int(db_request_sandbox(db, "f1", "sandbox-f1"), 0, "f1 has a sandbox");
-        tap_is_int(db_request_sandbox(db, "f3", "sandbox-f3"), 0, "f3 has a sandbox");
-        tap_is_int(db_request_foreach_in_flight(db, 400, see, &seen), 0, "the sandboxes pid 400 left");
-        tap_ok(seen.n == 1 && strcmp(seen.ids[0], "sandbox-f1") == 0, "are f1's only (%zu)", seen.n);
+        tap_is_int(db_request_sandbox(db, "f1", "sandbox-f1", "machine-f1"), 0, "f1 has a sandbox in a machine");
+        tap_is_int(db_request_sandbox(db, "f3", "tool-f3", NULL), 0, "f3 has a sandbox that is a unit of its own");
+        tap_is_int(db_request_foreach_in_flight(db, 400, see, &seen), 0, "the units pid 400 left");
+        tap_ok(seen.n == 1 && strcmp(seen.ids[0], "machine-f1") == 0, "are f1's machine only (%zu)", seen.n);
+        seen.n = 0;
+        tap_ok(db_request_foreach_in_flight(db, 500, see, &seen) == 0 && seen.n == 1 && strcmp(seen.ids[0], "tool-f3") == 0,
+               "a tool call's unit is its sandbox");
         seen.n = 0;
         tap_is_int(db_request_foreach_in_flight(db, 0, see, &seen), 0, "the sandboxes any worker left");
         tap_is_int((long long) seen.n, 2, "are f1's and f3's");
@@ -224,11 +228,11 @@ static void test_pool_list(sqlite3 *db) {
         for (int i = 0; i < 300 && ok; i++) {
                 (void) snprintf(id, sizeof(id), "sandbox-list%03d", i);
                 (void) snprintf(sock, sizeof(sock), "/run/list%03d.sock", i);
-                ok = db_pool_add(db, id, sock) == 0 && db_pool_ready(db, id) == 0;
+                ok = db_pool_add(db, id, sock, "") == 0 && db_pool_ready(db, id) == 0;
         }
         tap_ok(ok, "pool: 300 sandboxes ready");
         for (int i = 0; i < 3; i++)
-                claimed += db_pool_claim(db, 4242, id, sizeof(id), sock, sizeof(sock)) == 0;
+                claimed += db_pool_claim(db, 4242, id, sizeof(id), sock, sizeof(sock), NULL) == 0;
         tap_is_int((long long) claimed, 3, "pool: 3 claimed by pid 4242");
         tap_is_int(db_pool_list(db, "ready", 0, &rows, &n), 0, "pool: list the ready ones");
         tap_is_int((long long) n, 297, "pool: all 297 of them");
@@ -239,7 +243,7 @@ static void test_pool_list(sqlite3 *db) {
         rows = mfree(rows);
         tap_is_int(db_pool_list(db, "claimed", 4243, &rows, &n), 0, "pool: list what pid 4243 claimed");
         tap_is_int((long long) n, 0, "pool: nothing");
-        (void) db_exec(db, "DELETE FROM pool WHERE sandbox_id LIKE 'sandbox-list%'");
+        (void) db_exec(db, "DELETE FROM pool WHERE machine_id LIKE 'sandbox-list%'");
 }
 
 static int tx_insert_then(sqlite3 *db, void *userdata) {
@@ -299,29 +303,38 @@ static void test_open_fails(void) {
         tap_is_str(db_errmsg(NULL), "out of memory", "db_errmsg(NULL)");
 }
 
-/* The pool's rows: the claim order, a claim never handing out the same sandbox twice, counters. */
+/* The pool's rows: the claim order, a claim never handing out the same machine twice, a machine
+ * put back and claimed again, counters. */
 static void test_pool(sqlite3 *db) {
         char id[64], sock[256], why[256];
         PoolCounts c = {};
+        int64_t executions = 0;
         int failures = -1;
 
-        tap_is_int(db_pool_add(db, "sandbox-a", "/run/a.sock"), 0, "pool: add a");
-        tap_is_int(db_pool_add(db, "sandbox-b", "/run/b.sock"), 0, "pool: add b");
-        tap_is_int(db_pool_add(db, "sandbox-a", "/run/a.sock"), -EEXIST, "pool: adding a twice is -EEXIST");
-        tap_is_int(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock)), -ENOENT, "pool: nothing ready, nothing claimed");
+        tap_is_int(db_pool_add(db, "sandbox-a", "/run/a.sock", "e=64"), 0, "pool: add a");
+        tap_is_int(db_pool_add(db, "sandbox-b", "/run/b.sock", "e=64"), 0, "pool: add b");
+        tap_is_int(db_pool_add(db, "sandbox-a", "/run/a.sock", "e=64"), -EEXIST, "pool: adding a twice is -EEXIST");
+        tap_is_int(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock), NULL), -ENOENT, "pool: nothing ready, nothing claimed");
         tap_is_int(db_pool_ready(db, "sandbox-b"), 0, "pool: b ready");
         tap_is_int(db_pool_ready(db, "sandbox-a"), 0, "pool: a ready");
         tap_is_int(db_pool_ready(db, "sandbox-a"), -ENOENT, "pool: a cannot become ready twice");
         tap_is_int(db_pool_counts(db, &c), 0, "pool: counts");
-        tap_ok(c.ready == 2 && c.starting == 0 && c.claimed == 0 && c.created_total == 2, "pool: 2 ready, 2 created");
-        tap_ok(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock)) == 0 && strcmp(id, "sandbox-b") == 0 && strcmp(sock, "/run/b.sock") == 0,
-               "pool: the longest-ready (b) is claimed first");
-        tap_ok(db_pool_claim(db, 8, id, sizeof(id), sock, sizeof(sock)) == 0 && strcmp(id, "sandbox-a") == 0, "pool: then a");
-        tap_is_int(db_pool_claim(db, 9, id, sizeof(id), sock, sizeof(sock)), -ENOENT, "pool: no sandbox is claimed twice");
+        tap_ok(c.ready == 2 && c.starting == 0 && c.claimed == 0 && c.created_total == 0, "pool: 2 ready, no sandbox made yet");
+        tap_ok(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock), &executions) == 0 && strcmp(id, "sandbox-b") == 0 &&
+                       strcmp(sock, "/run/b.sock") == 0 && executions == 1,
+               "pool: the longest-ready (b) is claimed first, for its first execution");
+        tap_is_int(db_pool_release(db, "sandbox-b"), 0, "pool: b is put back");
+        tap_is_int(db_pool_release(db, "sandbox-b"), -ENOENT, "pool: b cannot be put back twice");
+        tap_ok(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock), &executions) == 0 && strcmp(id, "sandbox-a") == 0 && executions == 1,
+               "pool: then a, the longest-ready now");
+        tap_ok(db_pool_claim(db, 8, id, sizeof(id), sock, sizeof(sock), &executions) == 0 && strcmp(id, "sandbox-b") == 0 && executions == 2,
+               "pool: then b again, for its second execution");
+        tap_is_int(db_pool_claim(db, 9, id, sizeof(id), sock, sizeof(sock), NULL), -ENOENT, "pool: no machine is claimed twice");
+        tap_ok(db_pool_counts(db, &c) == 0 && c.created_total == 3, "pool: a sandbox made for each execution");
         tap_is_int(db_pool_exists(db, "sandbox-a"), 1, "pool: a has a row");
         tap_is_int(db_pool_remove(db, "sandbox-a"), 0, "pool: remove a");
         tap_is_int(db_pool_exists(db, "sandbox-a"), 0, "pool: a is gone");
-        tap_ok(db_pool_counts(db, &c) == 0 && c.claimed == 1 && c.ready == 0 && c.created_total == 2, "pool: 1 in flight, the lifetime count kept");
+        tap_ok(db_pool_counts(db, &c) == 0 && c.claimed == 1 && c.ready == 0 && c.created_total == 3, "pool: 1 in flight, the lifetime count kept");
         tap_is_int(db_counter_add(db, "waits", 3), 0, "pool: count waits");
         tap_ok(db_pool_counts(db, &c) == 0 && c.waits == 3, "pool: waits counted");
 
