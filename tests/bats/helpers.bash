@@ -107,24 +107,24 @@ db() {
     sqlite3 -cmd '.timeout 5000' "$SANDBOXD_DB" "$@"
 }
 
-# Sandboxes the pool keeps (warm or booting): these are meant to be there.
+# Machines the pool keeps (idle, booting, or serving an execution): these are meant to be there.
 pool_units() {
-    db "SELECT sandbox_id || '.service' FROM pool WHERE state IN ('ready', 'starting')"
+    db "SELECT machine_id || '.service' FROM pool WHERE state IN ('ready', 'starting', 'claimed')"
 }
 
-# Sandbox units loaded that the pool does not keep: what an execution left behind.
+# Machine and tool units loaded that the pool does not keep: what an execution left behind.
 leftover_units() {
     local keep
     keep=$(pool_units)
-    in_systemd systemctl list-units --all --plain --no-legend 'sandbox-*' | awk '{ print $1 }' |
-        grep -v '^sandbox-api\.' | grep -vxF -e "${keep:-none}" -f <(echo "$keep") || true
+    in_systemd systemctl list-units --all --plain --no-legend 'machine-*' 'tool-*' | awk '{ print $1 }' |
+        grep -vxF -e "${keep:-none}" -f <(echo "$keep") || true
 }
 
-# Sandbox cgroups, in any hierarchy, that the pool does not keep.
+# Machine and tool cgroups, in any hierarchy, that the pool does not keep.
 leftover_cgroups() {
     local keep
     keep=$(pool_units)
-    in_systemd find /sys/fs/cgroup -type d -name 'sandbox-*.service' ! -name 'sandbox-api.service' 2>/dev/null |
+    in_systemd find /sys/fs/cgroup -type d \( -name 'machine-*.service' -o -name 'tool-*.service' \) 2>/dev/null |
         grep -vF -e "/${keep:-none}" -f <(sed 's#^#/#' <<<"$keep") || true
 }
 
@@ -141,19 +141,27 @@ expect_no_leftovers() {
     return 1
 }
 
-# Waits until the sandbox that ran a request is gone: unit, cgroups, pool row.
+# Waits until a unit (a machine, or a tool call's sandbox) is gone: unit, cgroups, pool row.
 expect_sandbox_gone() {
     local i
     for i in $(seq 50); do
         if [ -z "$(in_systemd systemctl list-units --all --plain --no-legend "$1.service")" ] &&
             [ -z "$(in_systemd find /sys/fs/cgroup -type d -name "$1.service" 2>/dev/null)" ] &&
-            [ -z "$(db "SELECT 1 FROM pool WHERE sandbox_id = '$1'")" ]; then
+            [ -z "$(db "SELECT 1 FROM pool WHERE machine_id = '$1'")" ]; then
             return 0
         fi
         sleep 0.1
     done
-    echo "sandbox $1 is still there" >&2
+    echo "unit $1 is still there" >&2
     return 1
+}
+
+# The executions a machine serves, as the running services were configured.
+executions_per_machine() {
+    local n
+    n=$(in_systemd systemctl show -P Environment sandbox-api.service | tr ' ' '\n' |
+        sed -n 's/^SANDBOXD_EXECUTIONS_PER_MACHINE=//p' | tail -n 1)
+    echo "${n:-64}"
 }
 
 pool_field() {

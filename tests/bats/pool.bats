@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
-# The warm pool and GET /v1/pool.
+# The warm pool of machines and GET /v1/pool.
 
 load helpers
 
@@ -35,11 +35,12 @@ teardown() {
     [ "$(field .created_total)" -ge 3 ]
 }
 
-@test "warm sandboxes are systemd units, idle and ready" {
-    warm=$(db "SELECT sandbox_id FROM pool WHERE state = 'ready'")
+@test "warm machines are systemd units, idle and ready" {
+    warm=$(db "SELECT machine_id FROM pool WHERE state = 'ready'")
     [ "$(wc -l <<<"$warm")" -ge 3 ]
-    for sid in $warm; do
-        [ "$(in_systemd systemctl is-active "$sid.service")" = active ]
+    for mid in $warm; do
+        [[ $mid =~ ^machine-[a-z2-7]{12}$ ]]
+        [ "$(in_systemd systemctl is-active "$mid.service")" = active ]
     done
 }
 
@@ -62,13 +63,25 @@ teardown() {
     [ "$(pool_field created_total)" = $((before + 3)) ]
 }
 
-@test "an execution's sandbox is destroyed after it: unit, cgroups and row" {
+@test "after a clean execution its machine is idle in the pool again (with one execution a machine: gone)" {
     execute '{"code":"print(1)"}'
     expect_status 200
-    expect_sandbox_gone "$(field .sandbox_id)"
+    machine=$(db "SELECT machine_id FROM requests WHERE request_id = '$rid'")
+    [[ $machine =~ ^machine-[a-z2-7]{12}$ ]]
+    if [ "$(executions_per_machine)" = 1 ]; then
+        expect_sandbox_gone "$machine"
+        return 0
+    fi
+    for i in $(seq 50); do
+        [ "$(db "SELECT state FROM pool WHERE machine_id = '$machine'")" = ready ] && break
+        sleep 0.1
+    done
+    [ "$(db "SELECT state FROM pool WHERE machine_id = '$machine'")" = ready ]
+    [ "$(db "SELECT executions >= 1 FROM pool WHERE machine_id = '$machine'")" = 1 ]
+    [ "$(in_systemd systemctl is-active "$machine.service")" = active ]
 }
 
-@test "a claimed sandbox is never reused: nothing persists between executions" {
+@test "a sandbox is never reused: nothing persists between executions" {
     execute '{"code":"open(\"/workspace/mark\",\"w\").write(\"x\"); open(\"/tmp/mark\",\"w\").write(\"x\"); print(open(\"/proc/self/cgroup\").read().count(\"sandbox-\"))"}'
     expect_status 200
     first=$(field .sandbox_id)
@@ -108,12 +121,13 @@ teardown() {
     [ "$(pool_field in_flight)" = 0 ]
 }
 
-@test "pool events are in the journal: created, ready, claimed, destroyed" {
-    execute '{"code":"print(1)"}'
-    sid=$(field .sandbox_id)
-    expect_sandbox_gone "$sid"
-    events=$(in_systemd journalctl -q -o json "SANDBOX_ID=$sid" MESSAGE_ID=3a7e9c1b5d2f4e8a9b6c0d1e2f3a4b5c | jq -r .POOL_EVENT | sort | tr '\n' ' ')
-    [ "$events" = "claimed created destroyed ready " ]
+@test "pool events are in the journal: a machine created, ready, and destroyed when it retires" {
+    # A timeout retires the machine that ran it.
+    execute '{"code":"import time; time.sleep(30)","timeout_s":1}'
+    machine=$(db "SELECT machine_id FROM requests WHERE request_id = '$rid'")
+    expect_sandbox_gone "$machine"
+    events=$(in_systemd journalctl -q -o json "MACHINE_ID=$machine" MESSAGE_ID=3a7e9c1b5d2f4e8a9b6c0d1e2f3a4b5c | jq -r .POOL_EVENT | sort | tr '\n' ' ')
+    [ "$events" = "created destroyed ready " ]
 }
 
 @test "with no warm sandbox to be had, a request waits, then gets 503" {

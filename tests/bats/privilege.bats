@@ -67,7 +67,7 @@ as_worker_user() {
     [[ $output == *"Access denied"* || $output == *"nteractive authentication required"* || $output == *"not allowed"* ]]
     [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'sbx-test-evil*')" ]
 
-    unit=$(in_systemd systemctl list-units --plain --no-legend 'sandbox-*.service' | awk '$1 != "sandbox-api.service" { print $1; exit }')
+    unit=$(in_systemd systemctl list-units --plain --no-legend 'machine-*.service' | awk '{ print $1; exit }')
     [ -n "$unit" ]
     run as_worker_user systemctl kill "$unit"
     [ "$status" -ne 0 ]
@@ -87,22 +87,22 @@ as_worker_user() {
 }
 
 @test "the broker acts only on sandboxd's own units" {
-    for id in sandbox-api dbus systemd-journald sandboxd-nginx "sandbox-abcdefghijkl.service" "../sandbox-api" "tool-ABCDEFGHIJKL"; do
+    for id in sandbox-api dbus systemd-journald sandboxd-nginx "machine-abcdefghijkl.service" "../sandbox-api" "tool-ABCDEFGHIJKL"; do
         for op in kill reset-failed; do
             run as_worker_user /usr/bin/python3 -c "$CLIENT" "$op" "$id"
             [ "$status" -eq 0 ]
             [ "$(jq .error <<<"$output")" -eq -22 ]   # -EINVAL
         done
     done
-    # A warm sandbox may only be started under a sandbox id; a tool runs only under a tool id.
+    # A machine may only be started under a machine id; a tool runs only under a tool id.
     run as_worker_user /usr/bin/python3 -c "$CLIENT" start-warm "tool-abcdefghijkl"
     [ "$(jq .error <<<"$output")" -eq -22 ]
-    run as_worker_user /usr/bin/python3 -c "$CLIENT" run-tool "sandbox-abcdefghijkl"
+    run as_worker_user /usr/bin/python3 -c "$CLIENT" run-tool "machine-abcdefghijkl"
     [ "$(jq .error <<<"$output")" -eq -22 ]
-    # Without the listening socket it must pass, no warm sandbox is started.
-    run as_worker_user /usr/bin/python3 -c "$CLIENT" start-warm "sandbox-abcdefghijkl"
+    # Without the listening socket it must pass, no machine is started.
+    run as_worker_user /usr/bin/python3 -c "$CLIENT" start-warm "machine-abcdefghijkl"
     [ "$(jq .error <<<"$output")" -eq -9 ]    # -EBADF
-    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'sandbox-abcdefghijkl*')" ]
+    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'machine-abcdefghijkl*')" ]
     in_systemd systemctl is-active --quiet sandbox-api.service sandboxd-broker.service sandboxd-poold.service dbus.service \
         systemd-journald.service sandboxd-nginx.service
 }
