@@ -13,7 +13,8 @@ SANITIZER_DROPIN_DIR := /etc/systemd/system/sandbox-api.service.d
 # Debian packages the build, the service and the tests need.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
-                bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev
+                bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev \
+                procps shellcheck clang-format
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -162,10 +163,10 @@ test: deps
 	$(MAKE) SANITIZE=address,undefined install
 	mkdir -p $(SANITIZER_DROPIN_DIR)
 	printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' >$(SANITIZER_DROPIN_DIR)/zz-sanitizers.conf
+	# The sanitizer check reads the journal from before the stack starts: start-up reports count too.
 	$(MAKE) stop
-	$(SBINDIR)/sandboxd-host up
-	tests/wait-http $(LISTEN)
-	since=$$(date '+%Y-%m-%d %H:%M:%S'); status=0; $(MAKE) e2e || status=$$?; \
+	since=$$(date +@%s.%6N); status=0; \
+	    { $(SBINDIR)/sandboxd-host up && tests/wait-http $(LISTEN) && $(MAKE) e2e; } || status=$$?; \
 	    tests/check-sanitizers "$$since" || status=1; $(MAKE) stop || status=$$?; \
 	    rm -f $(SANITIZER_DROPIN_DIR)/zz-sanitizers.conf; tests/check-down || status=1; exit $$status
 
