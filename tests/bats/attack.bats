@@ -13,6 +13,7 @@ setup() {
 }
 
 teardown() {
+    execute_abandon
     expect_no_leftovers
 }
 
@@ -84,9 +85,21 @@ os.killpg(0, signal.SIGKILL)"
 
 @test "concurrent sandboxes cannot see each other's files or processes" {
     marker="sbx-peer-$RANDOM$RANDOM"
-    curl -s -X POST "$SANDBOXD_URL/v1/execute" -d "{\"code\":\"import time, subprocess\nopen('/workspace/$marker','w').write('x')\nopen('/tmp/$marker','w').write('x')\nsubprocess.Popen(['/bin/sh','-c','exec -a $marker sleep 30'])\ntime.sleep(4)\"}" >/dev/null &
-    cpid=$!
-    sleep 1.5
+    # The peer plants its files and a process, then runs until the test releases it.
+    code_json "import os, subprocess, time
+open('/workspace/$marker', 'w').write('x')
+open('/tmp/$marker', 'w').write('x')
+subprocess.Popen($(marker_argv "$marker"))
+for _ in range(1000):
+    if os.path.exists('/workspace/released'):
+        print('released')
+        break
+    time.sleep(0.02)" '{timeout_s: 60}' >"$BATS_TEST_TMPDIR/peer"
+    execute_async "$BATS_TEST_TMPDIR/peer"
+    # Positive control: the peer's process runs, and its files are there, in its own sandbox.
+    pid=$(marker_pid "$marker")
+    [ -f "/proc/$pid/root/workspace/$marker" ]
+    [ -f "/proc/$pid/root/tmp/$marker" ]
     run_code "import os
 seen = []
 for root in ('/workspace', '/tmp', '/var/tmp', '/run'):
@@ -101,7 +114,13 @@ for p in os.listdir('/proc'):
             pass
 print(seen)"
     [ "$(field .stdout)" = "[]" ]
-    wait "$cpid"
+    # The peer was there all along.
+    [ "$(marker_pid "$marker")" = "$pid" ]
+    release "$pid" released
+    execute_wait
+    expect_status 200
+    [ "$(field .stdout)" = released ]
+    expect_marker_gone "$marker"
 }
 
 @test "no network: a loopback of its own, and the service's port unreachable on 127.0.0.1 and ::1" {

@@ -9,6 +9,7 @@ setup_file() {
 }
 
 teardown() {
+    execute_abandon
     expect_no_leftovers
 }
 
@@ -101,10 +102,13 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
 
 @test "timeout: stderr 'timed out after Ns', exit code -1, every process killed" {
     marker="sbx-timeout-$RANDOM$RANDOM"
-    execute "$(code_json "import subprocess
-subprocess.Popen(['/bin/sh', '-c', 'exec -a $marker sleep 1000'])
+    code_json "import subprocess
+subprocess.Popen($(marker_argv "$marker"))
 subprocess.Popen(['/bin/sh', '-c', 'while :; do :; done'])
-while True: pass" '{timeout_s: 2}')"
+while True: pass" '{timeout_s: 2}' >"$BATS_TEST_TMPDIR/req"
+    execute_async "$BATS_TEST_TMPDIR/req"
+    marker_pid "$marker"
+    execute_wait
     expect_status 200
     [ "$(field .stderr)" = "timed out after 2s" ]
     [ "$(field .exit_code)" = -1 ]
@@ -112,7 +116,7 @@ while True: pass" '{timeout_s: 2}')"
     [ "$(field .duration_ms)" -ge 2000 ]
     [ "$(field .duration_ms)" -lt 10000 ]
     expect_no_leftovers
-    ! pgrep -f "$marker"
+    expect_marker_gone "$marker"
 }
 
 @test "timeout_s 0 or absent means the default of 20 s" {
@@ -123,13 +127,23 @@ while True: pass" '{timeout_s: 2}')"
 
 @test "a background child left running when the snippet exits is killed with it" {
     marker="sbx-bg-$RANDOM$RANDOM"
-    execute "$(code_json "import subprocess
-subprocess.Popen(['/bin/sh', '-c', 'exec -a $marker sleep 1000'])
-print('done')")"
+    # The snippet ends once the test has seen its child running.
+    code_json "import os, subprocess, time
+subprocess.Popen($(marker_argv "$marker"))
+for _ in range(500):
+    if os.path.exists('/workspace/seen'):
+        print('finished')
+        break
+    time.sleep(0.02)" >"$BATS_TEST_TMPDIR/req"
+    execute_async "$BATS_TEST_TMPDIR/req"
+    pid=$(marker_pid "$marker")
+    release "$pid" seen
+    execute_wait
     expect_status 200
-    [ "$(field .stdout)" = done ]
+    [ "$(field .stdout)" = finished ]
+    [ "$(field .exit_code)" = 0 ]
     expect_no_leftovers
-    ! pgrep -f "$marker"
+    expect_marker_gone "$marker"
 }
 
 @test "stdin is fed to the program" {

@@ -13,7 +13,14 @@ require_stack() {
     fi
 }
 
-# api METHOD PATH [BODY] -> $code, $body, $rid (X-Request-Id), $ctype
+# read_headers FILE: $code (the last status line: not a 100 Continue), $rid (X-Request-Id), $ctype
+read_headers() {
+    code=$(awk '/^HTTP\// { c = $2 } END { print c }' "$1")
+    rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$1")
+    ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$1")
+}
+
+# api METHOD PATH [BODY] -> $code, $body, $rid, $ctype
 api() {
     local method=$1 path=$2 data=${3-} hdr
     hdr=$(mktemp)
@@ -22,9 +29,7 @@ api() {
     else
         body=$(curl -s -D "$hdr" -X "$method" "$SANDBOXD_URL$path")
     fi
-    code=$(awk '/^HTTP\// { c = $2 } END { print c }' "$hdr")  # the last status line: not a 100 Continue
-    rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$hdr")
-    ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$hdr")
+    read_headers "$hdr"
     rm -f "$hdr"
 }
 
@@ -33,10 +38,36 @@ api_file() {
     local hdr
     hdr=$(mktemp)
     body=$(curl -s -D "$hdr" -X "$1" "$SANDBOXD_URL$2" -H 'content-type: application/json' --data-binary "@$3")
-    code=$(awk '/^HTTP\// { c = $2 } END { print c }' "$hdr")  # the last status line: not a 100 Continue
-    rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$hdr")
-    ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$hdr")
+    read_headers "$hdr"
     rm -f "$hdr"
+}
+
+# execute_async FILE: POST /v1/execute with the body read from FILE, in the background, so that no
+# command line holds the body (a marker in it would match pgrep). execute_wait then sets $code,
+# $body, $rid and $ctype as api does.
+execute_async() {
+    async_dir=$(mktemp -d)
+    curl -s -D "$async_dir/hdr" -o "$async_dir/body" -X POST "$SANDBOXD_URL/v1/execute" \
+        -H 'content-type: application/json' --data-binary "@$1" &
+    async_pid=$!
+}
+
+execute_wait() {
+    local pid=$async_pid
+    async_pid=
+    wait "$pid" || { echo "curl failed: $?" >&2; return 1; }
+    body=$(cat "$async_dir/body")
+    read_headers "$async_dir/hdr"
+    rm -rf "$async_dir"
+}
+
+# For teardown: a request still in the background is waited for (its sandbox ends with it).
+execute_abandon() {
+    if [ -n "${async_pid:-}" ]; then
+        wait "$async_pid" || true
+        async_pid=
+        rm -rf "$async_dir"
+    fi
 }
 
 # execute JSON: POST /v1/execute
@@ -114,16 +145,18 @@ pool_units() {
 
 # Sandbox units loaded that the pool does not keep: what an execution left behind.
 leftover_units() {
-    local keep
-    keep=$(pool_units)
-    in_systemd systemctl list-units --all --plain --no-legend 'sandbox-*' | awk '{ print $1 }' |
-        grep -v '^sandbox-api\.' | grep -vxF -e "${keep:-none}" -f <(echo "$keep") || true
+    local keep units
+    keep=$(pool_units) || return
+    units=$(in_systemd systemctl list-units --all --plain --no-legend 'sandbox-*') || return
+    awk '{ print $1 }' <<<"$units" | grep -v '^sandbox-api\.' | grep -vxF -e "${keep:-none}" -f <(echo "$keep") || true
 }
 
 # Sandbox cgroups, in any hierarchy, that the pool does not keep.
 leftover_cgroups() {
     local keep
-    keep=$(pool_units)
+    keep=$(pool_units) || return
+    # find may meet a cgroup being removed: its status says nothing.
+    # shellcheck disable=SC2001 # a prefix on every line
     in_systemd find /sys/fs/cgroup -type d -name 'sandbox-*.service' ! -name 'sandbox-api.service' 2>/dev/null |
         grep -vF -e "/${keep:-none}" -f <(sed 's#^#/#' <<<"$keep") || true
 }
@@ -170,4 +203,46 @@ wait_pool_full() {
     done
     echo "the pool did not refill: $(curl -s "$SANDBOXD_URL/v1/pool")" >&2
     return 1
+}
+
+# A marker: a process whose command line ends in MARKER, which a sandbox's code starts with
+# subprocess.Popen($(marker_argv MARKER)). Python, not sh -c 'exec -a': Debian's sh has no exec -a.
+# The host sees every sandbox's processes, so pgrep finds it there while it runs.
+MARKER_ARGV="['/usr/bin/python3', '-c', 'import time; time.sleep(1000)', '%s']"
+
+# marker_argv MARKER: the Python list for subprocess.Popen that starts the marker process.
+marker_argv() {
+    # shellcheck disable=SC2059 # the format is MARKER_ARGV, fixed above
+    printf "$MARKER_ARGV" "$1"
+}
+
+# marker_pid MARKER: waits (bounded) until the marker process runs and prints its pid: the positive
+# control of every check that it is gone later.
+marker_pid() {
+    local pid
+    for _ in $(seq 100); do
+        pid=$(pgrep -f -- "-c import time; time.sleep\(1000\) $1\$") && { echo "$pid"; return 0; }
+        sleep 0.1
+    done
+    echo "the marker process '$1' never ran" >&2
+    return 1
+}
+
+# expect_marker_gone MARKER: no process of that marker runs (pgrep: 1 is "none", above is an error).
+expect_marker_gone() {
+    local rc=0 procs
+    procs=$(pgrep -a -f -- "-c import time; time.sleep\(1000\) $1\$") || rc=$?
+    [ "$rc" = 1 ] && return 0
+    if [ "$rc" = 0 ]; then
+        echo "the marker process '$1' is still there: $procs" >&2
+    else
+        echo "pgrep failed (exit $rc)" >&2
+    fi
+    return 1
+}
+
+# release PID NAME: creates /workspace/NAME in the sandbox of process PID, which its code waits for:
+# a sandbox kept running exactly as long as a test needs, without a sleep.
+release() {
+    : >"/proc/$1/root/workspace/$2"
 }
