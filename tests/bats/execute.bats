@@ -181,10 +181,36 @@ WORLD" ]
 }
 
 @test "file paths that climb out of the working directory are refused with the sandbox's 502" {
+    # The worker refuses these itself, in the runner's words, before it claims a sandbox: the
+    # runner's own check is tested directly (runner.bats).
     for p in ../x /etc/passwd a/../../x; do
         execute "$(jq -cn --arg p "$p" '{code: "print(1)", files: [{path: $p, content_b64: "eA=="}]}')"
         expect_error 502 "the sandbox returned HTTP 400: file path escapes working directory: '$p'"
     done
+}
+
+@test "the runner's own refusals reach the client as the sandbox's 502: return files over the cap, a file it cannot write" {
+    # Paths that climb out are refused by the worker before a sandbox is involved (above); these two
+    # only the runner inside the sandbox can find out. The return cap is 8 MiB in all.
+    execute "$(code_json 'open("big", "wb").write(b"r" * (8 * 1024 * 1024 + 1))' '{return_files: ["big"]}')"
+    expect_error 502 "the sandbox returned HTTP 400: return_files are larger than 8388608 bytes"
+    execute '{"code":"print(1)","files":[{"path":"a","content_b64":""},{"path":"a/b","content_b64":""}]}'
+    expect_error 502 "the sandbox returned HTTP 400: could not write 'a/b': Not a directory"
+}
+
+@test "a reply at every cap at once: stdout and stderr at the output cap, return files at the return cap" {
+    # 1 MiB each for stdout and stderr (SANDBOXD_OUTPUT_CAP_BYTES), 8 MiB of returned files in all.
+    [[ $(in_systemd systemctl show -P Environment sandbox-api.service) == *SANDBOXD_OUTPUT_CAP_BYTES=1048576* ]]
+    execute "$(code_json 'import sys
+sys.stdout.write("o" * (2 << 20))
+sys.stderr.write("e" * (2 << 20))
+for i in range(8):
+    open("r%d" % i, "wb").write(bytes([65 + i]) * (1 << 20))' '{return_files: ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"]}')"
+    expect_status 200
+    [ "$(jq -c '[(.stdout | length), .stdout_truncated, (.stderr | length), .stderr_truncated, .exit_code]' <<<"$body")" = '[1048576,true,1048576,true,0]' ]
+    [ "$(jq -r '.stdout + .stderr | explode | unique | implode' <<<"$body")" = eo ]
+    [ "$(jq -c '[.files[] | [.path, (.content_b64 | @base64d | length), (.content_b64 | @base64d | explode | unique | implode)]]' <<<"$body")" = \
+        '[["r0",1048576,"A"],["r1",1048576,"B"],["r2",1048576,"C"],["r3",1048576,"D"],["r4",1048576,"E"],["r5",1048576,"F"],["r6",1048576,"G"],["r7",1048576,"H"]]' ]
 }
 
 @test "invalid base64 content is a 400 with a clear message" {
