@@ -105,6 +105,11 @@ call() {
     done
     call '{"image":"demo-agent","function":"nothing","timeout_s":120}'
     expect_status 200
+    # The default shows only in what happens at it.
+    SECONDS=0
+    call '{"image":"demo-agent","function":"sleep","args":{"seconds":60}}'
+    expect_error 502 "tool execution failed: timed out after 30s"
+    [ "$SECONDS" -ge 30 ]
 }
 
 @test "a function that sleeps past its timeout is killed" {

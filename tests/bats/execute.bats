@@ -120,6 +120,18 @@ while True: pass" '{timeout_s: 2}' >"$BATS_TEST_TMPDIR/req"
 }
 
 @test "timeout_s 0 or absent means the default of 20 s" {
+    # The default shows only in what happens at it: both requests time out after 20 s, together.
+    code_json 'import time; time.sleep(60)' '{timeout_s: 0}' >"$BATS_TEST_TMPDIR/zero"
+    execute_async "$BATS_TEST_TMPDIR/zero"
+    execute "$(code_json 'import time; time.sleep(60)')"
+    expect_status 200
+    [ "$(field .stderr)" = "timed out after 20s" ]
+    [ "$(field .duration_ms)" -ge 20000 ]
+    execute_wait
+    expect_status 200
+    [ "$(field .stderr)" = "timed out after 20s" ]
+    [ "$(field .exit_code)" = -1 ]
+    [ "$(field .duration_ms)" -ge 20000 ]
     execute '{"code":"print(1)","timeout_s":0}'
     expect_status 200
     [ "$(field .stdout)" = 1 ]
