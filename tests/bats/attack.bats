@@ -124,9 +124,12 @@ print(seen)"
 }
 
 @test "no network: a loopback of its own, and the service's port unreachable on 127.0.0.1 and ::1" {
+    port=$(listen_port)
+    # Positive control: the port answers from here.
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/")" = 404 ]
     run_code "import socket
 print(sorted(i[1] for i in socket.if_nameindex()))
-for fam, addr in ((socket.AF_INET, ('127.0.0.1', 8080)), (socket.AF_INET6, ('::1', 8080))):
+for fam, addr in ((socket.AF_INET, ('127.0.0.1', $port)), (socket.AF_INET6, ('::1', $port))):
     s = socket.socket(fam)
     s.settimeout(2)
     try:

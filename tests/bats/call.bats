@@ -155,7 +155,8 @@ call() {
     expect_status 200
     [[ $body != *s3cr3t* ]]
     [ "$(jq -r '.result | keys | map(select(startswith("SANDBOXD_") or . == "INVOCATION_ID" or . == "JOURNAL_STREAM")) | length' <<<"$body")" = 0 ]
-    call '{"image":"demo-agent","function":"reach"}'
+    # The service's port, which answers from here (require_stack).
+    call "{\"image\":\"demo-agent\",\"function\":\"reach\",\"args\":{\"port\":$(listen_port)}}"
     expect_status 200
     [ "$(jq -c .result <<<"$body")" = '{"dbus_socket_exists":false,"tcp4":"ConnectionRefusedError","tcp6":"ConnectionRefusedError","interfaces":["lo"],"host_db_visible":false,"uid":1000}' ]
 }

@@ -205,6 +205,17 @@ wait_pool_full() {
     return 1
 }
 
+# The port the service listens on, from SANDBOXD_URL (http://HOST:PORT).
+listen_port() {
+    local hostport=${SANDBOXD_URL#*://}
+    hostport=${hostport%%/*}
+    if ! [[ $hostport =~ :([0-9]+)$ ]]; then
+        echo "no port in SANDBOXD_URL=$SANDBOXD_URL" >&2
+        return 1
+    fi
+    echo "${BASH_REMATCH[1]}"
+}
+
 # A marker: a process whose command line ends in MARKER, which a sandbox's code starts with
 # subprocess.Popen($(marker_argv MARKER)). Python, not sh -c 'exec -a': Debian's sh has no exec -a.
 # The host sees every sandbox's processes, so pgrep finds it there while it runs.
