@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Attacks through the HTTP API: each test fails if the attack works.
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 setup_file() {
     require_stack

@@ -3,7 +3,8 @@
 # POST /v1/call: an agent's own tool function, in a one-use sandbox made from its image.
 # Needs the demo-agent image (make images).
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 DROPIN_DIR=/etc/systemd/system/sandbox-api.service.d
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # POST /v1/execute over real HTTP: nginx -> FastCGI worker -> sd-bus -> systemd-nspawn.
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 setup_file() {
     require_stack

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Faults: each one recovers, loses no record and leaves nothing behind.
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 setup_file() {
     require_stack

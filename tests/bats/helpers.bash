@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Shared helpers for the end-to-end suites: real HTTP through nginx, the real journal and database.
 
@@ -122,8 +123,8 @@ in_systemd() {
 
 # The audit entry of request $1 as JSON (waits briefly: the journal is written asynchronously).
 journal_entry() {
-    local i out
-    for i in $(seq 50); do
+    local out
+    for _ in $(seq 50); do
         out=$(in_systemd journalctl -q -o json "REQUEST_ID=$1" MESSAGE_ID=8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f 2>/dev/null | tail -n 1)
         if [ -n "$out" ]; then
             echo "$out"
@@ -163,8 +164,8 @@ leftover_cgroups() {
 
 # Waits until no sandbox is left but the pool's (used ones are destroyed right after the reply).
 expect_no_leftovers() {
-    local i units cgroups
-    for i in $(seq 50); do
+    local units cgroups
+    for _ in $(seq 50); do
         units=$(leftover_units)
         cgroups=$(leftover_cgroups)
         [ -z "$units$cgroups" ] && return 0
@@ -176,8 +177,7 @@ expect_no_leftovers() {
 
 # Waits until the sandbox that ran a request is gone: unit, cgroups, pool row.
 expect_sandbox_gone() {
-    local i
-    for i in $(seq 50); do
+    for _ in $(seq 50); do
         if [ -z "$(in_systemd systemctl list-units --all --plain --no-legend "$1.service")" ] &&
             [ -z "$(in_systemd find /sys/fs/cgroup -type d -name "$1.service" 2>/dev/null)" ] &&
             [ -z "$(db "SELECT 1 FROM pool WHERE sandbox_id = '$1'")" ]; then
@@ -195,9 +195,9 @@ pool_field() {
 
 # Waits until the pool has its target of warm sandboxes again.
 wait_pool_full() {
-    local i target
+    local target
     target=$(pool_field target)
-    for i in $(seq ${1:-300}); do
+    for _ in $(seq 300); do
         [ "$(pool_field warm)" -ge "$target" ] && return 0
         sleep 0.1
     done
