@@ -41,7 +41,7 @@ SRCS      := $(PURE_SRCS) fcgi/main.c fcgi/log.c fcgi/request.c fcgi/reply.c fcg
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
 
-.PHONY: all deps unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
+.PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
         images fuzz
 
 all: $(BUILD)/sandboxd-fcgi $(BUILD)/sandboxd-runner $(BUILD)/seccomp.bpf
@@ -87,6 +87,12 @@ unit:
 .PHONY: unit-run
 unit-run: $(UNIT_TESTS)
 	prove --exec '' $(UNIT_TESTS)
+
+# One unit test under the sanitizers: make check-unit T=b64 builds and runs tests/unit/test-b64.c.
+check-unit:
+	@[ -f tests/unit/test-$(T).c ] || { echo "usage: make check-unit T=NAME (tests/unit/test-NAME.c)" >&2; exit 2; }
+	$(MAKE) SANITIZE=address,undefined build/san/tests/test-$(T)
+	build/san/tests/test-$(T)
 
 # libFuzzer over the request parser and the pure modules under it, for a bounded time. clang, not
 # $(CC): gcc has no -fsanitize=fuzzer. The sources are compiled here, not linked from build/, whose
