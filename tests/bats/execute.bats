@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # POST /v1/execute over real HTTP: nginx -> FastCGI worker -> sd-bus -> systemd-nspawn.
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 setup_file() {
     require_stack
 }
 
 teardown() {
+    execute_abandon
     expect_no_leftovers
 }
 
@@ -101,10 +103,13 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
 
 @test "timeout: stderr 'timed out after Ns', exit code -1, every process killed" {
     marker="sbx-timeout-$RANDOM$RANDOM"
-    execute "$(code_json "import subprocess
-subprocess.Popen(['/bin/sh', '-c', 'exec -a $marker sleep 1000'])
+    code_json "import subprocess
+subprocess.Popen($(marker_argv "$marker"))
 subprocess.Popen(['/bin/sh', '-c', 'while :; do :; done'])
-while True: pass" '{timeout_s: 2}')"
+while True: pass" '{timeout_s: 2}' >"$BATS_TEST_TMPDIR/req"
+    execute_async "$BATS_TEST_TMPDIR/req"
+    marker_pid "$marker"
+    execute_wait
     expect_status 200
     [ "$(field .stderr)" = "timed out after 2s" ]
     [ "$(field .exit_code)" = -1 ]
@@ -112,10 +117,22 @@ while True: pass" '{timeout_s: 2}')"
     [ "$(field .duration_ms)" -ge 2000 ]
     [ "$(field .duration_ms)" -lt 10000 ]
     expect_no_leftovers
-    ! pgrep -f "$marker"
+    expect_marker_gone "$marker"
 }
 
 @test "timeout_s 0 or absent means the default of 20 s" {
+    # The default shows only in what happens at it: both requests time out after 20 s, together.
+    code_json 'import time; time.sleep(60)' '{timeout_s: 0}' >"$BATS_TEST_TMPDIR/zero"
+    execute_async "$BATS_TEST_TMPDIR/zero"
+    execute "$(code_json 'import time; time.sleep(60)')"
+    expect_status 200
+    [ "$(field .stderr)" = "timed out after 20s" ]
+    [ "$(field .duration_ms)" -ge 20000 ]
+    execute_wait
+    expect_status 200
+    [ "$(field .stderr)" = "timed out after 20s" ]
+    [ "$(field .exit_code)" = -1 ]
+    [ "$(field .duration_ms)" -ge 20000 ]
     execute '{"code":"print(1)","timeout_s":0}'
     expect_status 200
     [ "$(field .stdout)" = 1 ]
@@ -123,13 +140,23 @@ while True: pass" '{timeout_s: 2}')"
 
 @test "a background child left running when the snippet exits is killed with it" {
     marker="sbx-bg-$RANDOM$RANDOM"
-    execute "$(code_json "import subprocess
-subprocess.Popen(['/bin/sh', '-c', 'exec -a $marker sleep 1000'])
-print('done')")"
+    # The snippet ends once the test has seen its child running.
+    code_json "import os, subprocess, time
+subprocess.Popen($(marker_argv "$marker"))
+for _ in range(500):
+    if os.path.exists('/workspace/seen'):
+        print('finished')
+        break
+    time.sleep(0.02)" >"$BATS_TEST_TMPDIR/req"
+    execute_async "$BATS_TEST_TMPDIR/req"
+    pid=$(marker_pid "$marker")
+    release "$pid" seen
+    execute_wait
     expect_status 200
-    [ "$(field .stdout)" = done ]
+    [ "$(field .stdout)" = finished ]
+    [ "$(field .exit_code)" = 0 ]
     expect_no_leftovers
-    ! pgrep -f "$marker"
+    expect_marker_gone "$marker"
 }
 
 @test "stdin is fed to the program" {
@@ -167,10 +194,36 @@ WORLD" ]
 }
 
 @test "file paths that climb out of the working directory are refused with the sandbox's 502" {
+    # The worker refuses these itself, in the runner's words, before it claims a sandbox: the
+    # runner's own check is tested directly (runner.bats).
     for p in ../x /etc/passwd a/../../x; do
         execute "$(jq -cn --arg p "$p" '{code: "print(1)", files: [{path: $p, content_b64: "eA=="}]}')"
         expect_error 502 "the sandbox returned HTTP 400: file path escapes working directory: '$p'"
     done
+}
+
+@test "the runner's own refusals reach the client as the sandbox's 502: return files over the cap, a file it cannot write" {
+    # Paths that climb out are refused by the worker before a sandbox is involved (above); these two
+    # only the runner inside the sandbox can find out. The return cap is 8 MiB in all.
+    execute "$(code_json 'open("big", "wb").write(b"r" * (8 * 1024 * 1024 + 1))' '{return_files: ["big"]}')"
+    expect_error 502 "the sandbox returned HTTP 400: return_files are larger than 8388608 bytes"
+    execute '{"code":"print(1)","files":[{"path":"a","content_b64":""},{"path":"a/b","content_b64":""}]}'
+    expect_error 502 "the sandbox returned HTTP 400: could not write 'a/b': Not a directory"
+}
+
+@test "a reply at every cap at once: stdout and stderr at the output cap, return files at the return cap" {
+    # 1 MiB each for stdout and stderr (SANDBOXD_OUTPUT_CAP_BYTES), 8 MiB of returned files in all.
+    [[ $(in_systemd systemctl show -P Environment sandbox-api.service) == *SANDBOXD_OUTPUT_CAP_BYTES=1048576* ]]
+    execute "$(code_json 'import sys
+sys.stdout.write("o" * (2 << 20))
+sys.stderr.write("e" * (2 << 20))
+for i in range(8):
+    open("r%d" % i, "wb").write(bytes([65 + i]) * (1 << 20))' '{return_files: ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"]}')"
+    expect_status 200
+    [ "$(jq -c '[(.stdout | length), .stdout_truncated, (.stderr | length), .stderr_truncated, .exit_code]' <<<"$body")" = '[1048576,true,1048576,true,0]' ]
+    [ "$(jq -r '.stdout + .stderr | explode | unique | implode' <<<"$body")" = eo ]
+    [ "$(jq -c '[.files[] | [.path, (.content_b64 | @base64d | length), (.content_b64 | @base64d | explode | unique | implode)]]' <<<"$body")" = \
+        '[["r0",1048576,"A"],["r1",1048576,"B"],["r2",1048576,"C"],["r3",1048576,"D"],["r4",1048576,"E"],["r5",1048576,"F"],["r6",1048576,"G"],["r7",1048576,"H"]]' ]
 }
 
 @test "invalid base64 content is a 400 with a clear message" {

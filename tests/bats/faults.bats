@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Faults: each one recovers, loses no record and leaves nothing behind.
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 setup_file() {
     require_stack
@@ -13,7 +14,12 @@ setup() {
 }
 
 teardown() {
-    [ -n "${lock_pid:-}" ] && kill "$lock_pid" 2>/dev/null || true
+    if [ -n "${sql_fd:-}" ]; then
+        exec {sql_fd}>&-
+    fi
+    if [ -n "${lock_pid:-}" ]; then
+        kill "$lock_pid" 2>/dev/null || true
+    fi
     expect_no_leftovers
 }
 
@@ -23,7 +29,12 @@ teardown() {
         curl -s -o "$BATS_TEST_TMPDIR/out.$i" -w '%{http_code}' -X POST "$SANDBOXD_URL/v1/execute" \
             -d "{\"code\":\"import time; time.sleep(1); print($i)\"}" >"$BATS_TEST_TMPDIR/code.$i" &
     done
-    sleep 1
+    # Restarted while executions run.
+    for _ in $(seq 100); do
+        [ "$(pool_field in_flight)" -ge 1 ] && break
+        sleep 0.1
+    done
+    [ "$(pool_field in_flight)" -ge 1 ]
     in_systemd systemctl restart sandbox-api.service
     wait
     for i in $(seq 12); do
@@ -38,7 +49,7 @@ teardown() {
     wait_pool_full
     expect_no_leftovers
     # No record is left in flight.
-    for n in $(seq 50); do
+    for _ in $(seq 50); do
         [ "$(db "SELECT count(*) FROM requests WHERE status IS NULL AND started_at >= '$since'")" = 0 ] && break
         sleep 0.1
     done
@@ -48,15 +59,27 @@ teardown() {
 }
 
 @test "sqlite locked by another process past the busy timeout: a clear 503, then recovery" {
-    # Hold the write lock for 8 s (the workers wait 5 s).
-    sqlite3 "$SANDBOXD_DB" "BEGIN IMMEDIATE; INSERT INTO counters VALUES ('lock-test', 0); SELECT 1 FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 40000000) SELECT count(*) FROM c); ROLLBACK;" >/dev/null &
+    # Another process holds the write lock until the test lets go (the workers wait 5 s).
+    mkfifo "$BATS_TEST_TMPDIR/sql"
+    sqlite3 -cmd '.timeout 5000' "$SANDBOXD_DB" <"$BATS_TEST_TMPDIR/sql" >/dev/null &
     lock_pid=$!
-    sleep 0.5
+    exec {sql_fd}>"$BATS_TEST_TMPDIR/sql"
+    echo "BEGIN IMMEDIATE; INSERT INTO counters VALUES ('lock-test', 0);" >&"$sql_fd"
+    # Held once another writer cannot get in at once.
+    for _ in $(seq 100); do
+        sqlite3 "$SANDBOXD_DB" 'BEGIN IMMEDIATE; ROLLBACK;' >/dev/null 2>&1 || break
+        sleep 0.05
+    done
+    run sqlite3 "$SANDBOXD_DB" 'BEGIN IMMEDIATE; ROLLBACK;'
+    [[ $output == *"database is locked"* ]]
     execute '{"code":"print(1)"}'
     expect_error 503 "the request database is unavailable: database is locked - try again shortly"
     # No row could be written, but the journal has the request.
     [ "$(jq -r .STATUS <<<"$(journal_entry "$rid")")" = 503 ]
-    wait "$lock_pid" || true
+    echo 'ROLLBACK;' >&"$sql_fd"
+    exec {sql_fd}>&-
+    sql_fd=
+    wait "$lock_pid"
     lock_pid=
     execute '{"code":"print(\"recovered\")"}'
     [ "$(field .stdout)" = recovered ]

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Shared helpers for the end-to-end suites: real HTTP through nginx, the real journal and database.
 
@@ -13,7 +14,14 @@ require_stack() {
     fi
 }
 
-# api METHOD PATH [BODY] -> $code, $body, $rid (X-Request-Id), $ctype
+# read_headers FILE: $code (the last status line: not a 100 Continue), $rid (X-Request-Id), $ctype
+read_headers() {
+    code=$(awk '/^HTTP\// { c = $2 } END { print c }' "$1")
+    rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$1")
+    ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$1")
+}
+
+# api METHOD PATH [BODY] -> $code, $body, $rid, $ctype
 api() {
     local method=$1 path=$2 data=${3-} hdr
     hdr=$(mktemp)
@@ -22,9 +30,7 @@ api() {
     else
         body=$(curl -s -D "$hdr" -X "$method" "$SANDBOXD_URL$path")
     fi
-    code=$(awk '/^HTTP\// { c = $2 } END { print c }' "$hdr")  # the last status line: not a 100 Continue
-    rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$hdr")
-    ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$hdr")
+    read_headers "$hdr"
     rm -f "$hdr"
 }
 
@@ -33,10 +39,36 @@ api_file() {
     local hdr
     hdr=$(mktemp)
     body=$(curl -s -D "$hdr" -X "$1" "$SANDBOXD_URL$2" -H 'content-type: application/json' --data-binary "@$3")
-    code=$(awk '/^HTTP\// { c = $2 } END { print c }' "$hdr")  # the last status line: not a 100 Continue
-    rid=$(awk 'tolower($1) == "x-request-id:" { sub("\r", "", $2); print $2 }' "$hdr")
-    ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$hdr")
+    read_headers "$hdr"
     rm -f "$hdr"
+}
+
+# execute_async FILE: POST /v1/execute with the body read from FILE, in the background, so that no
+# command line holds the body (a marker in it would match pgrep). execute_wait then sets $code,
+# $body, $rid and $ctype as api does.
+execute_async() {
+    async_dir=$(mktemp -d)
+    curl -s -D "$async_dir/hdr" -o "$async_dir/body" -X POST "$SANDBOXD_URL/v1/execute" \
+        -H 'content-type: application/json' --data-binary "@$1" &
+    async_pid=$!
+}
+
+execute_wait() {
+    local pid=$async_pid
+    async_pid=
+    wait "$pid" || { echo "curl failed: $?" >&2; return 1; }
+    body=$(cat "$async_dir/body")
+    read_headers "$async_dir/hdr"
+    rm -rf "$async_dir"
+}
+
+# For teardown: a request still in the background is waited for (its sandbox ends with it).
+execute_abandon() {
+    if [ -n "${async_pid:-}" ]; then
+        wait "$async_pid" || true
+        async_pid=
+        rm -rf "$async_dir"
+    fi
 }
 
 # execute JSON: POST /v1/execute
@@ -91,8 +123,8 @@ in_systemd() {
 
 # The audit entry of request $1 as JSON (waits briefly: the journal is written asynchronously).
 journal_entry() {
-    local i out
-    for i in $(seq 50); do
+    local out
+    for _ in $(seq 50); do
         out=$(in_systemd journalctl -q -o json "REQUEST_ID=$1" MESSAGE_ID=8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f 2>/dev/null | tail -n 1)
         if [ -n "$out" ]; then
             echo "$out"
@@ -114,24 +146,26 @@ pool_units() {
 
 # Machine and tool units loaded that the pool does not keep: what an execution left behind.
 leftover_units() {
-    local keep
-    keep=$(pool_units)
-    in_systemd systemctl list-units --all --plain --no-legend 'machine-*' 'tool-*' | awk '{ print $1 }' |
-        grep -vxF -e "${keep:-none}" -f <(echo "$keep") || true
+    local keep units
+    keep=$(pool_units) || return
+    units=$(in_systemd systemctl list-units --all --plain --no-legend 'machine-*' 'tool-*') || return
+    awk '{ print $1 }' <<<"$units" | grep -vxF -e "${keep:-none}" -f <(echo "$keep") || true
 }
 
 # Machine and tool cgroups, in any hierarchy, that the pool does not keep.
 leftover_cgroups() {
     local keep
-    keep=$(pool_units)
+    keep=$(pool_units) || return
+    # find may meet a cgroup being removed: its status says nothing.
+    # shellcheck disable=SC2001 # a prefix on every line
     in_systemd find /sys/fs/cgroup -type d \( -name 'machine-*.service' -o -name 'tool-*.service' \) 2>/dev/null |
         grep -vF -e "/${keep:-none}" -f <(sed 's#^#/#' <<<"$keep") || true
 }
 
 # Waits until no sandbox is left but the pool's (used ones are destroyed right after the reply).
 expect_no_leftovers() {
-    local i units cgroups
-    for i in $(seq 50); do
+    local units cgroups
+    for _ in $(seq 50); do
         units=$(leftover_units)
         cgroups=$(leftover_cgroups)
         [ -z "$units$cgroups" ] && return 0
@@ -143,8 +177,7 @@ expect_no_leftovers() {
 
 # Waits until a unit (a machine, or a tool call's sandbox) is gone: unit, cgroups, pool row.
 expect_sandbox_gone() {
-    local i
-    for i in $(seq 50); do
+    for _ in $(seq 50); do
         if [ -z "$(in_systemd systemctl list-units --all --plain --no-legend "$1.service")" ] &&
             [ -z "$(in_systemd find /sys/fs/cgroup -type d -name "$1.service" 2>/dev/null)" ] &&
             [ -z "$(db "SELECT 1 FROM pool WHERE machine_id = '$1'")" ]; then
@@ -170,9 +203,9 @@ pool_field() {
 
 # Waits until the pool has its target of warm sandboxes again.
 wait_pool_full() {
-    local i target
+    local target
     target=$(pool_field target)
-    for i in $(seq ${1:-300}); do
+    for _ in $(seq 300); do
         [ "$(pool_field warm)" -ge "$target" ] && return 0
         sleep 0.1
     done
@@ -222,4 +255,57 @@ clear_settings() {
     [ $found = 0 ] || return 1
     in_systemd systemctl daemon-reload
     restart_services
+}
+
+# The port the service listens on, from SANDBOXD_URL (http://HOST:PORT).
+listen_port() {
+    local hostport=${SANDBOXD_URL#*://}
+    hostport=${hostport%%/*}
+    if ! [[ $hostport =~ :([0-9]+)$ ]]; then
+        echo "no port in SANDBOXD_URL=$SANDBOXD_URL" >&2
+        return 1
+    fi
+    echo "${BASH_REMATCH[1]}"
+}
+
+# A marker: a process whose command line ends in MARKER, which a sandbox's code starts with
+# subprocess.Popen($(marker_argv MARKER)). Python, not sh -c 'exec -a': Debian's sh has no exec -a.
+# The host sees every sandbox's processes, so pgrep finds it there while it runs.
+MARKER_ARGV="['/usr/bin/python3', '-c', 'import time; time.sleep(1000)', '%s']"
+
+# marker_argv MARKER: the Python list for subprocess.Popen that starts the marker process.
+marker_argv() {
+    # shellcheck disable=SC2059 # the format is MARKER_ARGV, fixed above
+    printf "$MARKER_ARGV" "$1"
+}
+
+# marker_pid MARKER: waits (bounded) until the marker process runs and prints its pid: the positive
+# control of every check that it is gone later.
+marker_pid() {
+    local pid
+    for _ in $(seq 100); do
+        pid=$(pgrep -f -- "-c import time; time.sleep\(1000\) $1\$") && { echo "$pid"; return 0; }
+        sleep 0.1
+    done
+    echo "the marker process '$1' never ran" >&2
+    return 1
+}
+
+# expect_marker_gone MARKER: no process of that marker runs (pgrep: 1 is "none", above is an error).
+expect_marker_gone() {
+    local rc=0 procs
+    procs=$(pgrep -a -f -- "-c import time; time.sleep\(1000\) $1\$") || rc=$?
+    [ "$rc" = 1 ] && return 0
+    if [ "$rc" = 0 ]; then
+        echo "the marker process '$1' is still there: $procs" >&2
+    else
+        echo "pgrep failed (exit $rc)" >&2
+    fi
+    return 1
+}
+
+# release PID NAME: creates /workspace/NAME in the sandbox of process PID, which its code waits for:
+# a sandbox kept running exactly as long as a test needs, without a sleep.
+release() {
+    : >"/proc/$1/root/workspace/$2"
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The warm pool of machines and GET /v1/pool.
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 setup_file() {
     require_stack

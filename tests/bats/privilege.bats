@@ -3,7 +3,8 @@
 # Least privilege: the processes that parse requests are not root and cannot manage systemd units;
 # the one that can (the broker) does so only for sandboxd's own units, and only for them.
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 # The client's text, run with python3 -c: the checkout may sit where systemd's namespace does not see
 # it (a private /tmp), or where the users tried here may not read.
@@ -121,7 +122,7 @@ as_worker_user() {
 @test "descriptors passed to the broker are never kept, whatever message carries them" {
     broker=$(service_pids sandboxd-broker.service sandboxd-broker)
     before=$(in_systemd ls "/proc/$broker/fd" | wc -l)
-    for i in $(seq 20); do
+    for _ in $(seq 20); do
         # An empty message, a malformed one, and a request that takes no descriptor.
         as_worker_user /usr/bin/python3 -c "$CLIENT" --fds 4 "" >/dev/null
         as_worker_user /usr/bin/python3 -c "$CLIENT" --fds 4 00 >/dev/null

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The service as an operator sees it: units, restarts, nginx's own errors, concurrency.
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 setup_file() {
     require_stack

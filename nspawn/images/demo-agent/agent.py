@@ -52,11 +52,11 @@ def environment():
     return dict(os.environ)
 
 
-def reach():
+def reach(port=8080):
     """What a tool could reach of the host: the D-Bus socket, the service's port, host files."""
     out = {}
     out["dbus_socket_exists"] = os.path.exists("/run/dbus/system_bus_socket")
-    for name, family, addr in (("tcp4", socket.AF_INET, ("127.0.0.1", 8080)), ("tcp6", socket.AF_INET6, ("::1", 8080))):
+    for name, family, addr in (("tcp4", socket.AF_INET, ("127.0.0.1", port)), ("tcp6", socket.AF_INET6, ("::1", port))):
         s = socket.socket(family, socket.SOCK_STREAM)
         s.settimeout(1)
         try:
