@@ -50,9 +50,12 @@ static const RouteHandler handlers[_ROUTE_MAX] = {
 /* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */
 static void record(Request *req, Context *ctx, bool has_row) {
         RequestOutcome o = {.sandbox_id = req->sandbox_id[0] ? req->sandbox_id : NULL,
-                            .machine_id = req->machine_id[0] ? req->machine_id : NULL, .status = req->status,
-                            .has_exit_code = req->has_exit_code, .exit_code = req->exit_code,
-                            .duration_ms = req->duration_ms, .error = req->error};
+                            .machine_id = req->machine_id[0] ? req->machine_id : NULL,
+                            .status = req->status,
+                            .has_exit_code = req->has_exit_code,
+                            .exit_code = req->exit_code,
+                            .duration_ms = req->duration_ms,
+                            .error = req->error};
         int r;
 
         if (has_row) {

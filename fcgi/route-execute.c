@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdbool.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>

@@ -14,12 +14,12 @@
  * namespace, and nothing else: CAP_SYS_ADMIN (namespaces, mounts), CAP_SYS_CHROOT (entering a
  * sandbox's mount namespace), CAP_NET_ADMIN (its loopback), CAP_SETUID, CAP_SETGID and CAP_SETPCAP
  * (becoming the sandbox user, emptying the bounding set). The code itself keeps none. */
-#define DROP_ALL_BUT_MACHINE                                                                                            \
-        "CAP_CHOWN,CAP_DAC_OVERRIDE,CAP_DAC_READ_SEARCH,CAP_FOWNER,CAP_FSETID,CAP_KILL,CAP_LINUX_IMMUTABLE,"            \
-        "CAP_NET_BIND_SERVICE,CAP_NET_BROADCAST,CAP_NET_RAW,CAP_IPC_LOCK,CAP_IPC_OWNER,CAP_SYS_MODULE,"                 \
-        "CAP_SYS_RAWIO,CAP_SYS_PTRACE,CAP_SYS_PACCT,CAP_SYS_BOOT,CAP_SYS_NICE,"                                         \
-        "CAP_SYS_RESOURCE,CAP_SYS_TIME,CAP_SYS_TTY_CONFIG,CAP_MKNOD,CAP_LEASE,CAP_AUDIT_WRITE,CAP_AUDIT_CONTROL,"        \
-        "CAP_SETFCAP,CAP_MAC_OVERRIDE,CAP_MAC_ADMIN,CAP_SYSLOG,CAP_WAKE_ALARM,CAP_BLOCK_SUSPEND,CAP_AUDIT_READ,"        \
+#define DROP_ALL_BUT_MACHINE                                                                                      \
+        "CAP_CHOWN,CAP_DAC_OVERRIDE,CAP_DAC_READ_SEARCH,CAP_FOWNER,CAP_FSETID,CAP_KILL,CAP_LINUX_IMMUTABLE,"      \
+        "CAP_NET_BIND_SERVICE,CAP_NET_BROADCAST,CAP_NET_RAW,CAP_IPC_LOCK,CAP_IPC_OWNER,CAP_SYS_MODULE,"           \
+        "CAP_SYS_RAWIO,CAP_SYS_PTRACE,CAP_SYS_PACCT,CAP_SYS_BOOT,CAP_SYS_NICE,"                                   \
+        "CAP_SYS_RESOURCE,CAP_SYS_TIME,CAP_SYS_TTY_CONFIG,CAP_MKNOD,CAP_LEASE,CAP_AUDIT_WRITE,CAP_AUDIT_CONTROL," \
+        "CAP_SETFCAP,CAP_MAC_OVERRIDE,CAP_MAC_ADMIN,CAP_SYSLOG,CAP_WAKE_ALARM,CAP_BLOCK_SUSPEND,CAP_AUDIT_READ,"  \
         "CAP_PERFMON,CAP_BPF,CAP_CHECKPOINT_RESTORE"
 
 typedef struct Argv {

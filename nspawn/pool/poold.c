@@ -59,7 +59,7 @@ typedef struct Poold {
         bool stop;
         sqlite3 *db;
         Starting starting[PARALLEL_STARTS]; /* fill() starts no more */
-        char settings[256]; /* what a machine started now is made with (machine_settings()) */
+        char settings[256];                 /* what a machine started now is made with (machine_settings()) */
         size_t n_starting;
         unsigned boost;
         int64_t last_waits;

@@ -4,7 +4,8 @@
 # leaves is seen by the next on the same machine. The pool is forced to one machine, and every test
 # first proves that what it then finds gone was really there (or really tried) in the earlier run.
 
-load helpers
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
 
 setup_file() {
     require_stack
@@ -23,8 +24,8 @@ machine_of() {
     db "SELECT machine_id FROM requests WHERE request_id = '$1'"
 }
 
-# run_code CODE: one execution, which must answer 200; $first_machine is the machine of the first
-# call in a test, and every later call must run on it too.
+# run_code CODE: one execution, which must answer 200; $first_machine (each test's own local) is the
+# machine of the first call in a test, and every later call must run on it too.
 run_code() {
     execute "$(code_json "$1")"
     expect_status 200
@@ -40,6 +41,7 @@ run_code() {
 }
 
 @test "each execution has a sandbox of its own, in the same machine, named in the records and the journal" {
+    local first_machine=
     run_code 'print(1)'
     s1=$(field .sandbox_id) r1=$rid
     run_code 'print(2)'
@@ -53,6 +55,7 @@ run_code() {
 }
 
 @test "files written anywhere writable are gone in the next execution" {
+    local first_machine=
     marker=m$RANDOM$RANDOM
     # Every directory the code may write to, found by walking the whole tree, gets a marker.
     run_code "import os
@@ -87,6 +90,7 @@ print(found)"
 }
 
 @test "processes an execution left (a child, a double-forked daemon, a setsid one) are gone in the next" {
+    local first_machine=
     marker=p$RANDOM$RANDOM
     run_code "import os, subprocess, time
 subprocess.Popen(['$marker-child', '600'], executable='/bin/sleep')
@@ -113,6 +117,7 @@ print(sum(1 for p in os.listdir('/proc') if p.isdigit() and '$marker' in open('/
 }
 
 @test "SysV and POSIX IPC objects and abstract sockets of an execution are gone in the next" {
+    local first_machine=
     marker=i$RANDOM$RANDOM
     key=$((RANDOM * 1000 + 4242))
     run_code "import ctypes, os, socket, time
@@ -152,6 +157,7 @@ except OSError as e:
 }
 
 @test "environment changes and kernel keyrings of an execution do not reach the next" {
+    local first_machine=
     marker=e$RANDOM$RANDOM
     run_code "import ctypes, os
 os.environ['SANDBOXD_MARK'] = '$marker'
@@ -175,6 +181,7 @@ print('$marker' in keys)"
 }
 
 @test "an execution sees only its own processes: not the machine's runner, zygote or earlier sandboxes" {
+    local first_machine=
     run_code 'print(1)'
     unit="$first_machine.service"
     # Positive control: the machine has its runner and its zygote, seen from the host.
@@ -190,6 +197,7 @@ print(any(b'sandboxd-runner' in open('/proc/%d/cmdline' % p, 'rb').read() for p 
 }
 
 @test "the code cannot signal or trace its sandbox's init, nor reach the machine's processes" {
+    local first_machine=
     run_code 'print(1)'
     before=$(in_systemd systemd-cgls --no-pager -u "$first_machine.service" | grep -c -e sandboxd-runner -e "python3 -c")
     run_code "import ctypes, os, signal
@@ -213,6 +221,7 @@ except OSError:
 }
 
 @test "a crash retires its machine and the next execution runs, unharmed, in a new one" {
+    local first_machine=
     run_code 'print(1)'
     machine=$first_machine
     execute '{"code":"import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"}'
@@ -227,6 +236,7 @@ except OSError:
 }
 
 @test "running out of memory retires the machine and the next execution runs in a new one" {
+    local first_machine=
     run_code 'print(1)'
     machine=$first_machine
     execute '{"code":"x = []\nwhile True:\n    x.append(bytearray(64 << 20))"}'
@@ -241,6 +251,7 @@ except OSError:
 }
 
 @test "a timeout kills the whole machine through systemd, and the next execution runs in a new one" {
+    local first_machine=
     run_code 'print(1)'
     machine=$first_machine
     execute '{"code":"import time; time.sleep(30)","timeout_s":1}'
@@ -253,6 +264,7 @@ except OSError:
 }
 
 @test "a machine serves SANDBOXD_EXECUTIONS_PER_MACHINE executions, then a new one takes over" {
+    local first_machine=
     with_settings zz-reuse SANDBOXD_POOL_TARGET=1 SANDBOXD_POOL_MAX=1 SANDBOXD_EXECUTIONS_PER_MACHINE=3
     wait_pool_full
     for i in 1 2 3; do

@@ -22,10 +22,10 @@ static const IdCase id_cases[] = {
         {"tool-aaaaaaaaaaaa", NULL, 1},
         {"tool-abcdefghijkl", "machine", 0},
         {"machine-abcdefghijkl", "tool", 0},
-        {"sandbox-api", NULL, 0},              /* the service itself */
-        {"machine-abcdefghijk", NULL, 0},      /* 11 */
-        {"machine-abcdefghijklm", NULL, 0},    /* 13 */
-        {"machine-abcdefghijk1", NULL, 0},     /* not base32 */
+        {"sandbox-api", NULL, 0},           /* the service itself */
+        {"machine-abcdefghijk", NULL, 0},   /* 11 */
+        {"machine-abcdefghijklm", NULL, 0}, /* 13 */
+        {"machine-abcdefghijk1", NULL, 0},  /* not base32 */
         {"machine-abcdefghijk8", NULL, 0},
         {"machine-Abcdefghijkl", NULL, 0},
         {"machine-abcdefghijk-", NULL, 0},
