@@ -254,12 +254,24 @@ static int claim(Request *req, Context *ctx, char *why, size_t why_size) {
         }
 }
 
+/* The most a runner's reply to x may take: both streams at the output cap and the returned files at
+ * the return cap, in base64, with every returned file's path as JSON escapes it at worst (6 bytes a
+ * byte), and room for the rest. */
+static size_t reply_cap(const Config *cfg, const ExecRequest *x) {
+        size_t cap = (cfg->output_cap_bytes * 2 + cfg->return_cap_bytes) / 3 * 4 + (64U << 10);
+        size_t n = x->return_files ? json_object_array_length(x->return_files) : 0;
+
+        for (size_t i = 0; i < n; i++)
+                cap += 6 * (size_t) json_object_get_string_len(json_object_array_get_idx(x->return_files, i)) + 64;
+        return cap;
+}
+
 /* Hands the request to the claimed machine and waits for the reply, at most timeout_s. Whatever
  * leaves the machine in doubt retires it: a timeout, a limit hit, a code process killed by a signal,
  * a reply missing or unreadable. */
 static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, const char *input, size_t input_len) {
         const Config *cfg = ctx->config;
-        size_t max_reply = (cfg->output_cap_bytes * 2 + cfg->return_cap_bytes) / 3 * 4 + (64U << 10);
+        size_t max_reply = reply_cap(cfg, x);
         cleanup_free char *reply = NULL;
         char unit[SANDBOX_ID_MAX + 16];
         SandboxLimitsHit hit = {};
