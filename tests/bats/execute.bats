@@ -213,7 +213,8 @@ WORLD" ]
 
 @test "a reply at every cap at once: stdout and stderr at the output cap, return files at the return cap" {
     # 1 MiB each for stdout and stderr (SANDBOXD_OUTPUT_CAP_BYTES), 8 MiB of returned files in all.
-    [[ $(in_systemd systemctl show -P Environment sandbox-api.service) == *SANDBOXD_OUTPUT_CAP_BYTES=1048576* ]]
+    setting_default SANDBOXD_OUTPUT_CAP_BYTES
+    setting_default SANDBOXD_RETURN_CAP_BYTES
     execute "$(code_json 'import sys
 sys.stdout.write("o" * (2 << 20))
 sys.stderr.write("e" * (2 << 20))

@@ -305,7 +305,20 @@ expect_marker_gone() {
 }
 
 # release PID NAME: creates /workspace/NAME in the sandbox of process PID, which its code waits for:
-# a sandbox kept running exactly as long as a test needs, without a sleep.
+# a sandbox kept running exactly as long as a test needs, without a sleep. From inside the sandbox's
+# user and mount namespaces: its tmpfs takes no file from a user its namespace does not map.
 release() {
-    : >"/proc/$1/root/workspace/$2"
+    nsenter --target "$1" --user --mount /usr/bin/touch "/workspace/$2"
+}
+
+# setting_default NAME: the running services take NAME's default: no drop-in and no line of
+# /etc/sandboxd/sandboxd.conf sets it.
+setting_default() {
+    local env
+    env=$(in_systemd systemctl show -P Environment sandbox-api.service) || return
+    [[ $env != *"$1="* ]] || { echo "$1 is set for the service: $env" >&2; return 1; }
+    if [ -e /etc/sandboxd/sandboxd.conf ] && grep -q "^[[:space:]]*$1=" /etc/sandboxd/sandboxd.conf; then
+        echo "$1 is set in /etc/sandboxd/sandboxd.conf" >&2
+        return 1
+    fi
 }
