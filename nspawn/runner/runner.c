@@ -87,11 +87,12 @@ static const char *arg_zygote_path;
 static uid_t arg_uid = 1000;
 static int arg_own_mnt = -1;
 
-/* One sandbox, made before its execution arrives: its init (our child: it exits with the code's
- * status), its mount namespace, and our ends of the code process's pipes. */
+/* One sandbox, made before its execution arrives: its init (the zygote's child), our end of the
+ * init's report socket (the code's status comes there), its mount namespace, and our ends of the
+ * code process's pipes. */
 typedef struct Sandbox {
         pid_t init;
-        int pidfd;
+        int report;
         int mnt;
         int code_w; /* the code process's fd 3 */
         int out_r;
@@ -118,17 +119,16 @@ static void die(const char *what) {
 }
 
 static void sandbox_done(Sandbox *sb) {
-        closep(&sb->pidfd);
+        closep(&sb->report);
         closep(&sb->mnt);
         closep(&sb->code_w);
         closep(&sb->out_r);
         closep(&sb->err_r);
-        if (sb->init > 0) {
-                /* Normally reaped already; if not, its PID namespace dies with it. */
+        /* An init whose code never ran (a refused request): its PID namespace dies with it. The
+         * zygote reaps it. */
+        if (sb->init > 0)
                 (void) kill(sb->init, SIGKILL);
-                (void) waitpid(sb->init, NULL, 0);
-        }
-        *sb = (Sandbox){.init = -1, .pidfd = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
+        *sb = (Sandbox){.init = -1, .report = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
 }
 
 /* Starts the zygote: the interpreter is initialised once per machine, while the machine waits. */
@@ -160,37 +160,39 @@ static void zygote_start(const ZygoteConfig *config, const void *filter, size_t 
 
 /* The next sandbox, from the zygote: made ahead, so that an execution does not wait for it. */
 static int sandbox_prepare(Sandbox *ret) {
-        int code[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+        int code[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
         ZygoteFork req = {.magic = ZYGOTE_MAGIC};
         ZygoteReply rep = {.pid = -EPROTO};
-        Sandbox sb = {.init = -1, .pidfd = -1, .mnt = -1};
+        Sandbox sb = {.init = -1, .report = -1, .mnt = -1};
+        int32_t hello = -1;
         int r = 0;
 
-        if (pipe2(code, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+        if (pipe2(code, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+            socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
                 r = -errno;
         if (r >= 0) {
-                /* One descriptor a message: stdout, stderr, then the code's pipe. */
-                const int fds[] = {out[1], err[1], code[0]};
+                /* One descriptor a message: stdout, stderr, the code's pipe, the init's socket. */
+                const int fds[] = {out[1], err[1], code[0], report[1]};
 
                 for (size_t i = 0; r >= 0 && i < ELEMENTSOF(fds); i++)
                         r = fd_send_one(arg_zygote, &req, sizeof(req), fds[i], 0);
         }
-        if (r >= 0 && fd_receive_one(arg_zygote, &rep, sizeof(rep), 0, &sb.mnt) != (ssize_t) sizeof(rep))
+        if (r >= 0 && fd_receive_one(arg_zygote, &rep, sizeof(rep), 0, NULL) != (ssize_t) sizeof(rep))
                 r = -EPROTO;
-        if (r >= 0 && (rep.pid <= 0 || sb.mnt < 0))
+        if (r >= 0 && rep.pid <= 0)
                 r = rep.pid < 0 ? rep.pid : -EPROTO;
         closep(&out[1]);
         closep(&err[1]);
         closep(&code[0]);
+        closep(&report[1]);
         sb.init = r >= 0 ? rep.pid : -1;
+        sb.report = report[0];
         sb.code_w = code[1];
         sb.out_r = out[0];
         sb.err_r = err[0];
-        if (r >= 0) {
-                sb.pidfd = (int) syscall(SYS_pidfd_open, sb.init, 0);
-                if (sb.pidfd < 0)
-                        r = -errno;
-        }
+        /* The init's first word: its filesystems are made, and here is its mount namespace. */
+        if (r >= 0 && (fd_receive_one(sb.report, &hello, sizeof(hello), 0, &sb.mnt) != (ssize_t) sizeof(hello) || hello != 0 || sb.mnt < 0))
+                r = -EPROTO;
         if (r < 0) {
                 sandbox_done(&sb);
                 return r;
@@ -306,9 +308,10 @@ static bool drain(int fd, Output *o, size_t cap, char *buf) {
 /* Reads the child's stdout and stderr until it exits. A background process that keeps the pipes
  * open must not keep the reply waiting: once the child is gone, only what is already in the pipes
  * is read. */
-static int collect(Sandbox *c, size_t cap, Output *out, Output *err, int *ret_status) {
+static int collect(Sandbox *c, size_t cap, Output *out, Output *err, int *ret_code) {
         cleanup_free char *buf = malloc(CHUNK);
         bool exited = false;
+        int32_t code = -1;
 
         out->data = malloc(cap + 1);
         err->data = malloc(cap + 1);
@@ -320,7 +323,7 @@ static int collect(Sandbox *c, size_t cap, Output *out, Output *err, int *ret_st
 
         while (!exited) {
                 struct pollfd fds[] = {
-                        {.fd = c->pidfd, .events = POLLIN},
+                        {.fd = c->report, .events = POLLIN},
                         {.fd = out->open ? c->out_r : -1, .events = POLLIN},
                         {.fd = err->open ? c->err_r : -1, .events = POLLIN},
                 };
@@ -341,16 +344,13 @@ static int collect(Sandbox *c, size_t cap, Output *out, Output *err, int *ret_st
                 ;
         while (err->open && drain(c->err_r, err, cap, buf))
                 ;
-        while (waitpid(c->init, ret_status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
+        /* The code's status, from its init (which exits and takes the rest of the sandbox with it);
+         * nothing means the init itself died. */
+        if (fd_receive_one(c->report, &code, sizeof(code), 0, NULL) != (ssize_t) sizeof(code))
+                return -ECHILD;
         c->init = -1;
+        *ret_code = code;
         return 0;
-}
-
-/* Like a shell: death by signal N reads 128 + N. -1 is reserved for the timeout. */
-static int exit_status(int status) {
-        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
 static int add_b64(struct json_object *o, const char *key, const void *data, size_t len) {
@@ -458,12 +458,13 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, R
         closep(&c->code_w);
         c->code_w = -1;
 
+        /* status: as a shell has it, death by signal N reads 128 + N (the init encodes it). */
         r = collect(c, (size_t) cap, &out, &err, &status);
         if (r >= 0) {
                 struct json_object *list = json_object_new_array();
 
                 if (json_object_object_add(reply, "status", json_object_new_int(200)) < 0 ||
-                    json_object_object_add(reply, "exit_code", json_object_new_int(exit_status(status))) < 0 ||
+                    json_object_object_add(reply, "exit_code", json_object_new_int(status)) < 0 ||
                     add_b64(reply, "stdout_b64", out.data, out.len) < 0 || add_b64(reply, "stderr_b64", err.data, err.len) < 0 ||
                     json_object_object_add(reply, "stdout_truncated", json_object_new_boolean(out.cut)) < 0 ||
                     json_object_object_add(reply, "stderr_truncated", json_object_new_boolean(err.cut)) < 0 ||
@@ -592,7 +593,7 @@ int main(int argc, char **argv) {
         ZygoteConfig config = {.magic = ZYGOTE_MAGIC, .uid = 1000, .workspace_bytes = 128U << 20, .tmp_bytes = 64U << 20};
         const char *filter = NULL;
         uint64_t executions = 1, served = 0;
-        Sandbox sandbox = {.init = -1, .pidfd = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
+        Sandbox sandbox = {.init = -1, .report = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
         size_t filter_len;
         int r;
 

@@ -8,12 +8,16 @@
  * Over one SOCK_SEQPACKET pair (the zygote's fd ZYGOTE_FD):
  *   runner -> zygote  ZygoteConfig, once, then the compiled system-call filter as one message;
  *   zygote -> runner  ZygoteReply {pid 0}: initialised, ready to fork;
- *   runner -> zygote  ZygoteFork with the code process's stdout (fd alongside), then its stderr and
- *                     the read end of its code pipe, one message each;
+ *   runner -> zygote  ZygoteFork with the code process's stdout (fd alongside), then its stderr, the
+ *                     read end of its code pipe, and one end of a SOCK_SEQPACKET pair for the
+ *                     sandbox's init, one message each;
  *   zygote -> runner  ZygoteReply {pid of the sandbox's init, in the machine's PID namespace, or a
- *                     negative errno}, with the sandbox's mount namespace alongside. That init is a child of the runner by then: it exits with
- *                     the code's status (128 + N for death by signal N), and its PID namespace
- *                     (every process the code started) dies with it. */
+ *                     negative errno}.
+ * Then over that pair, from the init:
+ *   init -> runner    an int32_t 0 with the sandbox's mount namespace alongside, once it is made;
+ *                     an int32_t, the code's status (128 + N for death by signal N), once the code
+ *                     ended. The init exits then, and its PID namespace (every process the code
+ *                     started) dies with it; end of file before the status: it died itself. */
 
 #include <stdint.h>
 

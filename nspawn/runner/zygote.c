@@ -9,13 +9,13 @@
  * ends it as the interpreter would). So a snippet ends as `python3 -c CODE` ends, and pays neither
  * the exec nor the interpreter's start-up.
  *
- * Per execution, three processes:
- *   S  forked from the zygote: marks itself and its children first for the OOM killer, unshares
- *      mount, PID, IPC, UTS and network namespaces, makes the root read-only, mounts fresh
- *      size-capped tmpfs on /workspace, /tmp, /var/tmp and /dev/shm and a new mqueue, brings up
- *      its own loopback, forks I, hands I's PID and the mount namespace to the zygote, and exits;
- *   I  PID 1 of the new PID namespace: mounts its /proc, forks C, drops to the sandbox user, reaps,
- *      and exits with C's status once C ends, which kills whatever C left behind;
+ * Per execution, two processes:
+ *   I  forked from the zygote straight into new mount, PID, IPC, UTS and network namespaces, as PID 1
+ *      of the new PID namespace: marks itself and its children first for the OOM killer, makes the
+ *      root read-only, mounts fresh size-capped tmpfs on /workspace, /tmp, /var/tmp and /dev/shm, a
+ *      new mqueue and its own /proc, brings up its own loopback, hands its mount namespace to the
+ *      runner, forks C, drops to the sandbox user, reaps, and once C ends reports C's status and
+ *      exits, which kills whatever C left behind;
  *   C  the code: the sandbox user, no capability in any set, no_new_privs, the system-call filter,
  *      then Py_RunMain().
  * The zygote and the runner stay root of the machine's user namespace and never run user code; the
@@ -263,10 +263,9 @@ static void oom_first(void) {
         (void) close(fd);
 }
 
-/* S: the namespaces and filesystems of one sandbox. */
-static void enter_namespaces(void) {
+/* I, in the namespaces it was forked into: the filesystems of one sandbox. */
+static void make_filesystems(void) {
         oom_first();
-        must(unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET), "unshare");
         /* Nothing mounted here may reach the machine's namespace, nor the other way round. */
         must(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "making / private");
         root_read_only();
@@ -319,10 +318,12 @@ static void become_code(int out, int err, int code) {
         confine();
 }
 
-/* I, PID 1 of the sandbox: reaps what the code leaves, and ends with the code. No signal reaches it
- * from inside (init gets only those it handles), nor ptrace (not dumpable, another UID). */
-static _Noreturn void init_loop(pid_t code) {
+/* I, PID 1 of the sandbox: reaps what the code leaves, and ends with the code, after telling the
+ * runner the code's status (128 + N for death by signal N). No signal reaches it from inside (init
+ * gets only those it handles), nor ptrace (not dumpable, another UID). */
+static _Noreturn void init_loop(pid_t code, int report) {
         int status = 0;
+        int32_t code_status;
 
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         if (setgroups(0, NULL) < 0 || setresgid(arg_config.uid, arg_config.uid, arg_config.uid) < 0 ||
@@ -336,36 +337,26 @@ static _Noreturn void init_loop(pid_t code) {
                 if (pid < 0 && errno != EINTR)
                         _exit(127);
         }
-        /* The machine's runner reads the code's status from ours; the kernel kills the rest. */
-        _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+        code_status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        /* Then the kernel kills whatever the code left. */
+        _exit(fd_send_one(report, &code_status, sizeof(code_status), -1, 0) < 0 ? 127 : 0);
 }
 
-/* S and its descendants. Returns only in C, ready for Py_RunMain(). */
+/* I, in its new namespaces: the sandbox's filesystems, its mount namespace to the runner, then C.
+ * Returns only in C, ready for Py_RunMain(). */
 static void make_sandbox(int out, int err, int code, int report) {
-        pid_t init, child;
         int mnt;
+        pid_t child;
 
-        enter_namespaces();
-        /* Before the init mounts its own /proc over the machine's in this same mount namespace:
-         * after that, /proc/self is no longer S. */
-        mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-        if (mnt < 0)
-                die("/proc/self/ns/mnt");
-        init = fork();
-        if (init < 0)
-                die("fork");
-        if (init > 0) {
-                /* S: the init's PID, as the machine sees it, and the sandbox's mount namespace to the
-                 * zygote; then S is gone and the init becomes a child of the machine's PID 1, the
-                 * runner. The namespace comes from here: once the init has become the sandbox user
-                 * and undumpable, the runner may no longer open it through /proc. */
-                ZygoteReply p = {.pid = init};
-
-                _exit(fd_send_one(report, &p, sizeof(p), mnt, 0) < 0 ? 127 : 0);
-        }
-        (void) close(report);
-        (void) close(mnt);
+        make_filesystems();
         must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), "mounting /proc");
+        /* The runner writes and reads the execution's files from inside this namespace. It comes
+         * from here: once this process has become the sandbox user and undumpable, the runner may
+         * no longer open it through /proc. */
+        mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (mnt < 0 || fd_send_one(report, &(int32_t){0}, sizeof(int32_t), mnt, 0) < 0)
+                die("handing over the mount namespace");
+        (void) close(mnt);
         child = fork();
         if (child < 0)
                 die("fork");
@@ -374,24 +365,32 @@ static void make_sandbox(int out, int err, int code, int report) {
                 (void) close(out);
                 (void) close(err);
                 (void) close(code);
-                init_loop(child);
+                init_loop(child, report);
         }
+        (void) close(report);
         become_code(out, err, code);
 }
 
-/* One fork request: three descriptors in; the sandbox's init and its mount namespace out. */
+/* Zombies of sandboxes that ended: the zygote is their parent. */
+static void reap(void) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+}
+
+/* One fork request: four descriptors in (the code's stdout, stderr and fd 3, and the init's report
+ * socket), the sandbox's init out. */
 static int serve_fork(void) {
-        int fds[3] = {-1, -1, -1}, report[2] = {-1, -1}, status = 0;
-        cleanup_close int mnt = -1;
+        int fds[4] = {-1, -1, -1, -1};
         ZygoteFork req = {};
         ZygoteReply rep = {.pid = -EPROTO};
         ssize_t n;
-        pid_t s;
+        pid_t init;
 
+        reap();
         n = fd_receive_one(ZYGOTE_FD, &req, sizeof(req), 0, &fds[0]);
         if (n == 0)
                 return 0; /* the runner is gone */
-        if (n != (ssize_t) sizeof(req) || req.magic != ZYGOTE_MAGIC)
+        if (n != (ssize_t) sizeof(req) || req.magic != ZYGOTE_MAGIC || fds[0] < 0)
                 goto reply;
         for (size_t i = 1; i < ELEMENTSOF(fds); i++) {
                 ZygoteFork more = {};
@@ -399,35 +398,26 @@ static int serve_fork(void) {
                 if (fd_receive_one(ZYGOTE_FD, &more, sizeof(more), 0, &fds[i]) != (ssize_t) sizeof(more) || fds[i] < 0)
                         goto reply;
         }
-        if (fds[0] < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
-                goto reply;
 
+        /* A fork straight into the sandbox's new namespaces, as PID 1 of the new PID namespace: one
+         * copy of the interpreter's address space fewer than fork() and unshare() would take. The
+         * raw system call leaves libc's cached thread id stale in the child, which is harmless there:
+         * it never raises a signal or locks an error-checking mutex, and its own fork() sets the
+         * code process's right. */
         PyOS_BeforeFork();
-        s = fork();
-        if (s == 0) {
+        init = (pid_t) syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | SIGCHLD,
+                               NULL, NULL, NULL, 0);
+        if (init == 0) {
                 PyOS_AfterFork_Child();
-                (void) close(report[0]);
-                make_sandbox(fds[0], fds[1], fds[2], report[1]);
+                make_sandbox(fds[0], fds[1], fds[2], fds[3]);
                 return 2; /* C: run the code */
         }
+        rep.pid = init < 0 ? -errno : init;
         PyOS_AfterFork_Parent();
-        (void) close(report[1]);
-        report[1] = -1;
-        rep.pid = s < 0 ? -errno : -EPROTO;
-        if (s > 0) {
-                ZygoteReply p = {};
-
-                if (fd_receive_one(report[0], &p, sizeof(p), 0, &mnt) == (ssize_t) sizeof(p) && p.pid > 0 && mnt >= 0)
-                        rep.pid = p.pid;
-                while (waitpid(s, &status, 0) < 0 && errno == EINTR)
-                        ;
-        }
 reply:
         for (size_t i = 0; i < ELEMENTSOF(fds); i++)
                 closep(&fds[i]);
-        closep(&report[0]);
-        closep(&report[1]);
-        return fd_send_one(ZYGOTE_FD, &rep, sizeof(rep), rep.pid > 0 ? mnt : -1, 0) < 0 ? 0 : 1;
+        return fd_send_one(ZYGOTE_FD, &rep, sizeof(rep), -1, 0) < 0 ? 0 : 1;
 }
 
 /* The bootstrap's function, for the -c command to pop from sys. */
