@@ -269,7 +269,7 @@ listen_port() {
 }
 
 # A marker: a process whose command line ends in MARKER, which a sandbox's code starts with
-# subprocess.Popen($(marker_argv MARKER)). Python, not sh -c 'exec -a': Debian's sh has no exec -a.
+# subprocess.Popen($(marker_argv MARKER)). Python, not a shell's exec with -a: Debian's sh (dash) has no such option.
 # The host sees every sandbox's processes, so pgrep finds it there while it runs.
 MARKER_ARGV="['/usr/bin/python3', '-c', 'import time; time.sleep(1000)', '%s']"
 
