@@ -36,7 +36,7 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -MMD -MP $(WARN) $(HARDEN) $(CFLAGS) \
 objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
 # What every binary may link: no HTTP, no FastCGI.
-LIB_SRCS    := lib/b64.c lib/utf8.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
+LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
                lib/image-name.c lib/signal-util.c lib/daemon.c
 # The workers' and the pool manager's side of the broker and of the pool.
 CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-socket.c nspawn/unit-name.c
@@ -45,7 +45,7 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/validate.c nspawn/sandbox-result.c \
-               $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/config.c lib/fd-util.c lib/log.c \
+               $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/sandbox.c nspawn/sandbox-result.c \
@@ -70,7 +70,8 @@ $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
 $(BUILD)/tests/test-path-util:    $(call objs,lib/path-util.c)
 $(BUILD)/tests/test-image-name:   $(call objs,lib/image-name.c)
-$(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/b64.c lib/utf8.c lib/path-util.c)
+$(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
+$(BUILD)/tests/test-error:        $(call objs,lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/image-name.c)
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
@@ -153,10 +154,10 @@ check-unit:
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/b64.c lib/utf8.c lib/path-util.c lib/image-name.c \
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/image-name.c \
                 nspawn/broker/broker-proto.c
 
-build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h lib/b64.h lib/utf8.h lib/path-util.h lib/image-name.h fcgi/messages.h \
+build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
                          lib/macro.h nspawn/broker/broker-proto.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \

@@ -116,7 +116,7 @@ static int call_run(Request *req, const CallRequest *c, const char *image, const
 
 int route_call(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *input = NULL;
-        ValidateError verr = {};
+        Error verr = {};
         CallRequest c = {};
         char image[80];
         uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];

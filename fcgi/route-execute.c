@@ -351,7 +351,7 @@ static int claim_connected(Request *req, Context *ctx, char *why, size_t why_siz
 int route_execute(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *input = NULL;
         cleanup_close int fd = -1;
-        ValidateError verr = {};
+        Error verr = {};
         ExecRequest x = {};
         char why[256];
         const char *text;

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "fcgi/messages.h"
 #include "fcgi/validate.h"
 #include "lib/b64.h"
+#include "lib/error.h"
 #include "lib/path-util.h"
 #include "lib/utf8.h"
 
@@ -88,25 +88,6 @@ int validate_parse_body(const char *body, size_t len, struct json_object **ret) 
         return 0;
 }
 
-__attribute__((format(printf, 3, 4))) static int fail(ValidateError *err, int status, const char *fmt, ...) {
-        va_list ap;
-        size_t n, i;
-
-        err->status = status;
-        va_start(ap, fmt);
-        (void) vsnprintf(err->message, sizeof(err->message), fmt, ap);
-        va_end(ap);
-
-        /* A long path or language cut to fit must not end in half a character: the message goes out
-         * as a JSON string. Back up over at most three continuation bytes to the lead byte. */
-        n = i = strlen(err->message);
-        while (i > 0 && n - i < 3 && ((uint8_t) err->message[i - 1] & 0xc0) == 0x80)
-                i--;
-        if (i > 0 && !utf8_valid((const uint8_t *) err->message + i - 1, n - i + 1))
-                err->message[i - 1] = 0;
-        return -EINVAL;
-}
-
 /* A present field: NULL when absent or JSON null (both mean "use the default"). */
 static struct json_object *field(struct json_object *body, const char *key) {
         struct json_object *v = NULL;
@@ -116,7 +97,7 @@ static struct json_object *field(struct json_object *body, const char *key) {
         return v;
 }
 
-static int validate_timeout(struct json_object *body, const ValidateLimits *limits, unsigned *ret, ValidateError *err) {
+static int validate_timeout(struct json_object *body, const ValidateLimits *limits, unsigned *ret, Error *err) {
         struct json_object *v = field(body, "timeout_s");
         int64_t t;
 
@@ -125,19 +106,19 @@ static int validate_timeout(struct json_object *body, const ValidateLimits *limi
                 return 0;
         }
         if (!json_object_is_type(v, json_type_int))
-                return fail(err, 400, MSG_TIMEOUT_RANGE, limits->max_timeout_s);
+                return error_set_status(err, 400, -EINVAL, MSG_TIMEOUT_RANGE, limits->max_timeout_s);
 
         errno = 0;
         t = json_object_get_int64(v);
         if (errno != 0 || t < 0 || t > (int64_t) limits->max_timeout_s)
-                return fail(err, 400, MSG_TIMEOUT_RANGE, limits->max_timeout_s);
+                return error_set_status(err, 400, -EINVAL, MSG_TIMEOUT_RANGE, limits->max_timeout_s);
 
         *ret = t == 0 ? limits->default_timeout_s : (unsigned) t;
         return 0;
 }
 
 /* A path of files[] or return_files[]: escaping answers as the runner inside the sandbox would. */
-static int validate_entry_path(struct json_object *p, bool returned, size_t i, ValidateError *err) {
+static int validate_entry_path(struct json_object *p, bool returned, size_t i, Error *err) {
         const char *path = json_object_get_string(p);
         size_t len = (size_t) json_object_get_string_len(p);
         int r = path_relative_check(path, len, NULL, 0);
@@ -146,27 +127,27 @@ static int validate_entry_path(struct json_object *p, bool returned, size_t i, V
                 char detail[PATH_MAX_BYTES + 64];
 
                 (void) snprintf(detail, sizeof(detail), MSG_PATH_ESCAPES, path);
-                return fail(err, 502, MSG_SANDBOX_HTTP, 400, detail);
+                return error_set_status(err, 502, -EINVAL, MSG_SANDBOX_HTTP, 400, detail);
         }
         if (r < 0 && returned)
-                return fail(err, 400, MSG_RETURN_FILE_NAME, i);
+                return error_set_status(err, 400, -EINVAL, MSG_RETURN_FILE_NAME, i);
         if (r < 0)
-                return fail(err, 400, MSG_FILE_NAME, i);
+                return error_set_status(err, 400, -EINVAL, MSG_FILE_NAME, i);
         return 0;
 }
 
-static int validate_files(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, ValidateError *err) {
+static int validate_files(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
         struct json_object *files = field(body, "files");
         size_t n, total = 0;
 
         if (!files)
                 return 0;
         if (!json_object_is_type(files, json_type_array))
-                return fail(err, 400, MSG_FILES_TYPE);
+                return error_set_status(err, 400, -EINVAL, MSG_FILES_TYPE);
 
         n = json_object_array_length(files);
         if (n > limits->max_files)
-                return fail(err, 400, MSG_FILES_TOO_MANY, limits->max_files);
+                return error_set_status(err, 400, -EINVAL, MSG_FILES_TOO_MANY, limits->max_files);
 
         for (size_t i = 0; i < n; i++) {
                 struct json_object *e = json_object_array_get_idx(files, i), *p = NULL, *c = NULL;
@@ -176,7 +157,7 @@ static int validate_files(struct json_object *body, const ValidateLimits *limits
                 if (!json_object_is_type(e, json_type_object) ||
                     !json_object_object_get_ex(e, "path", &p) || !json_object_is_type(p, json_type_string) ||
                     !json_object_object_get_ex(e, "content_b64", &c) || !json_object_is_type(c, json_type_string))
-                        return fail(err, 400, MSG_FILE_ENTRY, i);
+                        return error_set_status(err, 400, -EINVAL, MSG_FILE_ENTRY, i);
 
                 r = validate_entry_path(p, false, i, err);
                 if (r < 0)
@@ -184,35 +165,35 @@ static int validate_files(struct json_object *body, const ValidateLimits *limits
 
                 size = b64_decoded_size(json_object_get_string(c), (size_t) json_object_get_string_len(c));
                 if (size < 0)
-                        return fail(err, 400, MSG_FILE_BASE64, i);
+                        return error_set_status(err, 400, -EINVAL, MSG_FILE_BASE64, i);
                 total += (size_t) size;
                 if (total > limits->max_file_bytes)
-                        return fail(err, 400, MSG_TOO_LARGE, "files", limits->max_file_bytes);
+                        return error_set_status(err, 400, -EINVAL, MSG_TOO_LARGE, "files", limits->max_file_bytes);
         }
 
         req->files = files;
         return 0;
 }
 
-static int validate_return_files(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, ValidateError *err) {
+static int validate_return_files(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
         struct json_object *rf = field(body, "return_files");
         size_t n;
 
         if (!rf)
                 return 0;
         if (!json_object_is_type(rf, json_type_array))
-                return fail(err, 400, MSG_RETURN_FILES_TYPE);
+                return error_set_status(err, 400, -EINVAL, MSG_RETURN_FILES_TYPE);
 
         n = json_object_array_length(rf);
         if (n > limits->max_return_files)
-                return fail(err, 400, MSG_RETURN_FILES_TOO_MANY, limits->max_return_files);
+                return error_set_status(err, 400, -EINVAL, MSG_RETURN_FILES_TOO_MANY, limits->max_return_files);
 
         for (size_t i = 0; i < n; i++) {
                 struct json_object *p = json_object_array_get_idx(rf, i);
                 int r;
 
                 if (!json_object_is_type(p, json_type_string))
-                        return fail(err, 400, MSG_RETURN_FILES_TYPE);
+                        return error_set_status(err, 400, -EINVAL, MSG_RETURN_FILES_TYPE);
                 r = validate_entry_path(p, true, i, err);
                 if (r < 0)
                         return r;
@@ -222,33 +203,33 @@ static int validate_return_files(struct json_object *body, const ValidateLimits 
         return 0;
 }
 
-static int validate_strings(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, ValidateError *err) {
+static int validate_strings(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
         struct json_object *code = field(body, "code"), *lang = field(body, "language"), *in = field(body, "stdin");
 
         if (!code || !json_object_is_type(code, json_type_string))
-                return fail(err, 400, MSG_CODE_REQUIRED);
+                return error_set_status(err, 400, -EINVAL, MSG_CODE_REQUIRED);
         req->code = json_object_get_string(code);
         req->code_len = (size_t) json_object_get_string_len(code);
         if (req->code_len > limits->max_code_bytes)
-                return fail(err, 400, MSG_TOO_LARGE, "code", limits->max_code_bytes);
+                return error_set_status(err, 400, -EINVAL, MSG_TOO_LARGE, "code", limits->max_code_bytes);
 
         if (lang && !json_object_is_type(lang, json_type_string))
-                return fail(err, 400, MSG_LANGUAGE_TYPE);
+                return error_set_status(err, 400, -EINVAL, MSG_LANGUAGE_TYPE);
         if (lang && strcmp(json_object_get_string(lang), "python") != 0)
-                return fail(err, 400, MSG_UNSUPPORTED_LANGUAGE, json_object_get_string(lang));
+                return error_set_status(err, 400, -EINVAL, MSG_UNSUPPORTED_LANGUAGE, json_object_get_string(lang));
 
         if (in && !json_object_is_type(in, json_type_string))
-                return fail(err, 400, MSG_STDIN_TYPE);
+                return error_set_status(err, 400, -EINVAL, MSG_STDIN_TYPE);
         if (in) {
                 req->stdin_data = json_object_get_string(in);
                 req->stdin_len = (size_t) json_object_get_string_len(in);
                 if (req->stdin_len > limits->max_stdin_bytes)
-                        return fail(err, 400, MSG_TOO_LARGE, "stdin", limits->max_stdin_bytes);
+                        return error_set_status(err, 400, -EINVAL, MSG_TOO_LARGE, "stdin", limits->max_stdin_bytes);
         }
         return 0;
 }
 
-int validate_execute(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, ValidateError *reterr) {
+int validate_execute(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, Error *reterr) {
         ExecRequest req = {};
         int r;
 
@@ -301,7 +282,7 @@ static const char *required_string(struct json_object *body, const char *key) {
         return json_object_get_string(v);
 }
 
-int validate_call(struct json_object *body, const ValidateLimits *limits, CallRequest *ret, ValidateError *reterr) {
+int validate_call(struct json_object *body, const ValidateLimits *limits, CallRequest *ret, Error *reterr) {
         CallRequest c = {.module = "agent"};
         struct json_object *module = field(body, "module"), *args = field(body, "args");
         int r;
@@ -309,15 +290,15 @@ int validate_call(struct json_object *body, const ValidateLimits *limits, CallRe
         c.image = required_string(body, "image");
         c.function = required_string(body, "function");
         if (!c.image || !c.function)
-                return fail(reterr, 400, MSG_CALL_REQUIRED);
+                return error_set_status(reterr, 400, -EINVAL, MSG_CALL_REQUIRED);
         if (!python_identifier(c.function, strlen(c.function)))
-                return fail(reterr, 400, MSG_CALL_FUNCTION);
+                return error_set_status(reterr, 400, -EINVAL, MSG_CALL_FUNCTION);
         if (module && (!json_object_is_type(module, json_type_string) || !python_module(json_object_get_string(module))))
-                return fail(reterr, 400, MSG_CALL_MODULE);
+                return error_set_status(reterr, 400, -EINVAL, MSG_CALL_MODULE);
         if (module)
                 c.module = json_object_get_string(module);
         if (args && !json_object_is_type(args, json_type_object))
-                return fail(reterr, 400, MSG_CALL_ARGS);
+                return error_set_status(reterr, 400, -EINVAL, MSG_CALL_ARGS);
         c.args = args;
 
         r = validate_timeout(body, limits, &c.timeout_s, reterr);

@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "lib/error.h"
+
 struct json_object;
 
 typedef struct ValidateLimits {
@@ -30,12 +32,6 @@ typedef struct ExecRequest {
         struct json_object *return_files; /* array or NULL, entries checked */
 } ExecRequest;
 
-/* The answer a failed validation owes the client: HTTP status and message. */
-typedef struct ValidateError {
-        int status;
-        char message[512];
-} ValidateError;
-
 /* A validated /v1/call request; strings and args are borrowed from the parsed body. */
 typedef struct CallRequest {
         const char *image;
@@ -51,7 +47,7 @@ int validate_parse_body(const char *body, size_t len, struct json_object **ret);
 
 /* Validates a parsed /v1/execute body. On failure returns -EINVAL and fills *reterr (status 400, or
  * 502 with the sandbox's own wording for a path that escapes the working directory). */
-int validate_execute(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, ValidateError *reterr);
+int validate_execute(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, Error *reterr);
 
 /* Validates a parsed /v1/call body (timeouts from limits). -EINVAL and *reterr (400) on failure. */
-int validate_call(struct json_object *body, const ValidateLimits *limits, CallRequest *ret, ValidateError *reterr);
+int validate_call(struct json_object *body, const ValidateLimits *limits, CallRequest *ret, Error *reterr);

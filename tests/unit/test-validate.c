@@ -252,7 +252,7 @@ static void test_execute(void) {
                 const ExecCase *c = &exec_cases[i];
                 cleanup_json struct json_object *body = NULL;
                 ExecRequest req = {.code = "untouched", .timeout_s = 12345};
-                ValidateError err = {.status = -1};
+                Error err = {.status = -1};
                 int r;
 
                 r = validate_parse_body(c->body, strlen(c->body), &body);
@@ -280,7 +280,7 @@ static void test_execute_fields(void) {
                                         "\"files\":[{\"path\":\"x\",\"content_b64\":\"\"}],\"return_files\":[\"y\"]}";
         cleanup_json struct json_object *body = NULL, *minimal = NULL;
         ExecRequest req = {}, min = {.stdin_data = "untouched"};
-        ValidateError err = {};
+        Error err = {};
         struct json_object *files = NULL, *rf = NULL;
 
         if (!tap_is_int(validate_parse_body(body_text, strlen(body_text), &body), 0, "parse the full request"))
@@ -308,7 +308,7 @@ static void test_execute_long_escape(void) {
         cleanup_free char *text = NULL;
         cleanup_json struct json_object *body = NULL;
         ExecRequest req = {};
-        ValidateError err = {};
+        Error err = {};
 
         memset(path, 'a', sizeof(path) - 1);
         if (asprintf(&text, "{\"code\":\"x\",\"files\":[{\"path\":\"/%s\",\"content_b64\":\"\"}]}", path) < 0)
@@ -357,7 +357,7 @@ static void test_call(void) {
                 const CallCase *c = &call_cases[i];
                 cleanup_json struct json_object *body = NULL;
                 CallRequest req = {};
-                ValidateError err = {};
+                Error err = {};
                 int r;
 
                 if (!tap_is_int(validate_parse_body(c->body, strlen(c->body), &body), 0, "parse %s", c->body))
