@@ -13,6 +13,7 @@
 #include "fcgi/route.h"
 #include "fcgi/validate.h"
 #include "lib/config.h"
+#include "lib/error.h"
 #include "lib/image-name.h"
 #include "lib/log.h"
 #include "lib/macro.h"
@@ -96,17 +97,17 @@ static int call_answer(Request *req, const CallRequest *c, const SandboxResult *
 /* The broker starts the tool sandbox, from its own configuration, and follows it to its end. */
 static int call_run(Request *req, const CallRequest *c, const char *image, const char *input, size_t input_len) {
         SandboxResult res = {};
-        char why[256] = "";
+        Error err = {};
         int r;
 
-        r = broker_run_tool(req->sandbox_id, req->id, image, c->timeout_s, input, input_len, &res, why, sizeof(why));
+        r = broker_run_tool(req->sandbox_id, req->id, image, c->timeout_s, input, input_len, &res, &err);
         /* The broker looked at the image first: no interpreter in it is the answer of a sandbox that
          * found none, without booting one to find out. */
         if (r == -ENOEXEC)
                 return reply_error(req, 503, MSG_CALL_NOT_STARTED, MSG_CALL_NO_RUNNER);
         if (r < 0) {
-                (void) log_error_errno(r, "Failed to run tool sandbox '%s': %s", req->sandbox_id, why);
-                return reply_error(req, 503, MSG_CALL_START, why);
+                (void) log_error_errno(r, "Failed to run tool sandbox '%s': %s", req->sandbox_id, error_message(&err, r));
+                return reply_error(req, 503, MSG_CALL_START, error_message(&err, r));
         }
         req->cpu_usec = res.cpu_usec;
         r = call_answer(req, c, &res);
@@ -116,7 +117,7 @@ static int call_run(Request *req, const CallRequest *c, const char *image, const
 
 int route_call(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *input = NULL;
-        Error verr = {};
+        Error err = {};
         CallRequest c = {};
         char image[80];
         uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
@@ -128,8 +129,8 @@ int route_call(Request *req, Context *ctx) {
                 return reply_error(req, 413, MSG_BODY_TOO_LARGE);
         if (validate_parse_body(req->body, req->body_len, &body) < 0)
                 return reply_error(req, 400, MSG_INVALID_JSON);
-        if (validate_call(body, &validate_call_limits, &c, &verr) < 0)
-                return reply_error(req, verr.status, "%s", verr.message);
+        if (validate_call(body, &validate_call_limits, &c, &err) < 0)
+                return reply_error(req, err.status, "%s", err.message);
         /* The name only: the image directory is root's, the broker finds the image in it. */
         if (image_name_from_ref(c.image, image, sizeof(image)) < 0)
                 return reply_error(req, 503, MSG_CALL_START, "invalid image reference");

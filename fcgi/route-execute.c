@@ -20,6 +20,7 @@
 #include "fcgi/validate.h"
 #include "lib/b64.h"
 #include "lib/config.h"
+#include "lib/error.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
@@ -197,13 +198,17 @@ static void wake_pool(Context *ctx) {
 }
 
 /* Whether sandboxes fail to start right now (two failures in a row within the last minute): then
- * waiting is in vain, and the answer is the real reason. */
-static bool pool_failing(Context *ctx, char *why, size_t size) {
+ * waiting is in vain, and the answer is the real reason, in *reterr. */
+static bool pool_failing(Context *ctx, Error *reterr) {
+        char reason[256] = "";
         int failures = 0;
 
-        if (db_pool_health(ctx->db, (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC - 60, &failures, why, size) < 0)
+        if (db_pool_health(ctx->db, (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC - 60, &failures, reason, sizeof(reason)) < 0)
                 return false;
-        return failures >= 2;
+        if (failures < 2)
+                return false;
+        (void) error_set(reterr, -EHOSTDOWN, "%s", reason);
+        return true;
 }
 
 /* The execution's own sandbox, made in the claimed machine: a name of its own. */
@@ -216,8 +221,8 @@ static int name_sandbox(Request *req) {
 }
 
 /* Claims an idle machine, waiting up to pool_wait_s for one: 0, -EAGAIN when none came,
- * -EHOSTDOWN (why filled) when machines cannot be started, -errno. */
-static int claim(Request *req, Context *ctx, char *why, size_t why_size) {
+ * -EHOSTDOWN (*reterr says why) when machines cannot be started, -errno. */
+static int claim(Request *req, Context *ctx, Error *reterr) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + ctx->config->pool_wait_s * USEC_PER_SEC;
         ClaimedMachine *m = &ctx->machine;
         bool waited = false;
@@ -246,7 +251,7 @@ static int claim(Request *req, Context *ctx, char *why, size_t why_size) {
                         wake_pool(ctx);
                         waited = true;
                 }
-                if (pool_failing(ctx, why, why_size))
+                if (pool_failing(ctx, reterr))
                         return -EHOSTDOWN;
                 if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return -EAGAIN;
@@ -323,10 +328,10 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
 /* A claimed machine, connected and greeted: the code can be sent. A machine that does not greet has
  * died since it was put back (nothing was sent to it yet): it is destroyed, and another claimed,
  * a few times at most. 0, or as claim(). */
-static int claim_connected(Request *req, Context *ctx, char *why, size_t why_size, int *ret_fd) {
+static int claim_connected(Request *req, Context *ctx, Error *reterr, int *ret_fd) {
         for (unsigned attempt = 0;; attempt++) {
                 cleanup_close int fd = -1;
-                int r = claim(req, ctx, why, why_size);
+                int r = claim(req, ctx, reterr);
 
                 if (r < 0)
                         return r;
@@ -341,27 +346,24 @@ static int claim_connected(Request *req, Context *ctx, char *why, size_t why_siz
                 pool_put_back(&ctx->broker, ctx->db, ctx->machine.id, ctx->machine.socket, "it did not answer");
                 ctx->machine = (ClaimedMachine){};
                 req->machine_id[0] = 0;
-                if (attempt == 2) {
-                        (void) snprintf(why, why_size, "the sandbox did not answer");
-                        return -EHOSTDOWN;
-                }
+                if (attempt == 2)
+                        return error_set(reterr, -EHOSTDOWN, "the sandbox did not answer");
         }
 }
 
 int route_execute(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *input = NULL;
         cleanup_close int fd = -1;
-        Error verr = {};
+        Error err = {};
         ExecRequest x = {};
-        char why[256];
         const char *text;
         size_t len = 0;
         int r;
 
         if (validate_parse_body(req->body, req->body_len, &body) < 0)
                 return reply_error(req, 400, MSG_INVALID_JSON);
-        if (validate_execute(body, &validate_execute_limits, &x, &verr) < 0)
-                return reply_error(req, verr.status, "%s", verr.message);
+        if (validate_execute(body, &validate_execute_limits, &x, &err) < 0)
+                return reply_error(req, err.status, "%s", err.message);
 
         input = runner_input(&x, ctx->config);
         text = input ? json_object_to_json_string_length(input, JSON_C_TO_STRING_PLAIN, &len) : NULL;
@@ -371,11 +373,11 @@ int route_execute(Request *req, Context *ctx) {
         r = name_sandbox(req);
         if (r < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a sandbox name");
-        r = claim_connected(req, ctx, why, sizeof(why), &fd);
+        r = claim_connected(req, ctx, &err, &fd);
         if (r == -EAGAIN)
                 return reply_error(req, 503, MSG_NO_SANDBOX);
         if (r == -EHOSTDOWN)
-                return reply_error(req, 502, MSG_SANDBOX_FAILED, why);
+                return reply_error(req, 502, MSG_SANDBOX_FAILED, err.message);
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to claim a sandbox: %s", db_errmsg(ctx->db));
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));

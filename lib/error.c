@@ -8,7 +8,7 @@
 #include "lib/error.h"
 #include "lib/utf8.h"
 
-static void error_vset(Error *e, const char *fmt, va_list ap) {
+__attribute__((format(printf, 2, 0))) static void error_vset(Error *e, const char *fmt, va_list ap) {
         size_t n, i;
 
         (void) vsnprintf(e->message, sizeof(e->message), fmt, ap);

@@ -81,19 +81,19 @@ static BrokerRequest request(BrokerOp op, const char *id) {
         return req;
 }
 
-static void why_from(const BrokerReply *rep, int r, char *why, size_t why_size) {
-        if (why && why_size > 0)
-                (void) snprintf(why, why_size, "%s", rep->message[0] ? rep->message : strerror(r < 0 ? -r : EIO));
+/* The one place the reply's words on the wire become the caller's Error: the broker's reason, or
+ * the errno's when there is none (the broker was not reached). Returns r. */
+static int error_from_reply(const BrokerReply *rep, int r, Error *reterr) {
+        r = r < 0 ? r : -EIO;
+        return error_set(reterr, r, "%s", rep->message[0] ? rep->message : strerror(-r));
 }
 
-int broker_start_warm(int *conn, const char *id, int listen_fd, char *why, size_t why_size) {
+int broker_start_warm(int *conn, const char *id, int listen_fd, Error *reterr) {
         BrokerRequest req = request(BROKER_START_WARM, id);
         BrokerReply rep = {};
         int r = call(conn, &req, listen_fd, &rep, NULL);
 
-        if (r < 0)
-                why_from(&rep, r, why, why_size);
-        return r;
+        return r < 0 ? error_from_reply(&rep, r, reterr) : 0;
 }
 
 int broker_kill(int *conn, const char *id) {
@@ -140,7 +140,7 @@ int broker_list(int *conn, BrokerUnit **ret, size_t *ret_n) {
 }
 
 int broker_run_tool(const char *id, const char *request_id, const char *image, unsigned timeout_s,
-                    const char *input, size_t input_len, SandboxResult *ret, char *why, size_t why_size) {
+                    const char *input, size_t input_len, SandboxResult *ret, Error *reterr) {
         BrokerRequest req = request(BROKER_RUN_TOOL, id);
         cleanup_close int conn = -1, in = -1, out = -1;
         cleanup_free char *reply = NULL, *diag = NULL;
@@ -165,10 +165,8 @@ int broker_run_tool(const char *id, const char *request_id, const char *image, u
                 r = recv_reply(conn, &rep, &out);
         if (r >= 0)
                 r = rep.error;
-        if (r < 0) {
-                why_from(&rep, r, why, why_size);
-                return r;
-        }
+        if (r < 0)
+                return error_from_reply(&rep, r, reterr);
         if (out < 0 || rep.reply_len > TOOL_MAX_REPLY_BYTES + strlen(TOOL_READY_MARKER) || rep.diag_len > (1U << 20))
                 return -EPROTO;
 

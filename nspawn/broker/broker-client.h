@@ -7,19 +7,20 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "lib/error.h"
 #include "nspawn/broker/broker-proto.h"
 
 typedef struct SandboxResult SandboxResult;
 
 /* *conn is a connection made on first use and remade once if the broker went away;
- * the caller closes it. Each returns 0 or a negative errno; why (if given) gets the broker's reason. */
-int broker_start_warm(int *conn, const char *id, int listen_fd, char *why, size_t why_size);
+ * the caller closes it. Each returns 0 or a negative errno; *reterr (if given) gets the broker's reason. */
+int broker_start_warm(int *conn, const char *id, int listen_fd, Error *reterr);
 int broker_kill(int *conn, const char *id);
 int broker_reset_failed(int *conn, const char *id);
 /* sandboxd's own units, every one: *ret (malloc'd, the caller's to free) gets *ret_n of them. */
 int broker_list(int *conn, BrokerUnit **ret, size_t *ret_n);
 
 /* Runs a tool sandbox from image on input, on a connection of its own, and waits for its end. On
- * success *ret is filled as sandbox_run() fills it, and is the caller's. */
+ * success *ret is filled as sandbox_run() fills it, and is the caller's; on failure *reterr says why. */
 int broker_run_tool(const char *id, const char *request_id, const char *image, unsigned timeout_s,
-                    const char *input, size_t input_len, SandboxResult *ret, char *why, size_t why_size);
+                    const char *input, size_t input_len, SandboxResult *ret, Error *reterr);

@@ -28,6 +28,7 @@
 
 #include "lib/config.h"
 #include "lib/daemon.h"
+#include "lib/error.h"
 #include "lib/fd-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
@@ -84,11 +85,16 @@ static int send_reply(int fd, const BrokerReply *rep, int pass_fd) {
         return fd_send_one(fd, rep, sizeof(*rep), pass_fd, MSG_DONTWAIT);
 }
 
-static int fail(BrokerReply *rep, int r, const sd_bus_error *error) {
+/* A failure r, in words: systemd's when the bus said why, else the errno's. */
+static int fail(Error *err, int r, const sd_bus_error *error) {
+        r = r < 0 ? r : -EIO;
+        return error_set(err, r, "%s", error && sd_bus_error_is_set(error) ? error->message : strerror(-r));
+}
+
+/* The one place an Error becomes the reply's fixed-size words on the wire. */
+static void reply_fail(BrokerReply *rep, int r, const Error *err) {
         rep->error = r < 0 ? r : -EIO;
-        (void) snprintf(rep->message, sizeof(rep->message), "%s",
-                        error && sd_bus_error_is_set(error) ? error->message : strerror(-rep->error));
-        return rep->error;
+        (void) snprintf(rep->message, sizeof(rep->message), "%s", error_message(err, rep->error));
 }
 
 /* Only a listening unix stream socket may become a warm sandbox's stdin. */
@@ -137,7 +143,7 @@ static int sandbox_base(const Config *cfg, const char *id, const char *field_nam
         return 0;
 }
 
-static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *rep) {
+static int start_warm(Broker *b, const BrokerRequest *req, int fd, Error *err) {
         const Config *cfg = b->config;
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
         char runner[512], zygote[600], filter[600], workspace[64], tmp[64], executions[64];
@@ -148,7 +154,7 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *
         if (r >= 0)
                 r = sandbox_base(cfg, req->id, "SANDBOX_ID", req->id, &s);
         if (r < 0)
-                return fail(rep, r, NULL);
+                return fail(err, r, NULL);
         (void) snprintf(runner, sizeof(runner), "%s/sandboxd-runner", cfg->lib_dir);
         (void) snprintf(zygote, sizeof(zygote), "--zygote=%s/sandboxd-zygote", cfg->lib_dir);
         (void) snprintf(filter, sizeof(filter), "--seccomp=%s/seccomp.bpf", cfg->lib_dir);
@@ -163,9 +169,9 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, BrokerReply *
         s.spec.runtime_max_usec = (cfg->pool_ttl_s + 60 + 60) * USEC_PER_SEC;
 
         if (!broker_bus(b))
-                return fail(rep, -ENOTCONN, NULL);
+                return fail(err, -ENOTCONN, NULL);
         r = sandbox_start_detached(b->bus, &s.spec, fd, &error);
-        return r < 0 ? fail(rep, r, &error) : 0;
+        return r < 0 ? fail(err, r, &error) : 0;
 }
 
 static int read_input(int fd, char **ret, size_t *ret_len) {
@@ -186,7 +192,7 @@ static int read_input(int fd, char **ret, size_t *ret_len) {
 }
 
 /* In a child of the broker: the tool sandbox runs for as long as the call takes. */
-static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *rep, int *ret_out) {
+static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *rep, int *ret_out, Error *err) {
         const Config *cfg = b->config;
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
         cleanup_free char *input = NULL;
@@ -204,18 +210,14 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         if (r >= 0)
                 r = sandbox_base(cfg, req->id, "REQUEST_ID", req->request_id, &s);
         if (r < 0)
-                return fail(rep, r, NULL);
+                return fail(err, r, NULL);
         if ((size_t) snprintf(image, sizeof(image), "%s/%s", cfg->image_dir, req->image) >= sizeof(image) ||
             stat(image, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                rep->error = -ENOENT;
-                (void) snprintf(rep->message, sizeof(rep->message), "image '%s' not found in %s", req->image, cfg->image_dir);
-                return rep->error;
+                return error_set(err, -ENOENT, "image '%s' not found in %s", req->image, cfg->image_dir);
         }
         /* The tool runner is sandboxd's, but the interpreter must be the image's own. */
         if ((size_t) snprintf(python, sizeof(python), "%s/usr/bin/python3", image) >= sizeof(python) || lstat(python, &st) < 0) {
-                rep->error = -ENOEXEC;
-                (void) snprintf(rep->message, sizeof(rep->message), "image '%s' has no /usr/bin/python3", req->image);
-                return rep->error;
+                return error_set(err, -ENOEXEC, "image '%s' has no /usr/bin/python3", req->image);
         }
         (void) snprintf(runner_bind, sizeof(runner_bind), "%s/toolrunner.py:" TOOLRUNNER_PATH, cfg->lib_dir);
         s.ns.user = "sandbox";
@@ -229,10 +231,10 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         s.spec.run_timeout_usec = req->timeout_s * USEC_PER_SEC;
 
         if (!broker_bus(b))
-                return fail(rep, -ENOTCONN, NULL);
+                return fail(err, -ENOTCONN, NULL);
         r = sandbox_run(b->bus, &s.spec, input, input_len, &res, &error);
         if (r < 0)
-                return fail(rep, r, &error);
+                return fail(err, r, &error);
 
         out = memfd_create("sandboxd-tool-reply", MFD_CLOEXEC);
         if (out < 0)
@@ -254,7 +256,7 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
                 *ret_out = TAKE_FD(out);
         }
         sandbox_result_done(&res);
-        return r < 0 ? fail(rep, r, NULL) : 0;
+        return r < 0 ? fail(err, r, NULL) : 0;
 }
 
 typedef struct UnitList {
@@ -288,14 +290,14 @@ static void list_unit(const char *unit, const char *active, void *userdata) {
 }
 
 /* Every one of sandboxd's units, into a memfd: a reply of fixed size holds no list of any length. */
-static int list(Broker *b, BrokerReply *rep, int *ret_fd) {
+static int list(Broker *b, BrokerReply *rep, int *ret_fd, Error *err) {
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
         UnitList l = {};
         cleanup_close int fd = -1;
         int r;
 
         if (!broker_bus(b))
-                return fail(rep, -ENOTCONN, NULL);
+                return fail(err, -ENOTCONN, NULL);
         r = sandbox_list(b->bus, "machine-*.service", list_unit, &l, &error);
         if (r >= 0)
                 r = sandbox_list(b->bus, "tool-*.service", list_unit, &l, &error);
@@ -309,25 +311,25 @@ static int list(Broker *b, BrokerReply *rep, int *ret_fd) {
         }
         free(l.units);
         if (r < 0)
-                return fail(rep, r, &error);
+                return fail(err, r, &error);
         rep->n_units = (uint32_t) l.n;
         *ret_fd = TAKE_FD(fd);
         return 0;
 }
 
-static int unit_op(Broker *b, const BrokerRequest *req, BrokerReply *rep) {
+static int unit_op(Broker *b, const BrokerRequest *req, Error *err) {
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
         char unit[SANDBOX_ID_MAX + 16];
         int r;
 
         (void) unit_name_from_id(req->id, unit, sizeof(unit));
         if (!broker_bus(b))
-                return fail(rep, -ENOTCONN, NULL);
+                return fail(err, -ENOTCONN, NULL);
         if (req->op == BROKER_KILL)
                 r = sandbox_kill(b->bus, unit, &error);
         else
                 r = sandbox_reset_failed(b->bus, unit);
-        return r < 0 ? fail(rep, r, &error) : 0;
+        return r < 0 ? fail(err, r, &error) : 0;
 }
 
 static void client_remove(Broker *b, size_t i, bool close_it) {
@@ -341,6 +343,7 @@ static void serve(Broker *b, size_t i) {
         int fd = b->clients[i];
         static BrokerRequest req;
         static BrokerReply rep;
+        Error err = {};
         cleanup_close int passed = -1, out = -1;
         ssize_t n;
         int r;
@@ -359,7 +362,7 @@ static void serve(Broker *b, size_t i) {
         r = n < 0 ? -EPROTO : broker_request_check(&req, (size_t) n);
         if (r < 0) {
                 (void) log_warning_errno(r, "Broker: refused a malformed request (op %u)", n >= 8 ? req.op : 0);
-                (void) fail(&rep, r, NULL);
+                reply_fail(&rep, r, NULL);
                 (void) send_reply(fd, &rep, -1);
                 if (r == -EPROTO)
                         client_remove(b, i, true);
@@ -368,20 +371,20 @@ static void serve(Broker *b, size_t i) {
 
         switch (req.op) {
         case BROKER_START_WARM:
-                (void) start_warm(b, &req, passed, &rep);
+                r = start_warm(b, &req, passed, &err);
                 break;
         case BROKER_KILL:
         case BROKER_RESET_FAILED:
-                (void) unit_op(b, &req, &rep);
+                r = unit_op(b, &req, &err);
                 break;
         case BROKER_LIST:
-                (void) list(b, &rep, &out);
+                r = list(b, &rep, &out, &err);
                 break;
         case BROKER_RUN_TOOL: {
                 pid_t pid = fork();
 
                 if (pid < 0) {
-                        (void) fail(&rep, negative_errno(), NULL);
+                        r = negative_errno();
                         break;
                 }
                 if (pid > 0) {
@@ -396,14 +399,19 @@ static void serve(Broker *b, size_t i) {
                         if (b->clients[j] != fd)
                                 (void) close(b->clients[j]);
                 (void) sigprocmask(SIG_UNBLOCK, &b->signal_mask, NULL);
-                (void) run_tool(b, &req, passed, &rep, &out);
+                r = run_tool(b, &req, passed, &rep, &out, &err);
+                if (r < 0)
+                        reply_fail(&rep, r, &err);
                 (void) send_reply(fd, &rep, out);
                 _exit(0);
         }
         /* not reached */
         default:
+                r = -EINVAL;
                 break;
         }
+        if (r < 0)
+                reply_fail(&rep, r, &err);
         if (send_reply(fd, &rep, out) < 0)
                 client_remove(b, i, true);
 }

@@ -24,6 +24,7 @@
 #include "db/pool-db.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
+#include "lib/error.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/signal-util.h"
@@ -79,7 +80,8 @@ static int start_one(Poold *p) {
         cleanup_close int listen_fd = -1;
         Starting *s = &p->starting[p->n_starting];
         uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
-        char id[SANDBOX_ID_MAX], why[256];
+        char id[SANDBOX_ID_MAX];
+        Error err = {};
         int r;
 
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
@@ -98,14 +100,12 @@ static int start_one(Poold *p) {
                 (void) unlink(s->socket);
                 return log_error_errno(r, "Failed to record sandbox '%s': %s", s->id, db_errmsg(p->db));
         }
-        r = broker_start_warm(&p->broker, s->id, listen_fd, why, sizeof(why));
+        r = broker_start_warm(&p->broker, s->id, listen_fd, &err);
         if (r >= 0)
                 r = pool_connect(s->socket, &s->fd);
-        else if (!why[0])
-                (void) snprintf(why, sizeof(why), "%s", strerror(-r));
         if (r < 0) {
-                log_pool_event(LOG_ERR, "failed", s->id, "Failed to start sandbox '%s': %s", s->id, why);
-                (void) db_pool_health_failed(p->db, why);
+                log_pool_event(LOG_ERR, "failed", s->id, "Failed to start sandbox '%s': %s", s->id, error_message(&err, r));
+                (void) db_pool_health_failed(p->db, error_message(&err, r));
                 pool_destroy(&p->broker, p->db, s->id, s->socket, "start failed");
                 return r;
         }

@@ -40,7 +40,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +53,7 @@
 #include <unistd.h>
 
 #include "lib/b64.h"
+#include "lib/error.h"
 #include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
@@ -98,20 +98,6 @@ typedef struct Sandbox {
         int out_r;
         int err_r;
 } Sandbox;
-
-/* A refusal: the reply is {"status": 400, "error": message}. */
-typedef struct Refusal {
-        char message[512];
-} Refusal;
-
-__attribute__((format(printf, 2, 3))) static int refuse(Refusal *why, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        (void) vsnprintf(why->message, sizeof(why->message), fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
 
 static void die(const char *what) {
         (void) dprintf(STDERR_FILENO, "sandboxd-runner: %s: %s\n", what, strerror(errno));
@@ -244,13 +230,13 @@ static void make_parents(char *path) {
         }
 }
 
-static int write_files(struct json_object *files, Refusal *why) {
+static int write_files(struct json_object *files, Error *reterr) {
         size_t n;
 
         if (!files || json_object_is_type(files, json_type_null))
                 return 0;
         if (!json_object_is_type(files, json_type_array))
-                return refuse(why, "files must be a list");
+                return error_set(reterr, -EINVAL, "files must be a list");
         n = json_object_array_length(files);
         for (size_t i = 0; i < n; i++) {
                 struct json_object *e = json_object_array_get_idx(files, i), *p = NULL, *c = NULL;
@@ -261,16 +247,16 @@ static int write_files(struct json_object *files, Refusal *why) {
 
                 (void) json_object_object_get_ex(e, "path", &p);
                 if (resolve(p, target, sizeof(target)) < 0)
-                        return refuse(why, "file path escapes working directory: '%s'", path_text(p));
+                        return error_set(reterr, -EINVAL, "file path escapes working directory: '%s'", path_text(p));
                 if (json_object_object_get_ex(e, "content_b64", &c) && !json_object_is_type(c, json_type_string))
-                        return refuse(why, "invalid base64 for '%s'", path_text(p));
+                        return error_set(reterr, -EINVAL, "invalid base64 for '%s'", path_text(p));
                 if (b64_decode(c ? json_object_get_string(c) : "", c ? (size_t) json_object_get_string_len(c) : 0, &content, &len) < 0)
-                        return refuse(why, "invalid base64 for '%s'", path_text(p));
+                        return error_set(reterr, -EINVAL, "invalid base64 for '%s'", path_text(p));
                 make_parents(target);
                 /* O_NOFOLLOW: nothing in a fresh tmpfs is a link, and nothing should become one. */
                 fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
                 if (fd < 0 || fd_write_all(fd, content, len) < 0)
-                        return refuse(why, "could not write '%s': %s", path_text(p), strerror(errno));
+                        return error_set(reterr, -EINVAL, "could not write '%s': %s", path_text(p), strerror(errno));
         }
         return 0;
 }
@@ -362,14 +348,14 @@ static int add_b64(struct json_object *o, const char *key, const void *data, siz
         return json_object_object_add(o, key, json_object_new_string_len(s, (int) n));
 }
 
-static int return_files(struct json_object *paths, int64_t cap, struct json_object *ret, Refusal *why) {
+static int return_files(struct json_object *paths, int64_t cap, struct json_object *ret, Error *reterr) {
         int64_t total = 0;
         size_t n;
 
         if (!paths || json_object_is_type(paths, json_type_null))
                 return 0;
         if (!json_object_is_type(paths, json_type_array))
-                return refuse(why, "return_files must be a list");
+                return error_set(reterr, -EINVAL, "return_files must be a list");
         n = json_object_array_length(paths);
         for (size_t i = 0; i < n; i++) {
                 struct json_object *p = json_object_array_get_idx(paths, i), *e;
@@ -380,7 +366,7 @@ static int return_files(struct json_object *paths, int64_t cap, struct json_obje
                 size_t want, got = 0;
 
                 if (resolve(p, target, sizeof(target)) < 0)
-                        return refuse(why, "file path escapes working directory: '%s'", path_text(p));
+                        return error_set(reterr, -EINVAL, "file path escapes working directory: '%s'", path_text(p));
                 fd = open(target, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
                 if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                         continue;
@@ -399,7 +385,7 @@ static int return_files(struct json_object *paths, int64_t cap, struct json_obje
                 }
                 total += (int64_t) got;
                 if (total > cap)
-                        return refuse(why, "return_files are larger than %lld bytes", (long long) cap);
+                        return error_set(reterr, -EINVAL, "return_files are larger than %lld bytes", (long long) cap);
                 e = json_object_new_object();
                 if (!e || json_object_array_add(ret, e) < 0)
                         return -ENOMEM;
@@ -422,7 +408,7 @@ static bool present(struct json_object *list) {
 }
 
 /* One execution in its sandbox: the reply. */
-static int run(struct json_object *req, Sandbox *c, struct json_object *reply, Refusal *why) {
+static int run(struct json_object *req, Sandbox *c, struct json_object *reply, Error *reterr) {
         struct json_object *code = NULL, *in = NULL, *files = NULL;
         cleanup_free char *header = NULL;
         Output out = {}, err = {};
@@ -432,17 +418,17 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, R
 
         if (!json_object_is_type(req, json_type_object) || !json_object_object_get_ex(req, "code", &code) ||
             !json_object_is_type(code, json_type_string))
-                return refuse(why, "request has no code");
+                return error_set(reterr, -EINVAL, "request has no code");
         if (json_object_object_get_ex(req, "stdin", &in) && in && !json_object_is_type(in, json_type_string))
-                return refuse(why, "stdin must be a string");
+                return error_set(reterr, -EINVAL, "stdin must be a string");
         if (cap < 0 || cap > (1LL << 30) || rcap < 0 || rcap > (1LL << 30))
-                return refuse(why, "caps out of range");
+                return error_set(reterr, -EINVAL, "caps out of range");
         (void) json_object_object_get_ex(req, "files", &files);
         if (present(files)) {
                 r = sandbox_fs_enter(c);
                 if (r < 0)
                         return r;
-                r = write_files(files, why);
+                r = write_files(files, reterr);
                 sandbox_fs_leave();
                 if (r < 0)
                         return r;
@@ -472,7 +458,7 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, R
                     json_object_object_add(reply, "files", list) < 0)
                         r = -ENOMEM;
                 else if (present(json_object_object_get(req, "return_files")) && (r = sandbox_fs_enter(c)) >= 0) {
-                        r = return_files(json_object_object_get(req, "return_files"), rcap, list, why);
+                        r = return_files(json_object_object_get(req, "return_files"), rcap, list, reterr);
                         sandbox_fs_leave();
                 }
         }
@@ -486,7 +472,7 @@ static char *answer(const char *data, size_t len, Sandbox *c) {
         cleanup_json struct json_object *reply = json_object_new_object();
         struct json_tokener *tok = json_tokener_new();
         struct json_object *req = NULL;
-        Refusal why = {};
+        Error error = {};
         const char *text;
         int r = -EINVAL;
 
@@ -494,9 +480,9 @@ static char *answer(const char *data, size_t len, Sandbox *c) {
                 return NULL;
         req = json_tokener_parse_ex(tok, data, (int) len);
         if (!req || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len) {
-                (void) refuse(&why, "request is not JSON");
+                (void) error_set(&error, -EINVAL, "request is not JSON");
         } else
-                r = run(req, c, reply, &why);
+                r = run(req, c, reply, &error);
         json_tokener_free(tok);
         (void) json_object_put(req);
 
@@ -504,7 +490,7 @@ static char *answer(const char *data, size_t len, Sandbox *c) {
                 (void) json_object_put(reply);
                 reply = json_object_new_object();
                 if (!reply || json_object_object_add(reply, "status", json_object_new_int(400)) < 0 ||
-                    json_object_object_add(reply, "error", json_object_new_string(why.message[0] ? why.message : strerror(-r))) < 0)
+                    json_object_object_add(reply, "error", json_object_new_string(error_message(&error, r))) < 0)
                         return NULL;
         }
         text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* What every failed validation owes the client: a status the contract knows and words to show. The
  * words go out as a JSON string, so they must be valid UTF-8 even when a long value was cut short. */
-static void check_error(const ValidateError *e) {
+static void check_error(const Error *e) {
         CHECK(e->status == 400 || e->status == 502);
         CHECK(memchr(e->message, 0, sizeof(e->message)));
         CHECK(e->message[0] != 0);
@@ -118,7 +118,7 @@ static void check_execute(const ExecRequest *x) {
 static void fuzz_body(const uint8_t *data, size_t size) {
         cleanup_json struct json_object *body = NULL;
         struct json_object *image = NULL;
-        ValidateError verr = {};
+        Error verr = {};
         ExecRequest x = {};
         CallRequest c = {};
         char name[80];
@@ -132,7 +132,7 @@ static void fuzz_body(const uint8_t *data, size_t size) {
         else
                 check_execute(&x);
 
-        verr = (ValidateError){};
+        verr = (Error){};
         if (validate_call(body, &validate_call_limits, &c, &verr) < 0)
                 check_error(&verr);
         else
