@@ -137,7 +137,9 @@ static int worker_main(void) {
         closep(&ctx.broker);
         closep(&ctx.wake_fd);
         ctx.db = db_close(ctx.db);
-        return 0;
+        /* A worker ends by its signal (SIGTERM from the master): the loop ends only when accept()
+         * fails, and the master should hear of it. */
+        return log_error_errno(EIO, "Failed to accept a FastCGI request");
 }
 
 /* A worker: signals as usual again, the master's signalfd gone. */
@@ -179,15 +181,15 @@ static void abandon_requests(pid_t pid) {
 
         r = db_request_abandon(db, (int) pid, "sandbox execution failed: the worker handling the request died");
         if (r > 0)
-                (void) log_warning_errno(0, "Closed %d request(s) left in flight by worker %d", r, (int) pid);
+                log_warning("Closed %d request(s) left in flight by worker %d", r, (int) pid);
         db = db_close(db);
 }
 
 static void reap_worker(pid_t pid, int status) {
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
                 return;
-        (void) log_warning_errno(0, "Worker %d died (%s %d), replacing it", (int) pid,
-                                 WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        log_warning("Worker %d died (%s %d), replacing it", (int) pid,
+                    WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
         abandon_requests(pid);
 }
 

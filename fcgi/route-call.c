@@ -69,7 +69,7 @@ static int call_answer(Request *req, const CallRequest *c, const SandboxResult *
         if (res->killed_unready)
                 return reply_error(req, 503, MSG_CALL_READY_TIMEOUT);
         if (!res->ready) {
-                log_warning_errno(0, "Tool sandbox '%s' did not start: %.*s", req->sandbox_id, (int) res->diag_len, res->diag ? res->diag : "");
+                log_warning("Tool sandbox '%s' did not start: %.*s", req->sandbox_id, (int) res->diag_len, res->diag ? res->diag : "");
                 if (res->diag && (strstr(res->diag, "No such file or directory") || strstr(res->diag, "Failed to execute") ||
                                   strstr(res->diag, "Failed to resolve user")))
                         return reply_error(req, 503, MSG_CALL_NOT_STARTED, MSG_CALL_NO_RUNNER);

@@ -194,7 +194,7 @@ static int execute_answer(Request *req, const ExecRequest *x, const char *text, 
 
 static void wake_pool(Context *ctx) {
         if (pool_wake(ctx->wake_fd, POOL_WAKE_SOCKET) < 0)
-                (void) log_debug("Failed to wake the pool manager, ignoring");
+                log_debug("Failed to wake the pool manager, ignoring");
 }
 
 /* Whether sandboxes fail to start right now (two failures in a row within the last minute): then

@@ -15,8 +15,14 @@ int log_internal(int level, int error, const char *file, const char *line, const
         log_internal(level, error, "CODE_FILE=" __FILE__, "CODE_LINE=" LOG_STRINGIFY(__LINE__), __func__, __VA_ARGS__)
 #define log_error_errno(error, ...) log_full_errno(LOG_ERR, error, __VA_ARGS__)
 #define log_warning_errno(error, ...) log_full_errno(LOG_WARNING, error, __VA_ARGS__)
-#define log_info(...) log_full_errno(LOG_INFO, 0, __VA_ARGS__)
-#define log_debug(...) log_full_errno(LOG_DEBUG, 0, __VA_ARGS__)
+
+/* Without an errno: no ERRNO= field, and nothing to return. */
+#define log_full(level, ...) ((void) log_full_errno(level, 0, __VA_ARGS__))
+#define log_error(...) log_full(LOG_ERR, __VA_ARGS__)
+#define log_warning(...) log_full(LOG_WARNING, __VA_ARGS__)
+#define log_notice(...) log_full(LOG_NOTICE, __VA_ARGS__)
+#define log_info(...) log_full(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_full(LOG_DEBUG, __VA_ARGS__)
 
 /* The request being handled (copied); NULL clears it. Workers are single-threaded. */
 void log_set_request(const char *request_id, const char *route);
