@@ -2,9 +2,12 @@
 /* POST /v1/call: one function of an agent's own code, in a one-use sandbox made from its image. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 
 #include "db/requests.h"
 #include "fcgi/messages.h"
@@ -62,6 +65,19 @@ static int call_reply(Request *req, const SandboxResult *res, struct json_object
         return reply_json(req, 200, out);
 }
 
+/* Whether a tool sandbox that ended before its ready marker never got its interpreter going, by what
+ * systemd says of the unit's main process, systemd-nspawn. nspawn exits with its container's exit
+ * status, and when it cannot execute the payload (no such file, not executable, a dangling link) or
+ * set up the container for it, the container's init exits EXIT_FAILURE: so systemd reports
+ * Result=exit-code, ExecMainCode=CLD_EXITED, ExecMainStatus=1. That status alone cannot tell "nspawn
+ * could not start /usr/bin/python3" from "python3 started and exited 1" (an uncaught exception): nspawn
+ * gives no status of its own to an exec failure. Before the marker, though, no agent code has run (the
+ * tool runner prints it first), so a status 1 there means the image's interpreter did not come up
+ * either way. Any other ending (another status, a signal, a start job that failed) is not that. */
+static bool interpreter_failed(const SandboxResult *res) {
+        return strcmp(res->result, "exit-code") == 0 && res->exit_code == CLD_EXITED && res->exit_status == EXIT_FAILURE;
+}
+
 static int call_answer(Request *req, const CallRequest *c, const SandboxResult *res) {
         cleanup_json struct json_object *reply = NULL;
         size_t skip = strlen(TOOL_READY_MARKER);
@@ -69,9 +85,9 @@ static int call_answer(Request *req, const CallRequest *c, const SandboxResult *
         if (res->killed_unready)
                 return reply_error(req, 503, MSG_CALL_READY_TIMEOUT);
         if (!res->ready) {
-                log_warning("Tool sandbox '%s' did not start: %.*s", req->sandbox_id, (int) res->diag_len, res->diag ? res->diag : "");
-                if (res->diag && (strstr(res->diag, "No such file or directory") || strstr(res->diag, "Failed to execute") ||
-                                  strstr(res->diag, "Failed to resolve user")))
+                log_warning("Tool sandbox '%s' did not start: result %s, main process code %d status %d: %.*s", req->sandbox_id,
+                            res->result, res->exit_code, res->exit_status, (int) res->diag_len, res->diag ? res->diag : "");
+                if (interpreter_failed(res))
                         return reply_error(req, 503, MSG_CALL_NOT_STARTED, MSG_CALL_NO_RUNNER);
                 return reply_error(req, 503, MSG_CALL_NOT_STARTED, "the tool sandbox exited before it was ready (phase Failed)");
         }

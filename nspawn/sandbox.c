@@ -347,6 +347,10 @@ static void read_result(Run *run, SandboxResult *res) {
                 (void) snprintf(res->result, sizeof(res->result), "%s", result);
         else if (strcmp(run->job_result, "done") != 0)
                 (void) snprintf(res->result, sizeof(res->result), "job-%s", run->job_result);
+        /* How nspawn, the unit's main process, ended, as systemd saw it (waitid()'s si_code and
+         * si_status); unknown (0) when the unit never ran a main process. */
+        (void) sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "ExecMainCode", NULL, 'i', &res->exit_code);
+        (void) sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "ExecMainStatus", NULL, 'i', &res->exit_status);
         if (sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "CPUUsageNSec", NULL, 't', &cpu) >= 0 && cpu != UINT64_MAX)
                 cpu /= NSEC_PER_USEC;
         res->cpu_usec = cpu;

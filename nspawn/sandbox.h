@@ -34,6 +34,8 @@ typedef struct SandboxResult {
         char *diag;           /* its stderr (nspawn's diagnostics), capped, NUL-terminated */
         size_t diag_len;
         char result[48];      /* the service's Result: success, timeout, exit-code, signal, oom-kill … */
+        int exit_code;        /* its ExecMainCode: CLD_EXITED, CLD_KILLED or CLD_DUMPED; 0 if unknown */
+        int exit_status;      /* its ExecMainStatus: nspawn's exit status, or the signal that ended it */
         uint64_t duration_usec;
         uint64_t cpu_usec; /* CPUUsageNSec / 1000, UINT64_MAX if unknown */
         bool ready;            /* the ready marker came (always false without one) */

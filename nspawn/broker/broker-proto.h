@@ -11,7 +11,7 @@
 #include "nspawn/unit-name.h"
 
 #define BROKER_SOCKET "/run/sandboxd/broker.sock"
-#define BROKER_MAGIC 0x73626b32U /* "sbk2": bump on any change of layout */
+#define BROKER_MAGIC 0x73626b33U /* "sbk3": bump on any change of layout */
 /* A tool call's input (its JSON: module, function, args) at most; the route caps bodies at 1 MiB. */
 #define BROKER_INPUT_MAX (2U << 20)
 
@@ -51,6 +51,8 @@ typedef struct BrokerReply {
         char message[256]; /* why, when error is set */
         /* RUN_TOOL: the memfd holds reply_len bytes of stdout, then diag_len of stderr. */
         char result[48];
+        int32_t exit_code;   /* systemd's ExecMainCode and ExecMainStatus of the unit */
+        int32_t exit_status;
         uint64_t duration_usec;
         uint64_t cpu_usec;
         uint64_t reply_len;

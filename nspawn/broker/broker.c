@@ -245,6 +245,8 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
                 r = fd_write_all(out, res.diag ? res.diag : "", res.diag_len);
         if (r >= 0) {
                 (void) snprintf(rep->result, sizeof(rep->result), "%s", res.result);
+                rep->exit_code = res.exit_code;
+                rep->exit_status = res.exit_status;
                 rep->duration_usec = res.duration_usec;
                 rep->cpu_usec = res.cpu_usec;
                 rep->reply_len = res.reply_len;

@@ -109,7 +109,7 @@ as_worker_user() {
 }
 
 @test "malformed broker messages are refused and the service stays up" {
-    for hex in "" 00 "$(printf '%0440d' 0)" "326b6273$(printf '%0432d' 0)" "326b627303000000$(printf 'ff%.0s' $(seq 212))"; do
+    for hex in "" 00 "$(printf '%0440d' 0)" "336b6273$(printf '%0432d' 0)" "336b627303000000$(printf 'ff%.0s' $(seq 212))"; do
         run as_worker_user /usr/bin/python3 -c "$CLIENT" --raw "$hex"
         [ "$status" -eq 0 ]
         [[ $output == '{"closed": true}' || $(jq .error <<<"$output") -lt 0 ]]
@@ -126,7 +126,7 @@ as_worker_user() {
         # An empty message, a malformed one, and a request that takes no descriptor.
         as_worker_user /usr/bin/python3 -c "$CLIENT" --fds 4 "" >/dev/null
         as_worker_user /usr/bin/python3 -c "$CLIENT" --fds 4 00 >/dev/null
-        as_worker_user /usr/bin/python3 -c "$CLIENT" --fds 4 "326b627305000000$(printf '%0424d' 0)" >/dev/null
+        as_worker_user /usr/bin/python3 -c "$CLIENT" --fds 4 "336b627305000000$(printf '%0424d' 0)" >/dev/null
     done
     after=$(in_systemd ls "/proc/$broker/fd" | wc -l)
     [ "$after" -le "$before" ] || { echo "broker descriptors: $before before, $after after" >&2; false; }
