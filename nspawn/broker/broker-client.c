@@ -182,10 +182,20 @@ int broker_run_tool(const char *id, const char *request_id, const char *image, u
         reply[rep.reply_len] = 0;
         diag[rep.diag_len] = 0;
 
-        *ret = (SandboxResult){.reply = TAKE_PTR(reply), .reply_len = rep.reply_len, .reply_truncated = rep.reply_truncated,
-                               .diag = TAKE_PTR(diag), .diag_len = rep.diag_len, .duration_usec = rep.duration_usec,
-                               .cpu_usec = rep.cpu_usec, .exit_code = rep.exit_code, .exit_status = rep.exit_status, .ready = rep.ready, .killed_unready = rep.killed_unready,
-                               .killed_timeout = rep.killed_timeout};
+        *ret = (SandboxResult){
+                .reply = TAKE_PTR(reply),
+                .reply_len = rep.reply_len,
+                .reply_truncated = rep.reply_truncated,
+                .diag = TAKE_PTR(diag),
+                .diag_len = rep.diag_len,
+                .duration_usec = rep.duration_usec,
+                .cpu_usec = rep.cpu_usec,
+                .exit_code = rep.exit_code,
+                .exit_status = rep.exit_status,
+                .ready = rep.ready,
+                .killed_unready = rep.killed_unready,
+                .killed_timeout = rep.killed_timeout,
+        };
         (void) snprintf(ret->result, sizeof(ret->result), "%s", rep.result);
         return 0;
 }

@@ -51,7 +51,7 @@ typedef struct BrokerReply {
         char message[256]; /* why, when error is set */
         /* RUN_TOOL: the memfd holds reply_len bytes of stdout, then diag_len of stderr. */
         char result[48];
-        int32_t exit_code;   /* systemd's ExecMainCode and ExecMainStatus of the unit */
+        int32_t exit_code; /* systemd's ExecMainCode and ExecMainStatus of the unit */
         int32_t exit_status;
         uint64_t duration_usec;
         uint64_t cpu_usec;
