@@ -16,7 +16,7 @@ setup_file() {
 
 teardown() {
     clear_settings zz-call-test || true
-    rm -rf /var/lib/machines/sbx-test-nopython
+    rm -rf /var/lib/machines/sbx-test-nopython /var/lib/machines/sbx-test-badpython
     expect_no_leftovers
 }
 
@@ -73,6 +73,42 @@ call() {
     mkdir -p /var/lib/machines/sbx-test-nopython/{etc,usr/bin,tmp}
     call '{"image":"sbx-test-nopython","function":"f"}'
     expect_error 503 "the tool sandbox did not start: the tool sandbox exited before it was ready (phase Failed); the agent image must contain /usr/bin/python3"
+}
+
+# What systemd said of nspawn, logged when a tool sandbox did not start: proves the sandbox ran.
+did_not_start_entry() {
+    local out
+    for _ in $(seq 50); do
+        out=$(in_systemd journalctl -q -o cat "REQUEST_ID=$rid" SYSLOG_IDENTIFIER=sandboxd 2>/dev/null | grep '^Tool sandbox .* did not start: ')
+        if [ -n "$out" ]; then
+            echo "$out"
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+@test "an interpreter nspawn cannot execute: the tool sandbox did not start, told by its exit status" {
+    # /usr/bin/python3 is there (a dangling link), so the sandbox starts and nspawn fails to execute it.
+    mkdir -p /var/lib/machines/sbx-test-badpython/{etc,usr/bin,tmp}
+    ln -s /nonexistent /var/lib/machines/sbx-test-badpython/usr/bin/python3
+    call '{"image":"sbx-test-badpython","function":"f"}'
+    expect_error 503 "the tool sandbox did not start: the tool sandbox exited before it was ready (phase Failed); the agent image must contain /usr/bin/python3"
+    entry=$(did_not_start_entry)
+    [[ $entry == *"result exit-code, main process code 1 status 1:"* ]]
+}
+
+@test "an interpreter that exits 3 before it is ready: did not start, without blaming the image" {
+    mkdir -p /var/lib/machines/sbx-test-badpython/{etc,usr/bin,tmp}
+    cp -a /var/lib/machines/demo-agent/. /var/lib/machines/sbx-test-badpython/
+    rm -f /var/lib/machines/sbx-test-badpython/usr/bin/python3
+    printf '#!/bin/sh\nexit 3\n' >/var/lib/machines/sbx-test-badpython/usr/bin/python3
+    chmod 0755 /var/lib/machines/sbx-test-badpython/usr/bin/python3
+    call '{"image":"sbx-test-badpython","function":"f"}'
+    expect_error 503 "the tool sandbox did not start: the tool sandbox exited before it was ready (phase Failed)"
+    entry=$(did_not_start_entry)
+    [[ $entry == *"result exit-code, main process code 1 status 3:"* ]]
 }
 
 @test "image and function are required" {
