@@ -212,13 +212,11 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         if (r < 0)
                 return fail(err, r, NULL);
         if ((size_t) snprintf(image, sizeof(image), "%s/%s", cfg->image_dir, req->image) >= sizeof(image) ||
-            stat(image, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            stat(image, &st) < 0 || !S_ISDIR(st.st_mode))
                 return error_set(err, -ENOENT, "image '%s' not found in %s", req->image, cfg->image_dir);
-        }
         /* The tool runner is sandboxd's, but the interpreter must be the image's own. */
-        if ((size_t) snprintf(python, sizeof(python), "%s/usr/bin/python3", image) >= sizeof(python) || lstat(python, &st) < 0) {
+        if ((size_t) snprintf(python, sizeof(python), "%s/usr/bin/python3", image) >= sizeof(python) || lstat(python, &st) < 0)
                 return error_set(err, -ENOEXEC, "image '%s' has no /usr/bin/python3", req->image);
-        }
         (void) snprintf(runner_bind, sizeof(runner_bind), "%s/toolrunner.py:" TOOLRUNNER_PATH, cfg->lib_dir);
         s.ns.user = "sandbox";
         s.ns.command = command;
