@@ -343,7 +343,8 @@ static int claim_connected(Request *req, Context *ctx, Error *reterr, int *ret_f
                         return 0;
                 }
                 (void) log_warning_errno(r, "Machine '%s' does not answer, trying another", req->machine_id);
-                pool_put_back(&ctx->broker, ctx->db, ctx->machine.id, ctx->machine.socket, "it did not answer");
+                if (pool_put_back(&ctx->broker, ctx->db, ctx->machine.id, ctx->machine.socket, "it did not answer"))
+                        wake_pool(ctx);
                 ctx->machine = (ClaimedMachine){};
                 req->machine_id[0] = 0;
                 if (attempt == 2)

@@ -14,14 +14,12 @@ void pool_destroy(int *broker, sqlite3 *db, const char *machine_id, const char *
         log_pool_event(LOG_INFO, "destroyed", machine_id, "Machine '%s' destroyed: %s", machine_id, why);
 }
 
-void pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire) {
-        int r;
-
+bool pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire) {
         if (!retire) {
-                r = db_pool_release(db, machine_id);
-                if (r >= 0)
-                        return;
+                if (db_pool_release(db, machine_id) >= 0)
+                        return false;
                 retire = "it could not be put back in the pool";
         }
         pool_destroy(broker, db, machine_id, socket, retire);
+        return true;
 }

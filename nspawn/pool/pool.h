@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
+
 /* What the workers and the pool manager (poold.c) both do with the warm pool. */
 
 typedef struct sqlite3 sqlite3;
@@ -15,5 +17,6 @@ typedef struct sqlite3 sqlite3;
 void pool_destroy(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *why);
 
 /* After an execution: the machine is ready again, unless retire (why it may not serve again) is
- * set, or it cannot be put back; then it is destroyed. */
-void pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire);
+ * set, or it cannot be put back; then it is destroyed, and true returned: the pool manager is to
+ * start a replacement. */
+bool pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire);

@@ -409,7 +409,7 @@ static bool present(struct json_object *list) {
 
 /* One execution in its sandbox: the reply. */
 static int run(struct json_object *req, Sandbox *c, struct json_object *reply, Error *reterr) {
-        struct json_object *code = NULL, *in = NULL, *files = NULL;
+        struct json_object *code = NULL, *in = NULL, *files = NULL, *returned = NULL;
         cleanup_free char *header = NULL;
         Output out = {}, err = {};
         int64_t cap = get_int(req, "output_cap", 1 << 20), rcap = get_int(req, "return_cap", 8 << 20);
@@ -424,6 +424,7 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
         if (cap < 0 || cap > (1LL << 30) || rcap < 0 || rcap > (1LL << 30))
                 return error_set(reterr, -EINVAL, "caps out of range");
         (void) json_object_object_get_ex(req, "files", &files);
+        (void) json_object_object_get_ex(req, "return_files", &returned);
         if (present(files)) {
                 r = sandbox_fs_enter(c);
                 if (r < 0)
@@ -457,8 +458,8 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
                     json_object_object_add(reply, "duration_ms", json_object_new_int64((int64_t) ((now_usec(CLOCK_MONOTONIC) - start) / 1000))) < 0 ||
                     json_object_object_add(reply, "files", list) < 0)
                         r = -ENOMEM;
-                else if (present(json_object_object_get(req, "return_files")) && (r = sandbox_fs_enter(c)) >= 0) {
-                        r = return_files(json_object_object_get(req, "return_files"), rcap, list, reterr);
+                else if (present(returned) && (r = sandbox_fs_enter(c)) >= 0) {
+                        r = return_files(returned, rcap, list, reterr);
                         sandbox_fs_leave();
                 }
         }
