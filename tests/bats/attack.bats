@@ -91,11 +91,7 @@ os.killpg(0, signal.SIGKILL)"
 open('/workspace/$marker', 'w').write('x')
 open('/tmp/$marker', 'w').write('x')
 subprocess.Popen($(marker_argv "$marker"))
-for _ in range(1000):
-    if os.path.exists('/workspace/released'):
-        print('released')
-        break
-    time.sleep(0.02)" '{timeout_s: 60}' >"$BATS_TEST_TMPDIR/peer"
+$(until_released released released 1000)" '{timeout_s: 60}' >"$BATS_TEST_TMPDIR/peer"
     execute_async "$BATS_TEST_TMPDIR/peer"
     # Positive control: the peer's process runs, and its files are there, in its own sandbox.
     pid=$(marker_pid "$marker")

@@ -76,17 +76,12 @@ call() {
 }
 
 # What systemd said of nspawn, logged when a tool sandbox did not start: proves the sandbox ran.
+did_not_start_line() {
+    in_systemd journalctl -q -o cat "REQUEST_ID=$rid" SYSLOG_IDENTIFIER=sandboxd 2>/dev/null | grep '^Tool sandbox .* did not start: '
+}
+
 did_not_start_entry() {
-    local out
-    for _ in $(seq 50); do
-        out=$(in_systemd journalctl -q -o cat "REQUEST_ID=$rid" SYSLOG_IDENTIFIER=sandboxd 2>/dev/null | grep '^Tool sandbox .* did not start: ')
-        if [ -n "$out" ]; then
-            echo "$out"
-            return 0
-        fi
-        sleep 0.1
-    done
-    return 1
+    poll did_not_start_line
 }
 
 @test "an interpreter nspawn cannot execute: the tool sandbox did not start, told by its exit status" {

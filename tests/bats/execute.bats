@@ -143,11 +143,7 @@ while True: pass" '{timeout_s: 2}' >"$BATS_TEST_TMPDIR/req"
     # The snippet ends once the test has seen its child running.
     code_json "import os, subprocess, time
 subprocess.Popen($(marker_argv "$marker"))
-for _ in range(500):
-    if os.path.exists('/workspace/seen'):
-        print('finished')
-        break
-    time.sleep(0.02)" >"$BATS_TEST_TMPDIR/req"
+$(until_released seen finished 500)" >"$BATS_TEST_TMPDIR/req"
     execute_async "$BATS_TEST_TMPDIR/req"
     pid=$(marker_pid "$marker")
     release "$pid" seen

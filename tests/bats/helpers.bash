@@ -121,11 +121,12 @@ in_systemd() {
     "$SANDBOXD_HOST" exec "$@"
 }
 
-# The audit entry of request $1 as JSON (waits briefly: the journal is written asynchronously).
-journal_entry() {
+# poll CMD...: runs CMD until it prints something (50 tries, 0.1 s apart: the journal is written
+# asynchronously) and prints that; fails if it never does.
+poll() {
     local out
     for _ in $(seq 50); do
-        out=$(in_systemd journalctl -q -o json "REQUEST_ID=$1" MESSAGE_ID=8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f 2>/dev/null | tail -n 1)
+        out=$("$@") || true
         if [ -n "$out" ]; then
             echo "$out"
             return 0
@@ -133,6 +134,16 @@ journal_entry() {
         sleep 0.1
     done
     return 1
+}
+
+# The audit entry of request $1 as JSON, if it is written yet.
+audit_entry_now() {
+    in_systemd journalctl -q -o json "REQUEST_ID=$1" MESSAGE_ID=8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f 2>/dev/null | tail -n 1
+}
+
+# The audit entry of request $1 as JSON.
+journal_entry() {
+    poll audit_entry_now "$1"
 }
 
 db() {
@@ -302,6 +313,13 @@ expect_marker_gone() {
         echo "pgrep failed (exit $rc)" >&2
     fi
     return 1
+}
+
+# until_released NAME WORD TRIES: Python lines for a snippet that waits (TRIES × 20 ms at most)
+# until the test releases it with release PID NAME, then prints WORD.
+until_released() {
+    printf '%s\n' "for _ in range($3):" "    if os.path.exists('/workspace/$1'):" "        print('$2')" "        break" \
+        "    time.sleep(0.02)"
 }
 
 # release PID NAME: creates /workspace/NAME in the sandbox of process PID, which its code waits for:
