@@ -24,12 +24,15 @@ static inline void *mfree(void *p) {
         return NULL;
 }
 
-/* Closes only fd >= 0 and keeps errno, so it can run on any exit path. */
+/* Closes only fd >= 0 and keeps errno, so it can run on any exit path; leaves -1 behind, so that a
+ * second call (an explicit one, then the cleanup at the end of the scope) cannot close the number
+ * again once another descriptor has taken it. */
 static inline void closep(int *fd) {
         if (*fd >= 0) {
                 int saved = errno;
                 (void) close(*fd);
                 errno = saved;
+                *fd = -1;
         }
 }
 
