@@ -117,6 +117,21 @@ int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t 
         return claim(db, &(Claim){.st = st, .id = ret_machine_id, .id_size = id_size, .socket = ret_socket, .socket_size = socket_size});
 }
 
+int db_pool_claim_stale(sqlite3 *db, int owner_pid, const char *settings, char *ret_machine_id, size_t id_size, char *ret_socket,
+                        size_t socket_size) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r;
+
+        r = db_prepare(db, &st,
+                       "UPDATE pool SET state = 'claimed', owner_pid = ?1, claimed_at = ?2 WHERE machine_id = "
+                       "(SELECT machine_id FROM pool WHERE state = 'ready' AND settings IS NOT ?3 LIMIT 1) "
+                       "RETURNING machine_id, socket, executions",
+                       "idt", owner_pid, unix_now(), settings);
+        if (r < 0)
+                return r;
+        return claim(db, &(Claim){.st = st, .id = ret_machine_id, .id_size = id_size, .socket = ret_socket, .socket_size = socket_size});
+}
+
 int db_pool_remove(sqlite3 *db, const char *machine_id) {
         int r = db_run(db, "DELETE FROM pool WHERE machine_id = ?1", "t", machine_id);
 

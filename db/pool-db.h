@@ -38,6 +38,11 @@ int db_pool_release(sqlite3 *db, const char *machine_id);
 int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t keep, double surplus_ready_before, char *ret_machine_id,
                        size_t id_size, char *ret_socket, size_t socket_size);
 
+/* Claims, for the pool manager to destroy, an idle machine made with other settings than these (a
+ * runtime image rebuilt since): 0, -ENOENT when there is none, -errno. */
+int db_pool_claim_stale(sqlite3 *db, int owner_pid, const char *settings, char *ret_machine_id, size_t id_size, char *ret_socket,
+                        size_t socket_size);
+
 int db_pool_remove(sqlite3 *db, const char *machine_id);
 
 /* 1 if some sandbox is ready, 0 if none, -errno: a read, so waiting workers need not take the
@@ -65,7 +70,7 @@ typedef struct PoolRow {
         char state[16];
         char socket[POOL_SOCKET_MAX];
         int owner_pid; /* 0: none */
-        char settings[256]; /* what db_pool_add() was given */
+        char settings[512]; /* what db_pool_add() was given */
 } PoolRow;
 
 /* The rows in the given state (NULL: every row) whose owner is owner_pid (0: any), all of them:

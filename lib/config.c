@@ -30,6 +30,13 @@ static const char *get_str(const char *(*get)(const char *), const char *name, c
         return s && *s ? s : def;
 }
 
+/* Whether s is made of the characters of set only, with a length in [min, max]. */
+static bool plain(const char *s, const char *set, size_t min, size_t max) {
+        size_t n = strlen(s);
+
+        return n >= min && n <= max && strspn(s, set) == n;
+}
+
 int config_parse(const char *(*get)(const char *name), Config *ret, const char **reterr_name) {
         static const struct {
                 const char *name;
@@ -67,7 +74,12 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 .lib_dir = get_str(get, "SANDBOXD_LIB_DIR", "/usr/local/lib/sandboxd"),
                 .slice = get_str(get, "SANDBOXD_SLICE", "sandbox.slice"),
                 .image_dir = get_str(get, "SANDBOXD_IMAGE_DIR", "/var/lib/machines"),
+                .runtime_image = get_str(get, "SANDBOXD_RUNTIME_IMAGE", "sandboxd-runtime"),
+                .runtime_state_dir = get_str(get, "SANDBOXD_RUNTIME_STATE_DIR", "/var/lib/sandboxd/runtime"),
+                .preload = get("SANDBOXD_PRELOAD") ? get("SANDBOXD_PRELOAD") : "numpy,pandas",
+                .openblas_coretype = get_str(get, "SANDBOXD_OPENBLAS_CORETYPE", ""),
         };
+        const char *policy = get_str(get, "SANDBOXD_IMPORT_POLICY", "off");
 
         for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
                 uint64_t v = knobs[i].def;
@@ -90,7 +102,27 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 return -EINVAL;
         }
 
-        /* The runner is found inside the sandbox at the same path: only the host's /usr is there. */
+        if (strcmp(policy, "off") != 0 && strcmp(policy, "curated") != 0) {
+                *reterr_name = "SANDBOXD_IMPORT_POLICY";
+                return -EINVAL;
+        }
+        c.import_policy_curated = strcmp(policy, "curated") == 0;
+        /* Both travel on a runner's command line and into an image path: plain words only. */
+        if (!plain(c.runtime_image, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", 1, 64) || c.runtime_image[0] == '-') {
+                *reterr_name = "SANDBOXD_RUNTIME_IMAGE";
+                return -EINVAL;
+        }
+        if (!plain(c.preload, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,", 0, 200)) {
+                *reterr_name = "SANDBOXD_PRELOAD";
+                return -EINVAL;
+        }
+        if (!plain(c.openblas_coretype, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", 0, 32)) {
+                *reterr_name = "SANDBOXD_OPENBLAS_CORETYPE";
+                return -EINVAL;
+        }
+
+        /* Under /usr, as a package installs it; bound into machines with nspawn's --bind-ro=SRC:DST,
+         * which takes no ':'. */
         if (strncmp(c.lib_dir, "/usr/", 5) != 0 || strstr(c.lib_dir, "/..") || strchr(c.lib_dir, ':')) {
                 *reterr_name = "SANDBOXD_LIB_DIR";
                 return -EINVAL;

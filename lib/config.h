@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,7 +25,12 @@ typedef struct Config {
         unsigned pool_wait_s;   /* how long a request waits for a warm sandbox before 503 */
         unsigned executions_per_machine; /* executions a machine serves, one at a time, before it retires */
         unsigned call_ready_timeout_s; /* how long a tool sandbox may take to come up */
-        const char *image_dir;         /* machine images for /v1/call */
+        const char *image_dir;         /* machine images: /v1/call's, and the runtime image */
+        const char *runtime_image;     /* the root of every execution machine: its name in image_dir */
+        const char *runtime_state_dir; /* what sandboxd-image says of it: its tree in use, its versions */
+        const char *preload;           /* modules each machine's zygote imports once, comma-separated */
+        const char *openblas_coretype; /* OPENBLAS_CORETYPE for the code, "" to let OpenBLAS detect it */
+        bool import_policy_curated;    /* /v1/execute's python runs under the import policy */
         const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;
 } Config;

@@ -66,7 +66,7 @@ static int machine_valid(const char *m) {
 }
 
 static int spec_valid(const NspawnSpec *s) {
-        if (s->image && (s->image[0] != '/' || strchr(s->image, ':')))
+        if ((s->image && (s->image[0] != '/' || strchr(s->image, ':'))) || (s->image_read_only && !s->image))
                 return 0;
         if (!s->machine || !machine_valid(s->machine) || !s->etc_dir || strchr(s->etc_dir, ':') || !s->user != s->runner_confines || !s->command || !s->command[0] || s->command[0][0] != '/')
                 return 0;
@@ -76,9 +76,15 @@ static int spec_valid(const NspawnSpec *s) {
         return s->workspace_bytes > 0 && s->tmp_bytes > 0 && s->nofile > 0;
 }
 
-/* The root: a fresh tmpfs with the host's /usr read-only (--volatile=yes), nothing else of the host. */
+/* The root: an image, or a fresh tmpfs with the host's /usr read-only (--volatile=yes); nothing else
+ * of the host but what is bound. */
 static void add_filesystem(Argv *a, const NspawnSpec *s) {
-        if (s->image) {
+        if (s->image && s->image_read_only) {
+                /* sandboxd's runtime image: the machine writes nowhere but its tmpfs mounts, and its
+                 * /etc (alternatives, fonts, ld.so.cache) is the image's own. */
+                add(a, "--directory=%s", s->image);
+                add(a, "--read-only");
+        } else if (s->image) {
                 /* An agent's own OS tree: read-only, writes land in a tmpfs overlay and vanish. */
                 add(a, "--directory=%s", s->image);
                 add(a, "--volatile=overlay");

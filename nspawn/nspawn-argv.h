@@ -21,8 +21,10 @@ typedef struct NspawnSpec {
         bool runner_confines;
         const char *const *command; /* argv run inside, NULL-terminated; [0] absolute */
         /* NULL: the host's /usr under a fresh tmpfs root. Else a machine image directory, run
-         * read-only under a tmpfs overlay. */
+         * read-only: under a tmpfs overlay, or as it is with image_read_only (then every mount point
+         * must exist in it). */
         const char *image;
+        bool image_read_only;
         const char *const *bind_ro; /* extra read-only binds "SRC:DST", NULL-terminated, or NULL */
 } NspawnSpec;
 

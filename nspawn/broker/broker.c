@@ -40,6 +40,9 @@
 #define CLIENTS_MAX 64
 /* The sandbox user of nspawn/runner/passwd, whom the code becomes. */
 #define RUNNER_UID_OPTION "--uid=1000"
+/* Where an execution machine finds sandboxd's runner, zygote, filter and import allow-list: the
+ * host's lib_dir, bound read-only at a place the runtime image has (sandboxd-image makes it). */
+#define MACHINE_LIB_DIR "/usr/lib/sandboxd"
 
 typedef struct Broker {
         const Config *config;
@@ -143,11 +146,35 @@ static int sandbox_base(const Config *cfg, const char *id, const char *field_nam
         return 0;
 }
 
+/* The runtime image's tree a machine started now gets: what its name in the image store points to
+ * at this moment. A machine keeps the tree it started with when the image is rebuilt. */
+static int runtime_tree(const Config *cfg, char **ret, Error *err) {
+        cleanup_free char *link = NULL;
+        char *tree;
+        struct stat st;
+
+        if (asprintf(&link, "%s/%s", cfg->image_dir, cfg->runtime_image) < 0)
+                return -ENOMEM;
+        tree = realpath(link, NULL);
+        if (!tree || stat(tree, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                free(tree);
+                return error_set(err, -ENOENT, "the runtime image '%s' is not built in %s (run: sandboxd-image runtime)",
+                                 cfg->runtime_image, cfg->image_dir);
+        }
+        *ret = tree;
+        return 0;
+}
+
 static int start_warm(Broker *b, const BrokerRequest *req, int fd, Error *err) {
         const Config *cfg = b->config;
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
-        char runner[512], zygote[600], filter[600], workspace[64], tmp[64], executions[64];
-        const char *command[] = {runner, "--listen", RUNNER_UID_OPTION, zygote, filter, workspace, tmp, executions, NULL};
+        cleanup_free char *tree = NULL;
+        char lib_bind[600], workspace[64], tmp[64], executions[64], preload[300], openblas[64];
+        const char *command[] = {MACHINE_LIB_DIR "/sandboxd-runner", "--listen", RUNNER_UID_OPTION,
+                                 "--zygote=" MACHINE_LIB_DIR "/sandboxd-zygote", "--seccomp=" MACHINE_LIB_DIR "/seccomp.bpf",
+                                 "--import-allow=" MACHINE_LIB_DIR "/import-allow.list", workspace, tmp, executions, preload,
+                                 cfg->openblas_coretype[0] ? openblas : NULL, NULL};
+        const char *binds[] = {lib_bind, NULL};
         SandboxBase s;
         int r = check_listener(fd);
 
@@ -155,9 +182,17 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, Error *err) {
                 r = sandbox_base(cfg, req->id, "SANDBOX_ID", req->id, &s);
         if (r < 0)
                 return fail(err, r, NULL);
-        (void) snprintf(runner, sizeof(runner), "%s/sandboxd-runner", cfg->lib_dir);
-        (void) snprintf(zygote, sizeof(zygote), "--zygote=%s/sandboxd-zygote", cfg->lib_dir);
-        (void) snprintf(filter, sizeof(filter), "--seccomp=%s/seccomp.bpf", cfg->lib_dir);
+        r = runtime_tree(cfg, &tree, err);
+        if (r < 0)
+                return r;
+        /* The runtime image is the machine's root, as it is; sandboxd's own binaries come from the
+         * host, at a fixed place inside. */
+        s.ns.image = tree;
+        s.ns.image_read_only = true;
+        s.ns.bind_ro = binds;
+        (void) snprintf(lib_bind, sizeof(lib_bind), "%s:" MACHINE_LIB_DIR, cfg->lib_dir);
+        (void) snprintf(preload, sizeof(preload), "--preload=%s", cfg->preload);
+        (void) snprintf(openblas, sizeof(openblas), "--setenv=OPENBLAS_CORETYPE=%s", cfg->openblas_coretype);
         /* Each execution's sandbox gets fresh filesystems of these sizes; the machine serves this
          * many executions, one at a time, then its runner exits and the unit ends. */
         (void) snprintf(workspace, sizeof(workspace), "--workspace-bytes=%" PRIu64, cfg->workspace_bytes);

@@ -8,6 +8,7 @@
  * none. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -60,7 +61,7 @@ typedef struct Poold {
         bool stop;
         sqlite3 *db;
         Starting starting[PARALLEL_STARTS]; /* fill() starts no more */
-        char settings[256];                 /* what a machine started now is made with (machine_settings()) */
+        char settings[512];                 /* what a machine started now is made with (machine_settings()) */
         size_t n_starting;
         unsigned boost;
         int64_t last_waits;
@@ -175,6 +176,42 @@ static unsigned wanted(Poold *p, const PoolCounts *c) {
         return p->config->pool_target + p->boost;
 }
 
+/* The settings a machine is made with (the broker reads the same file), and the runtime image's tree
+ * in use (sandboxd-image writes its name when it switches): a machine made with others is not kept
+ * across a restart, nor once idle after the runtime image is rebuilt. */
+static void machine_settings(const Config *c, char *buf, size_t size) {
+        char tree[64] = "", path[PATH_MAX];
+        FILE *f;
+
+        (void) snprintf(path, sizeof(path), "%s/current", c->runtime_state_dir);
+        f = fopen(path, "re");
+        if (f) {
+                if (!fgets(tree, sizeof(tree), f))
+                        tree[0] = 0;
+                tree[strcspn(tree, "\n")] = 0;
+                (void) fclose(f);
+        }
+        (void) snprintf(buf, size,
+                        "memory=%" PRIu64 " tasks=%" PRIu64 " cpu=%u workspace=%" PRIu64 " tmp=%" PRIu64 " nofile=%u executions=%u "
+                        "runtime=%s/%s preload=%s openblas=%s",
+                        c->memory_max, c->tasks_max, c->cpu_quota_percent, c->workspace_bytes, c->tmp_bytes, c->nofile,
+                        c->executions_per_machine, c->runtime_image, tree, c->preload, c->openblas_coretype);
+}
+
+/* Idle machines made on a runtime image that has been rebuilt since retire; busy ones once they are
+ * back. New ones get the new image. */
+static void retire_stale(Poold *p) {
+        char id[SANDBOX_ID_MAX], socket[POOL_SOCKET_MAX], now[sizeof(p->settings)];
+
+        machine_settings(p->config, now, sizeof(now));
+        if (strcmp(now, p->settings) != 0) {
+                log_info("Pool: the runtime image changed; machines on the old one retire once idle");
+                memcpy(p->settings, now, sizeof(now));
+        }
+        while (db_pool_claim_stale(p->db, (int) getpid(), p->settings, id, sizeof(id), socket, sizeof(socket)) >= 0)
+                pool_destroy(&p->broker, p->db, id, socket, "made with an older runtime image");
+}
+
 /* Retires idle machines past their TTL, and those above what is wanted once they have been idle for
  * a while: a machine that comes back from an execution is not destroyed at once for being one
  * too many, only to be started again moments later. */
@@ -196,6 +233,7 @@ static void fill(Poold *p) {
         want = wanted(p, &c);
         /* Retiring takes the database's write lock: once a second, not on every wake-up. */
         if (now_usec(CLOCK_MONOTONIC) >= p->next_retire) {
+                retire_stale(p);
                 retire_idle(p, want);
                 p->next_retire = now_usec(CLOCK_MONOTONIC) + HOUSEKEEPING_MS * USEC_PER_MSEC;
         }
@@ -377,14 +415,6 @@ static int run(Poold *p) {
                 starting_remove(p, 0);
         }
         return 0;
-}
-
-/* The settings a machine is made with (the broker reads the same file): a machine made with others
- * is not kept across a restart. */
-static void machine_settings(const Config *c, char *buf, size_t size) {
-        (void) snprintf(buf, size, "memory=%" PRIu64 " tasks=%" PRIu64 " cpu=%u workspace=%" PRIu64 " tmp=%" PRIu64 " nofile=%u executions=%u",
-                        c->memory_max, c->tasks_max, c->cpu_quota_percent, c->workspace_bytes, c->tmp_bytes, c->nofile,
-                        c->executions_per_machine);
 }
 
 int main(void) {

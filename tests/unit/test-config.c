@@ -314,7 +314,58 @@ static void test_bad_among_good(void) {
                "one bad variable among good ones is named");
 }
 
+/* The runtime image's knobs: plain words (they travel on a command line and into a path), the
+ * import policy one of two, the preload list empty when set empty. */
+static void test_runtime_knobs(void) {
+        static const struct {
+                const char *name, *value;
+                int expected;
+        } cases[] = {
+                {"SANDBOXD_RUNTIME_IMAGE", "my-runtime_2", 0},
+                {"SANDBOXD_RUNTIME_IMAGE", "../etc", -EINVAL},
+                {"SANDBOXD_RUNTIME_IMAGE", "a/b", -EINVAL},
+                {"SANDBOXD_RUNTIME_IMAGE", "-x", -EINVAL},
+                {"SANDBOXD_PRELOAD", "numpy,pandas,matplotlib.pyplot", 0},
+                {"SANDBOXD_PRELOAD", "numpy pandas", -EINVAL},
+                {"SANDBOXD_PRELOAD", "os;rm", -EINVAL},
+                {"SANDBOXD_OPENBLAS_CORETYPE", "Haswell", 0},
+                {"SANDBOXD_OPENBLAS_CORETYPE", "Has well", -EINVAL},
+                {"SANDBOXD_OPENBLAS_CORETYPE", "--x=y", -EINVAL},
+                {"SANDBOXD_IMPORT_POLICY", "curated", 0},
+                {"SANDBOXD_IMPORT_POLICY", "off", 0},
+                {"SANDBOXD_IMPORT_POLICY", "on", -EINVAL},
+        };
+        static const Var unset[] = {{NULL, NULL}}, no_preload[] = {{"SANDBOXD_PRELOAD", ""}, {NULL, NULL}},
+                         curated[] = {{"SANDBOXD_IMPORT_POLICY", "curated"}, {NULL, NULL}};
+        Config cfg = {};
+        const char *name = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const Var env[] = {{cases[i].name, cases[i].value}, {NULL, NULL}};
+                int r;
+
+                cfg = (Config){};
+                name = NULL;
+                r = parse(env, &cfg, &name);
+                if (cases[i].expected == 0)
+                        tap_ok(r == 0, "%s='%s' accepted", cases[i].name, cases[i].value);
+                else
+                        tap_ok(r == -EINVAL && name && strcmp(name, cases[i].name) == 0, "%s='%s' rejected, naming it", cases[i].name,
+                               cases[i].value);
+        }
+        cfg = (Config){};
+        tap_ok(parse(unset, &cfg, &name) == 0 && strcmp(cfg.runtime_image, "sandboxd-runtime") == 0 &&
+                       strcmp(cfg.preload, "numpy,pandas") == 0 && strcmp(cfg.openblas_coretype, "") == 0 && !cfg.import_policy_curated &&
+                       strcmp(cfg.runtime_state_dir, "/var/lib/sandboxd/runtime") == 0,
+               "runtime knobs: defaults");
+        cfg = (Config){};
+        tap_ok(parse(no_preload, &cfg, &name) == 0 && strcmp(cfg.preload, "") == 0, "SANDBOXD_PRELOAD='': nothing preloaded");
+        cfg = (Config){};
+        tap_ok(parse(curated, &cfg, &name) == 0 && cfg.import_policy_curated, "SANDBOXD_IMPORT_POLICY=curated: on");
+}
+
 int main(void) {
+        test_runtime_knobs();
         test_defaults();
         test_override();
         test_one();

@@ -153,6 +153,8 @@ static void test_specs(void) {
                 {"workspace_bytes 0", WITH(_s.workspace_bytes = 0), -EINVAL},
                 {"tmp_bytes 0", WITH(_s.tmp_bytes = 0), -EINVAL},
                 {"nofile 0", WITH(_s.nofile = 0), -EINVAL},
+                {"a read-only image", WITH(_s.image = "/var/lib/machines/x"; _s.image_read_only = true), 0},
+                {"read-only, but no image", WITH(_s.image_read_only = true), -EINVAL},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -255,7 +257,36 @@ static void test_runner_confines(void) {
         v = nspawn_argv_free(v);
 }
 
+/* The runtime image is the root as it is, read-only: no overlay, no host /usr, no host ld.so.cache. */
+static void test_image_read_only(void) {
+        NspawnSpec s = good;
+        char **v = NULL;
+        size_t end;
+
+        s.image = "/var/lib/machines/.sandboxd-runtime-0123456789abcdef";
+        s.image_read_only = true;
+        if (!tap_ok(nspawn_argv(&s, &v) == 0, "image_read_only: accepted"))
+                return;
+        end = argv_dashdash(v);
+        tap_is_int(count_option(v, end, "--directory=/var/lib/machines/.sandboxd-runtime-0123456789abcdef"), 1,
+                   "image_read_only: the image is the root");
+        tap_is_int(count_option(v, end, "--read-only"), 1, "image_read_only: read-only");
+        tap_is_int(count_option(v, end, "--volatile=overlay") + count_option(v, end, "--volatile=yes"), 0,
+                   "image_read_only: no volatile root");
+        tap_is_int(count_option(v, end, "--bind-ro=/etc/ld.so.cache"), 0, "image_read_only: the image's own ld.so.cache");
+        v = nspawn_argv_free(v);
+
+        s.image_read_only = false;
+        if (!tap_ok(nspawn_argv(&s, &v) == 0, "image: accepted"))
+                return;
+        end = argv_dashdash(v);
+        tap_is_int(count_option(v, end, "--volatile=overlay"), 1, "image: under an overlay");
+        tap_is_int(count_option(v, end, "--read-only"), 0, "image: not --read-only");
+        v = nspawn_argv_free(v);
+}
+
 int main(void) {
+        test_image_read_only();
         test_uid_base();
         test_runner_confines();
         test_flags();
