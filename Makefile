@@ -44,7 +44,7 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
-               fcgi/route-pool.c fcgi/route-call.c fcgi/validate.c nspawn/sandbox-result.c \
+               fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/validate.c nspawn/sandbox-result.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
@@ -105,11 +105,21 @@ $(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 # Never sanitized: every allocation of the interpreter would go through ASan's allocator and its
 # quarantine, inside a machine's memory limit. Its own C is small and unit-free; the e2e suites
 # exercise it.
-ZYGOTE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -MMD -MP $(WARN) -fno-common -fstack-protector-strong -D_FORTIFY_SOURCE=3 -O2 -g \
+ZYGOTE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -I$(BUILD)/gen -MMD -MP $(WARN) -fno-common -fstack-protector-strong -D_FORTIFY_SOURCE=3 -O2 -g \
                 $(shell pkg-config --cflags python3-embed 2>/dev/null)
 $(BUILD)/zygote/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ZYGOTE_CFLAGS) -c -o $@ $<
+
+# What the sandboxes run before the code, in Python and in JavaScript, files of their own compiled
+# into the zygote as C strings.
+$(BUILD)/gen/nspawn/runner/bootstrap.h: nspawn/runner/bootstrap.py nspawn/runner/node-bootstrap.js
+	@mkdir -p $(dir $@)
+	/usr/bin/python3 -c 'import json, sys; \
+	    print("static const char BOOTSTRAP[] = %s;" % json.dumps(open(sys.argv[1]).read())); \
+	    print("static const char NODE_BOOTSTRAP[] = %s;" % json.dumps(open(sys.argv[2]).read()))' $^ >$@.tmp
+	mv $@.tmp $@
+$(BUILD)/zygote/nspawn/runner/zygote.o: $(BUILD)/gen/nspawn/runner/bootstrap.h
 
 $(BUILD)/sandboxd-zygote: $(patsubst %.c,$(BUILD)/zygote/%.o,$(ZYGOTE_SRCS))
 	$(CC) -o $@ $^ $(shell pkg-config --libs python3-embed 2>/dev/null)
@@ -178,7 +188,7 @@ install: all
 	if [ -z "$(DESTDIR)" ]; then systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf; fi
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(DESTDIR)$(LIBDIR)/
-	install -m 0644 nspawn/runner/toolrunner.py $(DESTDIR)$(LIBDIR)/
+	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime.list $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
 	install -m 0644 $(addprefix units/,$(UNITS)) $(DESTDIR)$(UNITDIR)/
 	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
@@ -192,15 +202,19 @@ uninstall: stop
 	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
 	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 
-# Up on $(LISTEN), then one request to show it works.
-run: deps install
+# Up on $(LISTEN), then one request to show it works. The images are built the first time (a few
+# minutes) and reused after.
+run: deps install images
 	$(SBINDIR)/sandboxd-host up
 	@tests/wait-http $(LISTEN)
 	@echo '$$ curl -s -X POST http://$(LISTEN)/v1/execute -H "content-type: application/json" -d '"'"'{"code":"print(2**32)"}'"'"
 	@curl -s -X POST http://$(LISTEN)/v1/execute -H 'content-type: application/json' -d '{"code":"print(2**32)"}'
 
-# Machine images for POST /v1/call: the demo agent (the base tree is built once and cached).
+# The machine images: the runtime image every execution runs on (from nspawn/images/runtime.list and
+# /etc/sandboxd/runtime.list.d/*.list), and the demo agent for POST /v1/call. Base trees are built
+# once per package list and cached; an unchanged image is not rebuilt.
 images: install
+	$(SBINDIR)/sandboxd-image runtime
 	$(SBINDIR)/sandboxd-image build demo-agent nspawn/images/demo-agent
 
 stop:

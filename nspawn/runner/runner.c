@@ -7,10 +7,12 @@
  * one at a time, each in a sandbox of its own that is destroyed after it; then the runner exits and
  * the machine with it.
  *
- *   request: {"code", "stdin", "files": [{"path", "content_b64"}], "return_files": [path],
- *             "output_cap", "return_cap"}
+ *   request: {"code", "language" ("python", "node", "bash"; python when absent), "import_policy"
+ *             ("curated" or absent), "stdin", "files": [{"path", "content_b64"}],
+ *             "return_files": [path], "output_cap", "return_cap"}
  *   reply:   {"status": 200, "exit_code", "stdout_b64", "stderr_b64", "stdout_truncated",
- *             "stderr_truncated", "duration_ms", "files": [{"path", "content_b64"}]}
+ *             "stderr_truncated", "duration_ms", "cpu_ms", "memory_peak_bytes",
+ *             "files": [{"path", "content_b64"}]}
  *         or {"status": 400, "error": "..."} when the request is refused.
  *
  * The sandboxes come from the zygote (zygote.c), an interpreter the runner starts once as
@@ -29,6 +31,7 @@
  * The runner is not a security boundary: the kernel is (namespaces, no capabilities, cgroup
  * limits). All the code could spoil is its own sandbox's reply, which the worker reads with a size
  * cap and validates. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -74,16 +77,37 @@ const char *__asan_default_options(void) {
 }
 #endif
 
-static char env_path[] = "PATH=/usr/local/bin:/usr/bin:/bin", env_home[] = "HOME=" WORKDIR, env_lang[] = "LANG=C.UTF-8",
-            env_tmpdir[] = "TMPDIR=/tmp";
 /* A snippet's environment, and LD_BIND_NOW for the zygote alone: every symbol bound before the first
- * fork, not once in every sandbox. The zygote drops it before the interpreter reads the environment. */
-static char env_bind_now[] = "LD_BIND_NOW=1";
-static char *const zygote_env[] = {env_path, env_home, env_lang, env_tmpdir, env_bind_now, NULL};
+ * fork, not once in every sandbox. The zygote drops it before the interpreter reads the environment.
+ * matplotlib draws with Agg (no display). OpenBLAS starts no threads: the zygote's forks would not
+ * have them (they skip the atfork handlers that OpenBLAS restarts its threads in), and a machine
+ * has one CPU's quota by default. --setenv adds the operator's (OPENBLAS_CORETYPE). */
+#define ENV_MAX 16
+static char *zygote_env[ENV_MAX + 1] = {
+        (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
+        (char *) "HOME=" WORKDIR,
+        (char *) "LANG=C.UTF-8",
+        (char *) "TMPDIR=/tmp",
+        (char *) "MPLBACKEND=Agg",
+        (char *) "OPENBLAS_NUM_THREADS=1",
+        (char *) "OMP_NUM_THREADS=1",
+        (char *) "LD_BIND_NOW=1",
+};
 
-/* The zygote (zygote.c): the initialised interpreter that forks every sandbox. */
-static int arg_zygote = -1;
+/* A zygote (zygote.c): an initialised interpreter that forks sandboxes. Every machine has the plain
+ * one, started with the machine; the data one has the --preload modules imported, and starts after
+ * the first execution that imports one of them (most machines never need it: it costs their memory,
+ * and forking a larger process costs every sandbox made from it). */
+typedef struct Zygote {
+        int fd; /* our end of its socket; -1: not started */
+        bool ready;
+        ZygoteConfig config;
+} Zygote;
+
+static Zygote arg_plain = {.fd = -1}, arg_data = {.fd = -1};
 static const char *arg_zygote_path;
+static const void *arg_filter;
+static size_t arg_filter_len;
 static uid_t arg_uid = 1000;
 static int arg_own_mnt = -1;
 
@@ -97,7 +121,16 @@ typedef struct Sandbox {
         int code_w; /* the code process's fd 3 */
         int out_r;
         int err_r;
+        /* The language whose first line went ahead of the request (a node that starts while the
+         * machine waits), or NULL. */
+        const char *prepared;
+        Zygote *zygote; /* where it came from */
 } Sandbox;
+
+/* The language of the last execution: the next sandbox is made ready for it. */
+static const char *arg_last_language = "python";
+/* An execution imported the data zygote's modules: it is started once that one is answered. */
+static bool arg_data_wanted;
 
 static void die(const char *what) {
         (void) dprintf(STDERR_FILENO, "sandboxd-runner: %s: %s\n", what, strerror(errno));
@@ -117,13 +150,21 @@ static void sandbox_done(Sandbox *sb) {
         *sb = (Sandbox){.init = -1, .report = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
 }
 
-/* Starts the zygote: the interpreter is initialised once per machine, while the machine waits. */
-static void zygote_start(const ZygoteConfig *config, const void *filter, size_t filter_len) {
+/* The first line of the code's fd 3: what it is to become. */
+static int sandbox_start(Sandbox *sb, const char *language, const char *policy) {
+        char line[ZYGOTE_HEADER_MAX];
+
+        (void) snprintf(line, sizeof(line), "%s %s\n", language, policy);
+        sb->prepared = language;
+        return fd_write_all(sb->code_w, line, strlen(line));
+}
+
+/* Starts a zygote: its interpreter initialises while the runner goes on; zygote_ready() waits for it. */
+static void zygote_start(Zygote *z) {
         int sp[2];
         posix_spawn_file_actions_t fa;
         static char python[] = PYTHON, dash_c[] = "-c", command[] = ZYGOTE_COMMAND;
         char *const argv[] = {python, dash_c, command, NULL};
-        ZygoteReply ready = {.pid = -1};
         pid_t pid;
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -138,14 +179,44 @@ static void zygote_start(const ZygoteConfig *config, const void *filter, size_t 
                 die(arg_zygote_path);
         (void) posix_spawn_file_actions_destroy(&fa);
         (void) close(sp[1]);
-        arg_zygote = sp[0];
-        if (fd_send_one(arg_zygote, config, sizeof(*config), -1, 0) < 0 || fd_send_one(arg_zygote, filter, filter_len, -1, 0) < 0 ||
-            fd_receive_one(arg_zygote, &ready, sizeof(ready), 0, NULL) != (ssize_t) sizeof(ready) || ready.pid != 0)
+        z->fd = sp[0];
+        if (fd_send_one(z->fd, &z->config, sizeof(z->config), -1, 0) < 0 || fd_send_one(z->fd, arg_filter, arg_filter_len, -1, 0) < 0)
                 die("starting the zygote");
 }
 
-/* The next sandbox, from the zygote: made ahead, so that an execution does not wait for it. */
-static int sandbox_prepare(Sandbox *ret) {
+static void zygote_ready(Zygote *z) {
+        ZygoteReply ready = {.pid = -1};
+
+        if (z->ready)
+                return;
+        if (fd_receive_one(z->fd, &ready, sizeof(ready), 0, NULL) != (ssize_t) sizeof(ready) || ready.pid != 0)
+                die("starting the zygote");
+        z->ready = true;
+}
+
+/* Whether python code imports one of the data zygote's modules: "import M" or "from M", M whole. A
+ * guess that only decides where the sandbox comes from; code it misses imports the module itself. */
+static bool imports_preloaded(const char *code, size_t len) {
+        char list[sizeof(arg_data.config.preload)], *save = NULL;
+
+        memcpy(list, arg_data.config.preload, sizeof(list));
+        for (char *m = strtok_r(list, ",", &save); m; m = strtok_r(NULL, ",", &save))
+                for (const char *kw = "import \0from \0"; *kw; kw += strlen(kw) + 1) {
+                        size_t kl = strlen(kw), ml = strlen(m);
+
+                        for (const char *p = memmem(code, len, kw, kl); p; p = memmem(p + 1, len - (size_t) (p + 1 - code), kw, kl)) {
+                                const char *e = p + kl + ml;
+
+                                if ((size_t) (e - code) <= len && memcmp(p + kl, m, ml) == 0 &&
+                                    ((size_t) (e - code) == len || !(isalnum((unsigned char) *e) || *e == '_')))
+                                        return true;
+                        }
+                }
+        return false;
+}
+
+/* The next sandbox, from zygote z: made ahead, so that an execution does not wait for it. */
+static int sandbox_prepare(Sandbox *ret, Zygote *z) {
         int code[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
         ZygoteFork req = {.magic = ZYGOTE_MAGIC};
         ZygoteReply rep = {.pid = -EPROTO};
@@ -160,10 +231,11 @@ static int sandbox_prepare(Sandbox *ret) {
                 /* One descriptor a message: stdout, stderr, the code's pipe, the init's socket. */
                 const int fds[] = {out[1], err[1], code[0], report[1]};
 
+                zygote_ready(z);
                 for (size_t i = 0; r >= 0 && i < ELEMENTSOF(fds); i++)
-                        r = fd_send_one(arg_zygote, &req, sizeof(req), fds[i], 0);
+                        r = fd_send_one(z->fd, &req, sizeof(req), fds[i], 0);
         }
-        if (r >= 0 && fd_receive_one(arg_zygote, &rep, sizeof(rep), 0, NULL) != (ssize_t) sizeof(rep))
+        if (r >= 0 && fd_receive_one(z->fd, &rep, sizeof(rep), 0, NULL) != (ssize_t) sizeof(rep))
                 r = -EPROTO;
         if (r >= 0 && rep.pid <= 0)
                 r = rep.pid < 0 ? rep.pid : -EPROTO;
@@ -172,6 +244,7 @@ static int sandbox_prepare(Sandbox *ret) {
         closep(&code[0]);
         closep(&report[1]);
         sb.init = r >= 0 ? rep.pid : -1;
+        sb.zygote = z;
         sb.report = report[0];
         sb.code_w = code[1];
         sb.out_r = out[0];
@@ -183,6 +256,10 @@ static int sandbox_prepare(Sandbox *ret) {
                 sandbox_done(&sb);
                 return r;
         }
+        /* node takes a few hundred milliseconds to start: where the last execution was node's, the
+         * next one's node starts now, while the machine waits. */
+        if (strcmp(arg_last_language, "node") == 0)
+                (void) sandbox_start(&sb, "node", "none");
         *ret = sb;
         return 0;
 }
@@ -294,10 +371,10 @@ static bool drain(int fd, Output *o, size_t cap, char *buf) {
 /* Reads the child's stdout and stderr until it exits. A background process that keeps the pipes
  * open must not keep the reply waiting: once the child is gone, only what is already in the pipes
  * is read. */
-static int collect(Sandbox *c, size_t cap, Output *out, Output *err, int *ret_code) {
+static int collect(Sandbox *c, size_t cap, Output *out, Output *err, ZygoteStatus *ret_status) {
         cleanup_free char *buf = malloc(CHUNK);
         bool exited = false;
-        int32_t code = -1;
+        ZygoteStatus st = {};
 
         out->data = malloc(cap + 1);
         err->data = malloc(cap + 1);
@@ -332,10 +409,10 @@ static int collect(Sandbox *c, size_t cap, Output *out, Output *err, int *ret_co
                 ;
         /* The code's status, from its init (which exits and takes the rest of the sandbox with it);
          * nothing means the init itself died. */
-        if (fd_receive_one(c->report, &code, sizeof(code), 0, NULL) != (ssize_t) sizeof(code))
+        if (fd_receive_one(c->report, &st, sizeof(st), 0, NULL) != (ssize_t) sizeof(st))
                 return -ECHILD;
         c->init = -1;
-        *ret_code = code;
+        *ret_status = st;
         return 0;
 }
 
@@ -407,18 +484,54 @@ static bool present(struct json_object *list) {
         return list && !json_object_is_type(list, json_type_null);
 }
 
+static const char *get_word(struct json_object *req, const char *key, const char *const *allowed) {
+        struct json_object *v = NULL;
+
+        if (!json_object_object_get_ex(req, key, &v) || !v)
+                return allowed[0];
+        for (const char *const *a = allowed; *a; a++)
+                if (json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), *a) == 0)
+                        return *a;
+        return NULL;
+}
+
 /* One execution in its sandbox: the reply. */
 static int run(struct json_object *req, Sandbox *c, struct json_object *reply, Error *reterr) {
+        static const char *const languages[] = {"python", "node", "bash", NULL}, *const policies[] = {"none", "curated", NULL};
         struct json_object *code = NULL, *in = NULL, *files = NULL, *returned = NULL;
         cleanup_free char *header = NULL;
         Output out = {}, err = {};
         int64_t cap = get_int(req, "output_cap", 1 << 20), rcap = get_int(req, "return_cap", 8 << 20);
+        const char *language, *policy;
+        Zygote *z = &arg_plain;
+        ZygoteStatus status = {};
         uint64_t start;
-        int status = 0, r;
+        int r;
 
         if (!json_object_is_type(req, json_type_object) || !json_object_object_get_ex(req, "code", &code) ||
             !json_object_is_type(code, json_type_string))
                 return error_set(reterr, -EINVAL, "request has no code");
+        language = get_word(req, "language", languages);
+        policy = get_word(req, "import_policy", policies);
+        if (!language || !policy)
+                return error_set(reterr, -EINVAL, "unknown language or import policy");
+        arg_last_language = language;
+        /* Python that imports what the data zygote holds runs in a sandbox of that zygote's, made
+         * now; the first such execution of a machine imports the modules itself and has the data
+         * zygote started after it. A sandbox made ready for another language is not this one's. */
+        if (strcmp(language, "python") == 0 && arg_data.config.preload[0] &&
+            imports_preloaded(json_object_get_string(code), (size_t) json_object_get_string_len(code))) {
+                if (arg_data.fd < 0)
+                        arg_data_wanted = true;
+                else
+                        z = &arg_data;
+        }
+        if ((c->prepared && strcmp(c->prepared, language) != 0) || c->zygote != z) {
+                sandbox_done(c);
+                r = sandbox_prepare(c, z);
+                if (r < 0)
+                        return r;
+        }
         if (json_object_object_get_ex(req, "stdin", &in) && in && !json_object_is_type(in, json_type_string))
                 return error_set(reterr, -EINVAL, "stdin must be a string");
         if (cap < 0 || cap > (1LL << 30) || rcap < 0 || rcap > (1LL << 30))
@@ -439,7 +552,7 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
         if (asprintf(&header, "%d\n", json_object_get_string_len(code)) < 0)
                 return -ENOMEM;
         /* A process gone already cannot take its code: its status says how. */
-        if (fd_write_all(c->code_w, header, strlen(header)) >= 0 &&
+        if ((c->prepared || sandbox_start(c, language, policy) >= 0) && fd_write_all(c->code_w, header, strlen(header)) >= 0 &&
             fd_write_all(c->code_w, json_object_get_string(code), (size_t) json_object_get_string_len(code)) >= 0 && in)
                 (void) fd_write_all(c->code_w, json_object_get_string(in), (size_t) json_object_get_string_len(in));
         closep(&c->code_w);
@@ -451,7 +564,9 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
                 struct json_object *list = json_object_new_array();
 
                 if (json_object_object_add(reply, "status", json_object_new_int(200)) < 0 ||
-                    json_object_object_add(reply, "exit_code", json_object_new_int(status)) < 0 ||
+                    json_object_object_add(reply, "exit_code", json_object_new_int(status.status)) < 0 ||
+                    json_object_object_add(reply, "cpu_ms", json_object_new_int64((int64_t) (status.cpu_usec / 1000))) < 0 ||
+                    json_object_object_add(reply, "memory_peak_bytes", json_object_new_int64((int64_t) status.maxrss_bytes)) < 0 ||
                     add_b64(reply, "stdout_b64", out.data, out.len) < 0 || add_b64(reply, "stderr_b64", err.data, err.len) < 0 ||
                     json_object_object_add(reply, "stdout_truncated", json_object_new_boolean(out.cut)) < 0 ||
                     json_object_object_add(reply, "stderr_truncated", json_object_new_boolean(err.cut)) < 0 ||
@@ -578,10 +693,11 @@ static void make_mount_points(void) {
 int main(int argc, char **argv) {
         static struct sock_filter insns[BPF_MAXINSNS + 1];
         ZygoteConfig config = {.magic = ZYGOTE_MAGIC, .uid = 1000, .workspace_bytes = 128U << 20, .tmp_bytes = 64U << 20};
+        char preload[sizeof(config.preload)] = "";
         const char *filter = NULL;
+        size_t n_env = 0;
         uint64_t executions = 1, served = 0;
         Sandbox sandbox = {.init = -1, .report = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
-        size_t filter_len;
         int r;
 
         for (int i = 2; i < argc; i++) {
@@ -597,17 +713,30 @@ int main(int argc, char **argv) {
                         config.tmp_bytes = parse_size(argv[i] + 12);
                 else if (strncmp(argv[i], "--executions=", 13) == 0)
                         executions = parse_size(argv[i] + 13);
-                else
+                else if (strncmp(argv[i], "--preload=", 10) == 0 && strlen(argv[i] + 10) < sizeof(preload))
+                        strcpy(preload, argv[i] + 10);
+                else if (strncmp(argv[i], "--import-allow=", 15) == 0 && strlen(argv[i] + 15) < sizeof(config.import_allow))
+                        strcpy(config.import_allow, argv[i] + 15);
+                else if (strncmp(argv[i], "--setenv=", 9) == 0 && strchr(argv[i] + 10, '=')) {
+                        while (n_env < ENV_MAX && zygote_env[n_env])
+                                n_env++;
+                        if (n_env == ENV_MAX)
+                                argc = 0;
+                        else
+                                zygote_env[n_env] = argv[i] + 9;
+                } else
                         argc = 0;
         }
         if (argc < 2 || strcmp(argv[1], "--listen") != 0 || !filter || !arg_zygote_path || arg_zygote_path[0] != '/' || config.uid == 0 || config.uid > 65535 ||
             config.workspace_bytes == 0 || config.tmp_bytes == 0 || executions == 0) {
                 (void) fprintf(stderr, "usage: sandboxd-runner --listen --zygote=PATH --seccomp=FILTER [--uid=UID] [--workspace-bytes=N] "
-                                       "[--tmp-bytes=N] [--executions=N]  (standard input: a listening unix socket)\n");
+                                       "[--tmp-bytes=N] [--executions=N] [--preload=MODULE,...] [--import-allow=FILE] "
+                                       "[--setenv=NAME=VALUE]...  (standard input: a listening unix socket)\n");
                 return EXIT_FAILURE;
         }
         arg_uid = config.uid;
-        filter_len = read_filter(filter, insns, ELEMENTSOF(insns));
+        arg_filter_len = read_filter(filter, insns, ELEMENTSOF(insns));
+        arg_filter = insns;
         /* Not dumpable: nothing in the machine but root may open /proc/<runner>/fd or trace it. */
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         /* A client or a child gone is an error on write, not a signal. */
@@ -616,8 +745,10 @@ int main(int argc, char **argv) {
         if (arg_own_mnt < 0)
                 die("/proc/self/ns/mnt");
         make_mount_points();
-        zygote_start(&config, insns, filter_len);
-        if (sandbox_prepare(&sandbox) < 0)
+        arg_plain.config = arg_data.config = config;
+        memcpy(arg_data.config.preload, preload, sizeof(preload));
+        zygote_start(&arg_plain);
+        if (sandbox_prepare(&sandbox, &arg_plain) < 0)
                 die("making the first sandbox");
 
         for (;;) {
@@ -646,7 +777,9 @@ int main(int argc, char **argv) {
                  * while the worker answers its client. */
                 if (++served >= executions)
                         return EXIT_SUCCESS;
-                r = sandbox_prepare(&sandbox);
+                if (arg_data_wanted && arg_data.fd < 0)
+                        zygote_start(&arg_data);
+                r = sandbox_prepare(&sandbox, &arg_plain);
                 if (r < 0) {
                         errno = -r;
                         die("making a sandbox");

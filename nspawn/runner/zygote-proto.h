@@ -15,9 +15,12 @@
  *                     negative errno}.
  * Then over that pair, from the init:
  *   init -> runner    an int32_t 0 with the sandbox's mount namespace alongside, once it is made;
- *                     an int32_t, the code's status (128 + N for death by signal N), once the code
- *                     ended. The init exits then, and its PID namespace (every process the code
- *                     started) dies with it; end of file before the status: it died itself. */
+ *                     a ZygoteStatus once the code ended. The init exits then, and its PID
+ *                     namespace (every process the code started) dies with it; end of file before
+ *                     the status: it died itself.
+ * On the code's fd 3, from the runner: "LANGUAGE POLICY\n" (ZYGOTE_HEADER_MAX at most; it may come
+ * ahead of the request, for node to start while the machine waits), then "LENGTH\n", LENGTH bytes
+ * of code, then the bytes of its standard input (bootstrap.py, node-bootstrap.js). */
 
 #include <stdint.h>
 
@@ -25,14 +28,28 @@
 /* The zygote's -c command: it runs the bootstrap the zygote defined, which reads the code from fd 3
  * (zygote.c). No name is bound in __main__, and nothing is left in sys. */
 #define ZYGOTE_COMMAND "__import__('sys').__dict__.pop('_sandboxd_run')()"
-#define ZYGOTE_MAGIC 0x7a79676fU /* "zygo": bump on any change of layout */
+#define ZYGOTE_MAGIC 0x7a796770U /* "zygp": bump on any change of layout */
+#define ZYGOTE_HEADER_MAX 64
 
 typedef struct ZygoteConfig {
         uint32_t magic;
         uint32_t uid;             /* the code's UID and GID inside the machine; never 0 */
         uint64_t workspace_bytes; /* size of the fresh /workspace (also $HOME) */
         uint64_t tmp_bytes;       /* size of each fresh /tmp, /var/tmp and /dev/shm */
+        /* Modules the zygote imports once, before its first fork, comma-separated; "" for none. */
+        char preload[256];
+        /* The import policy's allow-list, one module a line (import-allow.list); "" for none. */
+        char import_allow[256];
 } ZygoteConfig;
+
+/* The code's end, from its sandbox's init: its status, and what it and every process it waited for
+ * used (getrusage(RUSAGE_CHILDREN) of the init, which reaps them all). */
+typedef struct ZygoteStatus {
+        int32_t status; /* exit status, or 128 + N for death by signal N */
+        uint32_t reserved;
+        uint64_t cpu_usec;     /* user and system time */
+        uint64_t maxrss_bytes; /* the largest resident set of any of them */
+} ZygoteStatus;
 
 typedef struct ZygoteFork {
         uint32_t magic;

@@ -39,6 +39,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -52,140 +53,11 @@
 
 #define WORKDIR "/workspace"
 
-/* What every code process runs, defined once in the zygote (so no sandbox compiles it) in a
- * namespace of its own, and reached from the -c command as sys._sandboxd_run (ZYGOTE_COMMAND).
- * It waits for "<length of code>\n<code><stdin>" on fd 3, makes the stdin bytes its fd 0, and runs
- * the code with exec() in __main__'s namespace, at module level. Then it ends the way
- * Py_FinalizeEx() does, in its order, for everything a program can see: the exception printed
- * through sys.excepthook, the SystemExit status, non-daemon threads joined, atexit, standard streams
- * flushed, sys.last_* dropped, __main__ and the modules the code imported cleared (finalizers,
- * generators, files left open), garbage collected, KeyboardInterrupt ending in SIGINT. It leaves out
- * the rest, freeing every object the interpreter started with: in a process forked from the zygote
- * that only copies pages the kernel is about to free, and cost three quarters of an execution's CPU.
- * The excepthook it installs (while the code does not install its own) drops its frames from
- * tracebacks. What is left to see: one frame above the code's (sys._getframe(1)). */
-static const char BOOTSTRAP[] =
-        "import os, sys\n"
-        "\n"
-        "def _sandboxd_run():\n"
-        "    main = sys._getframe(1).f_globals\n"
-        "    modules_before = set(sys.modules)\n"
-        "    caught = []\n"
-        "\n"
-        "    def excepthook(t, v, tb):\n"
-        "        while tb is not None and tb.tb_frame.f_code in mine:\n"
-        "            tb = tb.tb_next\n"
-        "        if v is not None:\n"
-        "            v.__traceback__ = tb\n"
-        "        if getattr(sys, \"last_value\", None) is v:\n"
-        "            sys.last_traceback = tb\n"
-        "        sys.__excepthook__(t, v, tb)\n"
-        "\n"
-        "    def flush_std():\n"
-        "        ok = True\n"
-        "        for name in (\"stdout\", \"stderr\"):\n"
-        "            f = getattr(sys, name, None)\n"
-        "            if f is None or getattr(f, \"closed\", False):\n"
-        "                continue\n"
-        "            try:\n"
-        "                f.flush()\n"
-        "            except BaseException:\n"
-        "                if name == \"stdout\":\n"
-        "                    ok = False\n"
-        "                    sys.unraisablehook(sys.UnraisableHookArgs((*sys.exc_info(), None, None)))\n"
-        "        return ok\n"
-        "\n"
-        "    def clear(d):\n"
-        "        # As the interpreter clears a module at exit: underscored names first, __builtins__ last.\n"
-        "        for first in (True, False):\n"
-        "            for k in list(d):\n"
-        "                if isinstance(k, str) and k != \"__builtins__\" and (k.startswith(\"_\") and not k.startswith(\"__\")) == first:\n"
-        "                    d[k] = None\n"
-        "\n"
-        "    def exit_status(e):\n"
-        "        code = e.code\n"
-        "        if code is None:\n"
-        "            return 0\n"
-        "        if isinstance(code, int):\n"
-        "            return code & 0xff if -2**63 <= code < 2**63 else 255\n"
-        "        err = getattr(sys, \"stderr\", None)\n"
-        "        if err is not None:\n"
-        "            try:\n"
-        "                err.write(str(code) + \"\\n\")\n"
-        "            except BaseException:\n"
-        "                pass\n"
-        "        return 1\n"
-        "\n"
-        "    def end():\n"
-        "        # What Py_FinalizeEx does that a program can see, in its order; the rest (freeing every\n"
-        "        # object the interpreter started with) is left to the kernel, which frees the process whole.\n"
-        "        status, sigint = 0, False\n"
-        "        e = caught.pop() if caught else None\n"
-        "        if isinstance(e, SystemExit):\n"
-        "            status = exit_status(e)\n"
-        "        elif e is not None:\n"
-        "            sys.last_type, sys.last_value, sys.last_traceback = type(e), e, e.__traceback__\n"
-        "            try:\n"
-        "                sys.excepthook(type(e), e, e.__traceback__)\n"
-        "            except BaseException as h:\n"
-        "                print(\"Error in sys.excepthook:\", file=sys.stderr)\n"
-        "                sys.__excepthook__(type(h), h, h.__traceback__)\n"
-        "                print(\"\\nOriginal exception was:\", file=sys.stderr)\n"
-        "                sys.__excepthook__(type(e), e, e.__traceback__)\n"
-        "            status, sigint = 1, isinstance(e, KeyboardInterrupt)\n"
-        "        e = None\n"
-        "        threading = sys.modules.get(\"threading\")\n"
-        "        if threading is not None:\n"
-        "            threading._shutdown()\n"
-        "        import atexit\n"
-        "        atexit._run_exitfuncs()\n"
-        "        if not flush_std():\n"
-        "            status = 120\n"
-        "        # The interpreter forgets the last exception first: what its frames held can be finalized.\n"
-        "        sys.last_type = sys.last_value = sys.last_traceback = None\n"
-        "        clear(main)\n"
-        "        for name in reversed(list(sys.modules)):\n"
-        "            if name not in modules_before and name != \"__main__\":\n"
-        "                m = sys.modules.get(name)\n"
-        "                if m is not None and getattr(m, \"__dict__\", None) is not None:\n"
-        "                    clear(m.__dict__)\n"
-        "        import gc\n"
-        "        gc.collect()\n"
-        "        if not flush_std():\n"
-        "            status = 120\n"
-        "        if sigint:\n"
-        "            import signal\n"
-        "            signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
-        "            os.kill(os.getpid(), signal.SIGINT)\n"
-        "        os._exit(status)\n"
-        "\n"
-        "    def run():\n"
-        "        try:\n"
-        "            with os.fdopen(3, \"rb\") as f:\n"
-        "                data = f.read()\n"
-        "            if not data:\n"
-        "                os._exit(0)\n"
-        "            n, _, rest = data.partition(b\"\\n\")\n"
-        "            src, stdin = rest[:int(n)], rest[int(n):]\n"
-        "            fd = os.open(\"/tmp\", os.O_TMPFILE | os.O_RDWR, 0o600)\n"
-        "            view = memoryview(stdin)\n"
-        "            while view:\n"
-        "                view = view[os.write(fd, view):]\n"
-        "            os.lseek(fd, 0, os.SEEK_SET)\n"
-        "            os.dup2(fd, 0)\n"
-        "            os.close(fd)\n"
-        "            text = src.decode(\"utf-8\", \"surrogateescape\")\n"
-        "            sys.orig_argv[2:] = [text]\n"
-        "            del data, rest, src, stdin, view\n"
-        "            exec(compile(text, \"<string>\", \"exec\"), main)\n"
-        "        except BaseException as e:\n"
-        "            caught.append(e)\n"
-        "        end()\n"
-        "\n"
-        "    mine = (sys._getframe(1).f_code, sys._getframe(0).f_code, run.__code__)\n"
-        "    sys.excepthook = excepthook\n"
-        "    run()\n"
-        "\n";
+/* What every code process runs (bootstrap.py, made into the C string BOOTSTRAP at build time, with
+ * node-bootstrap.js as NODE_BOOTSTRAP),
+ * defined once here in a namespace of its own, and reached from the -c command as
+ * sys._sandboxd_run (ZYGOTE_COMMAND). */
+#include "nspawn/runner/bootstrap.h"
 
 static ZygoteConfig arg_config;
 static struct sock_filter *arg_filter;
@@ -208,7 +80,8 @@ static int read_config(void) {
         ssize_t n;
 
         n = fd_receive_one(ZYGOTE_FD, &arg_config, sizeof(arg_config), 0, NULL);
-        if (n != (ssize_t) sizeof(arg_config) || arg_config.magic != ZYGOTE_MAGIC || arg_config.uid == 0)
+        if (n != (ssize_t) sizeof(arg_config) || arg_config.magic != ZYGOTE_MAGIC || arg_config.uid == 0 ||
+            !memchr(arg_config.preload, 0, sizeof(arg_config.preload)) || !memchr(arg_config.import_allow, 0, sizeof(arg_config.import_allow)))
                 return -EPROTO;
         n = fd_receive_one(ZYGOTE_FD, insns, sizeof(insns), 0, NULL);
         if (n <= 0 || n % (ssize_t) sizeof(insns[0]) != 0 || (size_t) n / sizeof(insns[0]) > BPF_MAXINSNS)
@@ -319,11 +192,12 @@ static void become_code(int out, int err, int code) {
 }
 
 /* I, PID 1 of the sandbox: reaps what the code leaves, and ends with the code, after telling the
- * runner the code's status (128 + N for death by signal N). No signal reaches it from inside (init
- * gets only those it handles), nor ptrace (not dumpable, another UID). */
+ * runner the code's status (128 + N for death by signal N) and what it used. No signal reaches it
+ * from inside (init gets only those it handles), nor ptrace (not dumpable, another UID). */
 static _Noreturn void init_loop(pid_t code, int report) {
         int status = 0;
-        int32_t code_status;
+        ZygoteStatus st = {};
+        struct rusage ru = {};
 
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         if (setgroups(0, NULL) < 0 || setresgid(arg_config.uid, arg_config.uid, arg_config.uid) < 0 ||
@@ -337,9 +211,15 @@ static _Noreturn void init_loop(pid_t code, int report) {
                 if (pid < 0 && errno != EINTR)
                         _exit(127);
         }
-        code_status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        st.status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        /* The code and every process of it reaped so far; what is still running dies unaccounted. */
+        if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+                st.cpu_usec = (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000U + (uint64_t) ru.ru_utime.tv_usec +
+                              (uint64_t) ru.ru_stime.tv_usec;
+                st.maxrss_bytes = (uint64_t) ru.ru_maxrss * 1024U;
+        }
         /* Then the kernel kills whatever the code left. */
-        _exit(fd_send_one(report, &code_status, sizeof(code_status), -1, 0) < 0 ? 127 : 0);
+        _exit(fd_send_one(report, &st, sizeof(st), -1, 0) < 0 ? 127 : 0);
 }
 
 /* I, in its new namespaces: the sandbox's filesystems, its mount namespace to the runner, then C.
@@ -425,8 +305,13 @@ static int define_bootstrap(void) {
         PyObject *d = PyDict_New(), *r = NULL, *f;
         int ok = -1;
 
-        if (d && PyDict_SetItemString(d, "__builtins__", PyEval_GetBuiltins()) == 0)
+        PyObject *allow = PyUnicode_DecodeFSDefault(arg_config.import_allow), *node = PyUnicode_FromString(NODE_BOOTSTRAP);
+
+        if (d && allow && node && PyDict_SetItemString(d, "__builtins__", PyEval_GetBuiltins()) == 0 &&
+            PyDict_SetItemString(d, "_allow_path", allow) == 0 && PyDict_SetItemString(d, "_node_bootstrap", node) == 0)
                 r = PyRun_String(BOOTSTRAP, Py_file_input, d, d);
+        Py_XDECREF(allow);
+        Py_XDECREF(node);
         f = r ? PyDict_GetItemString(d, "_sandboxd_run") : NULL;
         if (f && PySys_SetObject("_sandboxd_run", f) == 0)
                 ok = 0;
@@ -435,6 +320,24 @@ static int define_bootstrap(void) {
         Py_XDECREF(r);
         Py_XDECREF(d);
         return ok;
+}
+
+/* The modules every sandbox of this machine finds imported already: their import is paid once per
+ * machine, and their pages are shared copy-on-write by every sandbox. One that fails to import is
+ * said on stderr (the machine's journal) and left to the snippets to import. */
+static void preload(void) {
+        char list[sizeof(arg_config.preload)], *save = NULL;
+
+        memcpy(list, arg_config.preload, sizeof(list));
+        for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+                PyObject *m = PyImport_ImportModule(name);
+
+                if (!m) {
+                        (void) fprintf(stderr, "sandboxd-zygote: could not preload %s:\n", name);
+                        PyErr_Print();
+                }
+                Py_XDECREF(m);
+        }
 }
 
 /* Everything the interpreter made at start-up goes to the collector's permanent generation: no
@@ -476,6 +379,7 @@ int main(int argc, char **argv) {
                 Py_ExitStatusException(st);
         if (define_bootstrap() < 0)
                 return EXIT_FAILURE;
+        preload();
         freeze();
 
         if (fd_send_one(ZYGOTE_FD, &ready, sizeof(ready), -1, 0) < 0)

@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: MIT
+# What every code process of a sandbox runs. The zygote (zygote.c) compiles this file in once, into a
+# namespace of its own, so no sandbox compiles it; the -c command it was started with reaches it as
+# sys._sandboxd_run (ZYGOTE_COMMAND) and leaves no name behind.
+#
+# It waits on fd 3 for "LANGUAGE POLICY\n", then "LENGTH\n", the code and the bytes of standard input
+# (zygote-proto.h), which become a file that is its fd 0.
+# - node: the process becomes node at once, running node-bootstrap.js, which reads the rest of fd 3
+#   and runs the code as `node -e CODE` does. The runner may send the first line ahead of the
+#   request: then node has started before the code arrives.
+# - bash: the process becomes `bash -c CODE`.
+# Both with the signal dispositions an exec from a shell would give them.
+# - python: it runs the code with exec() in __main__'s namespace, at module level, under the import
+#   policy if the request asks for it. Then it ends the way Py_FinalizeEx() does, in its order, for
+#   everything a program can see: the exception printed through sys.excepthook, the SystemExit status,
+#   non-daemon threads joined, atexit, standard streams flushed, sys.last_* dropped, __main__ and the
+#   modules the code imported cleared (finalizers, generators, files left open), garbage collected,
+#   KeyboardInterrupt ending in SIGINT. It leaves out the rest, freeing every object the interpreter
+#   started with: in a process forked from the zygote that only copies pages the kernel is about to
+#   free, and cost three quarters of an execution's CPU. The excepthook it installs (while the code
+#   does not install its own) drops its own frames from tracebacks. What is left to see: one frame
+#   above the code's (sys._getframe(1)).
+#
+# _allow_path (the import policy's allow-list) and _node_bootstrap (node-bootstrap.js) are defined by
+# the zygote before this file runs.
+import os, sys
+
+
+def _read_allow_list():
+    # Read in the zygote, once: every sandbox has the list without a read.
+    try:
+        with open(_allow_path) as f:
+            return frozenset(w for w in (line.split("#")[0].strip() for line in f) if w)
+    except OSError:
+        return frozenset()
+
+
+_allowed = _read_allow_list()
+del _read_allow_list
+
+
+def _sandboxd_run():
+    main = sys._getframe(1).f_globals
+    modules_before = set(sys.modules)
+    caught = []
+
+    def excepthook(t, v, tb):
+        # Our frames out of the chain, wherever they are (the import policy's sit at its end).
+        kept = []
+        while tb is not None:
+            if tb.tb_frame.f_code not in mine:
+                kept.append(tb)
+            tb = tb.tb_next
+        for a, b in zip(kept, kept[1:] + [None]):
+            a.tb_next = b
+        tb = kept[0] if kept else None
+        if v is not None:
+            v.__traceback__ = tb
+        if getattr(sys, "last_value", None) is v:
+            sys.last_traceback = tb
+        sys.__excepthook__(t, v, tb)
+
+    def flush_std():
+        ok = True
+        for name in ("stdout", "stderr"):
+            f = getattr(sys, name, None)
+            if f is None or getattr(f, "closed", False):
+                continue
+            try:
+                f.flush()
+            except BaseException:
+                if name == "stdout":
+                    ok = False
+                    sys.unraisablehook(sys.UnraisableHookArgs((*sys.exc_info(), None, None)))
+        return ok
+
+    def clear(d):
+        # As the interpreter clears a module at exit: underscored names first, __builtins__ last.
+        for first in (True, False):
+            for k in list(d):
+                if isinstance(k, str) and k != "__builtins__" and (k.startswith("_") and not k.startswith("__")) == first:
+                    d[k] = None
+
+    def exit_status(e):
+        code = e.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code & 0xff if -2**63 <= code < 2**63 else 255
+        err = getattr(sys, "stderr", None)
+        if err is not None:
+            try:
+                err.write(str(code) + "\n")
+            except BaseException:
+                pass
+        return 1
+
+    def end():
+        # What Py_FinalizeEx does that a program can see, in its order; the rest (freeing every
+        # object the interpreter started with) is left to the kernel, which frees the process whole.
+        # It ends the process whatever happens on the way: the interpreter's own finalization would
+        # free (and so copy) every page of the zygote's.
+        status = 1
+        try:
+            status = finish()
+        finally:
+            os._exit(status)
+
+    def finish():
+        # What it needs after the modules the code imported are cleared, taken first: gc, atexit
+        # and signal may be among them.
+        import _signal, atexit, gc
+        collect, run_exitfuncs = gc.collect, atexit._run_exitfuncs
+        sig, SIGINT, SIG_DFL, kill, getpid = _signal.signal, _signal.SIGINT, _signal.SIG_DFL, os.kill, os.getpid
+        status, sigint = 0, False
+        e = caught.pop() if caught else None
+        if isinstance(e, SystemExit):
+            status = exit_status(e)
+        elif e is not None:
+            sys.last_type, sys.last_value, sys.last_traceback = type(e), e, e.__traceback__
+            try:
+                sys.excepthook(type(e), e, e.__traceback__)
+            except BaseException as h:
+                print("Error in sys.excepthook:", file=sys.stderr)
+                sys.__excepthook__(type(h), h, h.__traceback__)
+                print("\nOriginal exception was:", file=sys.stderr)
+                sys.__excepthook__(type(e), e, e.__traceback__)
+            status, sigint = 1, isinstance(e, KeyboardInterrupt)
+        e = None
+        threading = sys.modules.get("threading")
+        if threading is not None:
+            threading._shutdown()
+        run_exitfuncs()
+        if not flush_std():
+            status = 120
+        # The interpreter forgets the last exception first: what its frames held can be finalized.
+        sys.last_type = sys.last_value = sys.last_traceback = None
+        clear(main)
+        for name in reversed(list(sys.modules)):
+            if name not in modules_before and name != "__main__":
+                m = sys.modules.get(name)
+                # Modules only: sys.modules may hold other objects (a class's __dict__ is read-only).
+                if m is not None and type(getattr(m, "__dict__", None)) is dict:
+                    clear(m.__dict__)
+        collect()
+        if not flush_std():
+            status = 120
+        if sigint:
+            sig(SIGINT, SIG_DFL)
+            kill(getpid(), SIGINT)
+        return status
+
+    def become(argv):
+        # As a shell would exec it: the signals this interpreter ignores (SIGPIPE, SIGXFSZ) back to
+        # their defaults. A program that cannot be run ends as a shell's does: 127.
+        import _signal
+        for s in (_signal.SIGPIPE, _signal.SIGXFSZ):
+            _signal.signal(s, _signal.SIG_DFL)
+        try:
+            os.execv(argv[0], [os.path.basename(argv[0])] + argv[1:])
+        except OSError as e:
+            os.write(2, ("sandboxd: %s: %s\n" % (argv[0], e.strerror)).encode())
+        os._exit(127)
+
+    def line():
+        # One line of fd 3, byte by byte: what follows it may be another program's to read.
+        out = b""
+        while not out.endswith(b"\n"):
+            c = os.read(3, 1)
+            if not c:
+                os._exit(0)
+            out += c
+        return out[:-1]
+
+    def stdin_file():
+        # Standard input: a file of the sandbox's /tmp, empty until written.
+        fd = os.open("/tmp", os.O_TMPFILE | os.O_RDWR, 0o600)
+        os.dup2(fd, 0)
+        os.close(fd)
+
+    def run():
+        try:
+            language, policy = line().split(b" ")
+            if language == b"node":
+                # node reads the rest itself (node-bootstrap.js), once it has started.
+                stdin_file()
+                become(["/usr/bin/node", "-e", _node_bootstrap])
+            with os.fdopen(3, "rb") as f:
+                data = f.read()
+            n, _, rest = data.partition(b"\n")
+            src, stdin = rest[:int(n)], rest[int(n):]
+            stdin_file()
+            view = memoryview(stdin)
+            while view:
+                view = view[os.write(0, view):]
+            os.lseek(0, 0, os.SEEK_SET)
+            if language == b"bash":
+                become(["/bin/bash", "-c", src])
+            if policy == b"curated":
+                guard_imports()
+            text = src.decode("utf-8", "surrogateescape")
+            sys.orig_argv[2:] = [text]
+            del data, rest, src, stdin, view
+            exec(compile(text, "<string>", "exec"), main)
+        except BaseException as e:
+            caught.append(e)
+        end()
+
+    def guard_imports():
+        # A convenience for callers, not the boundary (the kernel is): an import the snippet makes of
+        # a module not on the allow-list raises ForbiddenImportError, by statement, __import__ or
+        # importlib. A module's own imports pass: an allowed library may use what the snippet may not.
+        import builtins, importlib
+        allowed = _allowed
+
+        class ForbiddenImportError(ImportError):
+            pass
+
+        ForbiddenImportError.__module__ = "builtins"
+        ForbiddenImportError.__qualname__ = "ForbiddenImportError"
+        builtins.ForbiddenImportError = ForbiddenImportError
+        real_import, real_import_module, modules = builtins.__import__, importlib.import_module, sys.modules
+        ours = sys._getframe(0).f_globals
+
+        def by_module(g):
+            # A module's own code, or ours (end() imports atexit and gc).
+            if g is ours:
+                return True
+            name = g.get("__name__") if isinstance(g, dict) else None
+            m = modules.get(name) if isinstance(name, str) and name != "__main__" else None
+            return m is not None and getattr(m, "__dict__", None) is g
+
+        def check(name, g):
+            if isinstance(name, str) and name.partition(".")[0] not in allowed and not by_module(g):
+                raise ForbiddenImportError("import of module '%s' is not allowed" % name, name=name)
+
+        def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+            if level == 0:
+                check(name, sys._getframe(1).f_globals)
+            return real_import(name, globals, locals, fromlist, level)
+
+        def guarded_import_module(name, package=None):
+            if isinstance(name, str) and not name.startswith("."):
+                check(name, sys._getframe(1).f_globals)
+            return real_import_module(name, package)
+
+        builtins.__import__ = importlib.__import__ = guarded_import
+        importlib.import_module = guarded_import_module
+        mine.update((check.__code__, guarded_import.__code__, guarded_import_module.__code__))
+
+    mine = {sys._getframe(1).f_code, sys._getframe(0).f_code, run.__code__}
+    sys.excepthook = excepthook
+    run()
+
