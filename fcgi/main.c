@@ -45,6 +45,8 @@ static const RouteHandler handlers[_ROUTE_MAX] = {
         [ROUTE_EXECUTE] = route_execute,
         [ROUTE_POOL] = route_pool,
         [ROUTE_CALL] = route_call,
+        [ROUTE_EXECUTE_004] = route_execute_004,
+        [ROUTE_RUNTIMES] = route_runtimes,
 };
 
 /* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */

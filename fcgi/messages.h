@@ -44,3 +44,13 @@
 #define MSG_RETURN_FILE_NAME "return_files[%zu] must name a file"
 #define MSG_RETURN_FILES_TOO_MANY "return_files has more than %zu entries"
 #define MSG_TOO_LARGE "%s is larger than %zu bytes"
+#define MSG_NO_RUNTIME "the runtime image is not built yet - run: sandboxd-image runtime"
+#define MSG_CODE_NUL "%s code must not contain NUL characters"
+/* POST /execute (reference 004): its field names. */
+#define MSG_CODE_TOO_LONG "code is longer than %zu characters"
+#define MSG_STDIN_DATA_TYPE "stdin_data must be a string"
+#define MSG_ATTACHMENTS_TYPE "attachments must be an array of {\"filename\", \"content_base_64\"} objects"
+#define MSG_ATTACHMENTS_TOO_MANY "attachments has more than %zu entries"
+#define MSG_ATTACHMENT_ENTRY "attachments[%zu] must be an object with string fields \"filename\" and \"content_base_64\""
+#define MSG_ATTACHMENT_BASE64 "attachments[%zu].content_base_64 is not valid base64"
+#define MSG_ATTACHMENT_NAME "attachments[%zu].filename must name a file in the working directory"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* POST /v1/execute: run one snippet in a single-use sandbox. */
+/* POST /v1/execute, and POST /execute (reference 004's shape): run one snippet in a single-use
+ * sandbox. */
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -40,6 +41,8 @@ static struct json_object *runner_input(const ExecRequest *x, const Config *cfg)
         if (!in)
                 return NULL;
         if (json_object_object_add(in, "code", json_object_new_string_len(x->code, (int) x->code_len)) < 0 ||
+            json_object_object_add(in, "language", json_object_new_string(x->language)) < 0 ||
+            (x->import_policy && json_object_object_add(in, "import_policy", json_object_new_string("curated")) < 0) ||
             json_object_object_add(in, "output_cap", json_object_new_int64((int64_t) cfg->output_cap_bytes)) < 0 ||
             json_object_object_add(in, "return_cap", json_object_new_int64((int64_t) cfg->return_cap_bytes)) < 0)
                 return NULL;
@@ -97,8 +100,8 @@ static int add_files(struct json_object *out, struct json_object *reply) {
         return json_object_object_add(out, "files", json_object_get(files));
 }
 
-/* A limit the code ran into: named in "limit_exceeded", and said at the end of stderr. */
-static int add_limit(struct json_object *out, const Config *cfg, const SandboxLimitsHit *hit) {
+/* A limit the code ran into: named in "limit_exceeded" of flags, and said at the end of out's stderr. */
+static int add_limit(struct json_object *out, struct json_object *flags, const Config *cfg, const SandboxLimitsHit *hit) {
         struct json_object *err = NULL;
         char note[160];
         const char *which;
@@ -120,7 +123,7 @@ static int add_limit(struct json_object *out, const Config *cfg, const SandboxLi
                 return -ENOMEM;
         if (json_object_object_add(out, "stderr", json_object_new_string(text)) < 0)
                 return -ENOMEM;
-        return json_object_object_add(out, "limit_exceeded", json_object_new_string(which));
+        return json_object_object_add(flags, "limit_exceeded", json_object_new_string(which));
 }
 
 /* The runner's 200 reply, turned into the API's response. */
@@ -142,7 +145,65 @@ static int execute_success(Request *req, const ExecRequest *x, struct json_objec
                 return -EBADMSG;
         if (x->return_files && add_files(out, reply) < 0)
                 return -EBADMSG;
-        if (add_limit(out, cfg, hit) < 0)
+        if (add_limit(out, out, cfg, hit) < 0)
+                return -ENOMEM;
+
+        req->has_exit_code = true;
+        req->exit_code = json_object_get_int(code);
+        req->duration_ms = json_object_get_int64(dur);
+        return reply_json(req, 200, out);
+}
+
+/* Reference 004's output_files: {"<path>": {"content_base64"}}, from the runner's checked list. */
+static int add_output_files(struct json_object *details, struct json_object *reply) {
+        cleanup_json struct json_object *tmp = json_object_new_object(), *map = json_object_new_object();
+        struct json_object *files = NULL;
+
+        if (!tmp || !map || add_files(tmp, reply) < 0 || !json_object_object_get_ex(tmp, "files", &files))
+                return -EBADMSG;
+        for (size_t i = 0; i < json_object_array_length(files); i++) {
+                struct json_object *e = json_object_array_get_idx(files, i), *p = NULL, *c = NULL, *o;
+
+                (void) json_object_object_get_ex(e, "path", &p);
+                (void) json_object_object_get_ex(e, "content_b64", &c);
+                o = json_object_new_object();
+                if (!o || json_object_object_add(o, "content_base64", json_object_get(c)) < 0 ||
+                    json_object_object_add(map, json_object_get_string(p), o) < 0) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+        }
+        return json_object_object_add(details, "output_files", TAKE_PTR(map));
+}
+
+static int add_int(struct json_object *out, const char *key, struct json_object *reply) {
+        struct json_object *v = NULL;
+
+        if (!json_object_object_get_ex(reply, key, &v) || !json_object_is_type(v, json_type_int))
+                return -EBADMSG;
+        return json_object_object_add(out, key, json_object_new_int64(json_object_get_int64(v)));
+}
+
+/* The runner's 200 reply, in reference 004's shape: stdout, stderr, exit_code, and the rest in
+ * execution_details. */
+static int execute_success_004(Request *req, struct json_object *reply, const Config *cfg, const SandboxLimitsHit *hit) {
+        cleanup_json struct json_object *out = json_object_new_object(), *details = json_object_new_object();
+        struct json_object *code = NULL, *dur = NULL;
+
+        if (!out || !details)
+                return -ENOMEM;
+        if (!json_object_object_get_ex(reply, "exit_code", &code) || !json_object_is_type(code, json_type_int) ||
+            !json_object_object_get_ex(reply, "duration_ms", &dur) || !json_object_is_type(dur, json_type_int))
+                return -EBADMSG;
+        if (add_output(out, "stdout", reply, "stdout_b64") < 0 || add_output(out, "stderr", reply, "stderr_b64") < 0 ||
+            json_object_object_add(out, "exit_code", json_object_new_int(json_object_get_int(code))) < 0 ||
+            add_output_files(details, reply) < 0 || add_int(details, "duration_ms", reply) < 0 ||
+            add_int(details, "cpu_ms", reply) < 0 || add_int(details, "memory_peak_bytes", reply) < 0 ||
+            add_flag(details, "stdout_truncated", reply) < 0 || add_flag(details, "stderr_truncated", reply) < 0)
+                return -EBADMSG;
+        if (add_limit(out, details, cfg, hit) < 0)
+                return -ENOMEM;
+        if (json_object_object_add(out, "execution_details", TAKE_PTR(details)) < 0)
                 return -ENOMEM;
 
         req->has_exit_code = true;
@@ -161,11 +222,19 @@ static int execute_timeout(Request *req, const ExecRequest *x, uint64_t duration
         req->has_exit_code = true;
         req->exit_code = -1;
         req->duration_ms = (int64_t) (duration_usec / 1000);
-        if (json_object_object_add(out, "sandbox_id", json_object_new_string(req->sandbox_id)) < 0 ||
-            json_object_object_add(out, "stdout", json_object_new_string("")) < 0 ||
+        if (x->reference_004) {
+                cleanup_json struct json_object *details = json_object_new_object();
+
+                if (!details || json_object_object_add(details, "output_files", json_object_new_object()) < 0 ||
+                    json_object_object_add(details, "duration_ms", json_object_new_int64(req->duration_ms)) < 0 ||
+                    json_object_object_add(out, "execution_details", TAKE_PTR(details)) < 0)
+                        return -ENOMEM;
+        } else if (json_object_object_add(out, "sandbox_id", json_object_new_string(req->sandbox_id)) < 0 ||
+                   json_object_object_add(out, "duration_ms", json_object_new_int64(req->duration_ms)) < 0)
+                return -ENOMEM;
+        if (json_object_object_add(out, "stdout", json_object_new_string("")) < 0 ||
             json_object_object_add(out, "stderr", json_object_new_string(msg)) < 0 ||
-            json_object_object_add(out, "exit_code", json_object_new_int(-1)) < 0 ||
-            json_object_object_add(out, "duration_ms", json_object_new_int64(req->duration_ms)) < 0)
+            json_object_object_add(out, "exit_code", json_object_new_int(-1)) < 0)
                 return -ENOMEM;
         return reply_json(req, 200, out);
 }
@@ -186,7 +255,7 @@ static int execute_answer(Request *req, const ExecRequest *x, const char *text, 
                 return reply_error(req, 502, MSG_SANDBOX_HTTP, json_object_get_int(status), json_object_get_string(error));
         }
 
-        r = execute_success(req, x, reply, cfg, hit);
+        r = x->reference_004 ? execute_success_004(req, reply, cfg, hit) : execute_success(req, x, reply, cfg, hit);
         if (r == -EBADMSG)
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
         return r;
@@ -352,21 +421,16 @@ static int claim_connected(Request *req, Context *ctx, Error *reterr, int *ret_f
         }
 }
 
-int route_execute(Request *req, Context *ctx) {
-        cleanup_json struct json_object *body = NULL, *input = NULL;
+/* A validated request, run in a claimed machine and answered. */
+static int execute(Request *req, Context *ctx, const ExecRequest *x) {
+        cleanup_json struct json_object *input = NULL;
         cleanup_close int fd = -1;
         Error err = {};
-        ExecRequest x = {};
         const char *text;
         size_t len = 0;
         int r;
 
-        if (validate_parse_body(req->body, req->body_len, &body) < 0)
-                return reply_error(req, 400, MSG_INVALID_JSON);
-        if (validate_execute(body, &validate_execute_limits, &x, &err) < 0)
-                return reply_error(req, err.status, "%s", err.message);
-
-        input = runner_input(&x, ctx->config);
+        input = runner_input(x, ctx->config);
         text = input ? json_object_to_json_string_length(input, JSON_C_TO_STRING_PLAIN, &len) : NULL;
         if (!text)
                 return reply_error(req, 500, MSG_INTERNAL, "out of memory");
@@ -387,5 +451,34 @@ int route_execute(Request *req, Context *ctx) {
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to record sandbox '%s' of the request, ignoring", req->sandbox_id);
 
-        return execute_in(req, ctx, &x, fd, text, len);
+        return execute_in(req, ctx, x, fd, text, len);
+}
+
+int route_execute(Request *req, Context *ctx) {
+        cleanup_json struct json_object *body = NULL;
+        Error err = {};
+        ExecRequest x = {};
+
+        if (validate_parse_body(req->body, req->body_len, &body) < 0)
+                return reply_error(req, 400, MSG_INVALID_JSON);
+        if (validate_execute(body, &validate_execute_limits, &x, &err) < 0)
+                return reply_error(req, err.status, "%s", err.message);
+        /* SANDBOXD_IMPORT_POLICY=curated: the same policy as /execute's, for python. */
+        x.import_policy = ctx->config->import_policy_curated && strcmp(x.language, "python") == 0;
+        return execute(req, ctx, &x);
+}
+
+int route_execute_004(Request *req, Context *ctx) {
+        cleanup_json struct json_object *body = NULL;
+        Error err = {};
+        ExecRequest x = {};
+        int r;
+
+        if (validate_parse_body(req->body, req->body_len, &body) < 0)
+                return reply_error(req, 400, MSG_INVALID_JSON);
+        if (validate_execute_004(body, &validate_execute_limits, &x, &err) < 0)
+                return reply_error(req, err.status, "%s", err.message);
+        r = execute(req, ctx, &x);
+        execute_request_done(&x);
+        return r;
 }

@@ -7,6 +7,9 @@ static const Route routes[] = {
         {.path = "/v1/execute", .method = "POST", .id = ROUTE_EXECUTE},
         {.path = "/v1/pool", .method = "GET", .id = ROUTE_POOL},
         {.path = "/v1/call", .method = "POST", .id = ROUTE_CALL},
+        {.path = "/v1/runtimes", .method = "GET", .id = ROUTE_RUNTIMES},
+        /* Reference 004's own path and shape. */
+        {.path = "/execute", .method = "POST", .id = ROUTE_EXECUTE_004},
 };
 
 int route_find(const char *method, const char *path, const Route **ret) {

@@ -30,6 +30,8 @@ typedef enum RouteId {
         ROUTE_EXECUTE,
         ROUTE_POOL,
         ROUTE_CALL,
+        ROUTE_EXECUTE_004,
+        ROUTE_RUNTIMES,
         _ROUTE_MAX,
 } RouteId;
 
@@ -47,3 +49,5 @@ int route_find(const char *method, const char *path, const Route **ret);
 int route_execute(Request *req, Context *ctx);
 int route_pool(Request *req, Context *ctx);
 int route_call(Request *req, Context *ctx);
+int route_execute_004(Request *req, Context *ctx);
+int route_runtimes(Request *req, Context *ctx);

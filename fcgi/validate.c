@@ -10,6 +10,7 @@
 #include "fcgi/validate.h"
 #include "lib/b64.h"
 #include "lib/error.h"
+#include "lib/macro.h"
 #include "lib/path-util.h"
 #include "lib/utf8.h"
 
@@ -117,13 +118,14 @@ static int validate_timeout(struct json_object *body, const ValidateLimits *limi
         return 0;
 }
 
-/* A path of files[] or return_files[]: escaping answers as the runner inside the sandbox would. */
-static int validate_entry_path(struct json_object *p, bool returned, size_t i, Error *err) {
+/* A path of files[] or return_files[]: escaping answers as the runner inside the sandbox would (on
+ * /v1/execute, whose reference says so; /execute's is a 400 like any other bad path). */
+static int validate_entry_path(struct json_object *p, bool returned, bool sandbox_words, size_t i, Error *err) {
         const char *path = json_object_get_string(p);
         size_t len = (size_t) json_object_get_string_len(p);
         int r = path_relative_check(path, len, NULL, 0);
 
-        if (r == -EXDEV) {
+        if (r == -EXDEV && sandbox_words) {
                 char detail[PATH_MAX_BYTES + 64];
 
                 (void) snprintf(detail, sizeof(detail), MSG_PATH_ESCAPES, path);
@@ -159,7 +161,7 @@ static int validate_files(struct json_object *body, const ValidateLimits *limits
                     !json_object_object_get_ex(e, "content_b64", &c) || !json_object_is_type(c, json_type_string))
                         return error_set_status(err, 400, -EINVAL, MSG_FILE_ENTRY, i);
 
-                r = validate_entry_path(p, false, i, err);
+                r = validate_entry_path(p, false, true, i, err);
                 if (r < 0)
                         return r;
 
@@ -194,7 +196,7 @@ static int validate_return_files(struct json_object *body, const ValidateLimits 
 
                 if (!json_object_is_type(p, json_type_string))
                         return error_set_status(err, 400, -EINVAL, MSG_RETURN_FILES_TYPE);
-                r = validate_entry_path(p, true, i, err);
+                r = validate_entry_path(p, true, !req->reference_004, i, err);
                 if (r < 0)
                         return r;
         }
@@ -215,8 +217,23 @@ static int validate_strings(struct json_object *body, const ValidateLimits *limi
 
         if (lang && !json_object_is_type(lang, json_type_string))
                 return error_set_status(err, 400, -EINVAL, MSG_LANGUAGE_TYPE);
-        if (lang && strcmp(json_object_get_string(lang), "python") != 0)
-                return error_set_status(err, 400, -EINVAL, MSG_UNSUPPORTED_LANGUAGE, json_object_get_string(lang));
+        req->language = "python";
+        if (lang) {
+                static const char *const languages[] = {"python", "node", "bash"};
+
+                req->language = NULL;
+                for (size_t i = 0; i < ELEMENTSOF(languages); i++)
+                        if (strcmp(json_object_get_string(lang), languages[i]) == 0)
+                                req->language = languages[i];
+                if (!req->language)
+                        return error_set_status(err, 400, -EINVAL, MSG_UNSUPPORTED_LANGUAGE, json_object_get_string(lang));
+        }
+        if (strcmp(req->language, "python") != 0) {
+                if (req->code_len > EXEC_ARG_CODE_MAX)
+                        return error_set_status(err, 400, -EINVAL, MSG_TOO_LARGE, "code", EXEC_ARG_CODE_MAX);
+                if (memchr(req->code, 0, req->code_len))
+                        return error_set_status(err, 400, -EINVAL, MSG_CODE_NUL, req->language);
+        }
 
         if (in && !json_object_is_type(in, json_type_string))
                 return error_set_status(err, 400, -EINVAL, MSG_STDIN_TYPE);
@@ -248,6 +265,96 @@ int validate_execute(struct json_object *body, const ValidateLimits *limits, Exe
 
         *ret = req;
         return 0;
+}
+
+/* Characters, as JSON Schema's maxLength counts them: code points (the body is valid UTF-8). */
+static size_t utf8_chars(const char *s, size_t len) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < len; i++)
+                n += ((unsigned char) s[i] & 0xc0) != 0x80;
+        return n;
+}
+
+/* Reference 004's attachments, as /v1/execute's files: [{"path", "content_b64"}], made here. */
+static int validate_attachments(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
+        struct json_object *att = field(body, "attachments"), *files;
+        size_t n, total = 0;
+
+        if (!att)
+                return 0;
+        if (!json_object_is_type(att, json_type_array))
+                return error_set_status(err, 400, -EINVAL, MSG_ATTACHMENTS_TYPE);
+        n = json_object_array_length(att);
+        if (n > EXEC_004_ATTACHMENTS_MAX)
+                return error_set_status(err, 400, -EINVAL, MSG_ATTACHMENTS_TOO_MANY, EXEC_004_ATTACHMENTS_MAX);
+
+        files = json_object_new_array();
+        if (!files)
+                return error_set_status(err, 500, -ENOMEM, MSG_INTERNAL, "out of memory");
+        req->owned_files = req->files = files;
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(att, i), *name = NULL, *c = NULL, *f;
+                long long size;
+
+                if (!json_object_is_type(e, json_type_object) ||
+                    !json_object_object_get_ex(e, "filename", &name) || !json_object_is_type(name, json_type_string) ||
+                    !json_object_object_get_ex(e, "content_base_64", &c) || !json_object_is_type(c, json_type_string))
+                        return error_set_status(err, 400, -EINVAL, MSG_ATTACHMENT_ENTRY, i);
+                if (path_relative_check(json_object_get_string(name), (size_t) json_object_get_string_len(name), NULL, 0) < 0)
+                        return error_set_status(err, 400, -EINVAL, MSG_ATTACHMENT_NAME, i);
+                size = b64_decoded_size(json_object_get_string(c), (size_t) json_object_get_string_len(c));
+                if (size < 0)
+                        return error_set_status(err, 400, -EINVAL, MSG_ATTACHMENT_BASE64, i);
+                total += (size_t) size;
+                if (total > limits->max_file_bytes)
+                        return error_set_status(err, 400, -EINVAL, MSG_TOO_LARGE, "attachments", limits->max_file_bytes);
+
+                f = json_object_new_object();
+                if (!f || json_object_array_add(files, f) < 0) {
+                        json_object_put(f);
+                        return error_set_status(err, 500, -ENOMEM, MSG_INTERNAL, "out of memory");
+                }
+                if (json_object_object_add(f, "path", json_object_get(name)) < 0 ||
+                    json_object_object_add(f, "content_b64", json_object_get(c)) < 0)
+                        return error_set_status(err, 500, -ENOMEM, MSG_INTERNAL, "out of memory");
+        }
+        return 0;
+}
+
+int validate_execute_004(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, Error *reterr) {
+        ExecRequest req = {.language = "python", .import_policy = true, .reference_004 = true, .timeout_s = limits->default_timeout_s};
+        struct json_object *code = field(body, "code"), *in = field(body, "stdin_data");
+        int r;
+
+        if (!code || !json_object_is_type(code, json_type_string))
+                return error_set_status(reterr, 400, -EINVAL, MSG_CODE_REQUIRED);
+        req.code = json_object_get_string(code);
+        req.code_len = (size_t) json_object_get_string_len(code);
+        if (utf8_chars(req.code, req.code_len) > EXEC_004_CODE_CHARS_MAX)
+                return error_set_status(reterr, 400, -EINVAL, MSG_CODE_TOO_LONG, EXEC_004_CODE_CHARS_MAX);
+        if (in && !json_object_is_type(in, json_type_string))
+                return error_set_status(reterr, 400, -EINVAL, MSG_STDIN_DATA_TYPE);
+        if (in) {
+                req.stdin_data = json_object_get_string(in);
+                req.stdin_len = (size_t) json_object_get_string_len(in);
+                if (req.stdin_len > limits->max_stdin_bytes)
+                        return error_set_status(reterr, 400, -EINVAL, MSG_TOO_LARGE, "stdin_data", limits->max_stdin_bytes);
+        }
+        r = validate_attachments(body, limits, &req, reterr);
+        if (r >= 0)
+                r = validate_return_files(body, limits, &req, reterr);
+        if (r < 0) {
+                execute_request_done(&req);
+                return r;
+        }
+        *ret = req;
+        return 0;
+}
+
+void execute_request_done(ExecRequest *x) {
+        json_object_put(x->owned_files);
+        x->owned_files = x->files = NULL;
 }
 
 /* A Python identifier, ASCII only (what an agent's tool module and function are called). */

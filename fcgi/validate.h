@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lib/error.h"
@@ -21,14 +22,26 @@ typedef struct ValidateLimits {
 extern const ValidateLimits validate_execute_limits;
 extern const ValidateLimits validate_call_limits;
 
-/* A validated /v1/execute request. Strings and arrays are borrowed from the parsed body. */
+/* node and bash take the code as one argument (node -e, bash -c): the kernel's limit on one
+ * (MAX_ARG_STRLEN), less its NUL. */
+#define EXEC_ARG_CODE_MAX ((size_t) 131071)
+/* Reference 004's schema: "code" has "maxLength": 2000 (characters), at most 2 attachments. */
+#define EXEC_004_CODE_CHARS_MAX ((size_t) 2000)
+#define EXEC_004_ATTACHMENTS_MAX ((size_t) 2)
+
+/* A validated /v1/execute (or /execute) request. Strings and arrays are borrowed from the parsed
+ * body, but files when made from /execute's attachments: the request owns those (execute_request_done). */
 typedef struct ExecRequest {
         const char *code;
         size_t code_len;
+        const char *language;   /* "python", "node" or "bash" */
+        bool import_policy;     /* under the curated import policy */
+        bool reference_004;     /* POST /execute: its shape of response */
         const char *stdin_data; /* NULL when absent */
         size_t stdin_len;
         unsigned timeout_s;
         struct json_object *files;        /* array or NULL, entries checked */
+        struct json_object *owned_files;  /* files, when this request made them */
         struct json_object *return_files; /* array or NULL, entries checked */
 } ExecRequest;
 
@@ -48,6 +61,13 @@ int validate_parse_body(const char *body, size_t len, struct json_object **ret);
 /* Validates a parsed /v1/execute body. On failure returns -EINVAL and fills *reterr (status 400, or
  * 502 with the sandbox's own wording for a path that escapes the working directory). */
 int validate_execute(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, Error *reterr);
+
+/* Validates a parsed POST /execute body (reference 004) into an /v1/execute request of language
+ * python under the import policy; its attachments become files. -EINVAL and *reterr (400) on
+ * failure; release with execute_request_done(). */
+int validate_execute_004(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, Error *reterr);
+
+void execute_request_done(ExecRequest *x);
 
 /* Validates a parsed /v1/call body (timeouts from limits). -EINVAL and *reterr (400) on failure. */
 int validate_call(struct json_object *body, const ValidateLimits *limits, CallRequest *ret, Error *reterr);

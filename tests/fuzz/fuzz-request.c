@@ -99,6 +99,10 @@ static void check_execute(const ExecRequest *x) {
         CHECK(x->code && x->code_len <= validate_execute_limits.max_code_bytes);
         CHECK(x->stdin_len <= validate_execute_limits.max_stdin_bytes);
         CHECK(x->timeout_s >= 1 && x->timeout_s <= validate_execute_limits.max_timeout_s);
+        CHECK(x->language && (strcmp(x->language, "python") == 0 || strcmp(x->language, "node") == 0 || strcmp(x->language, "bash") == 0));
+        /* What becomes one argument of node -e or bash -c fits one and has no NUL. */
+        if (strcmp(x->language, "python") != 0)
+                CHECK(x->code_len <= EXEC_ARG_CODE_MAX && !memchr(x->code, 0, x->code_len));
 
         for (size_t i = 0; x->files && i < json_object_array_length(x->files); i++) {
                 struct json_object *e = json_object_array_get_idx(x->files, i), *p = NULL, *c = NULL;
@@ -131,6 +135,18 @@ static void fuzz_body(const uint8_t *data, size_t size) {
                 check_error(&verr);
         else
                 check_execute(&x);
+
+        /* POST /execute: the same guarantees, python under the import policy, 2 attachments at most. */
+        verr = (Error){};
+        x = (ExecRequest){};
+        if (validate_execute_004(body, &validate_execute_limits, &x, &verr) < 0)
+                check_error(&verr);
+        else {
+                check_execute(&x);
+                CHECK(x.reference_004 && x.import_policy && strcmp(x.language, "python") == 0);
+                CHECK(!x.files || json_object_array_length(x.files) <= EXEC_004_ATTACHMENTS_MAX);
+        }
+        execute_request_done(&x);
 
         verr = (Error){};
         if (validate_call(body, &validate_call_limits, &c, &verr) < 0)
