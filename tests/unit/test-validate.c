@@ -173,6 +173,12 @@ static const ExecCase exec_cases[] = {
         /* language */
         OK("{" CODE ",\"language\":\"python\"}", 20),
         OK("{" CODE ",\"language\":null}", 20),
+        OK("{" CODE ",\"language\":\"node\"}", 20),
+        OK("{" CODE ",\"language\":\"bash\"}", 20),
+        BAD("{\"code\":\"a\\u0000b\",\"language\":\"bash\"}", 400, "bash code must not contain NUL characters"),
+        BAD("{\"code\":\"a\\u0000b\",\"language\":\"node\"}", 400, "node code must not contain NUL characters"),
+        OK("{\"code\":\"a\\u0000b\",\"language\":\"python\"}", 20),
+        BAD("{" CODE ",\"language\":\"javascript\"}", 400, "unsupported language \"javascript\""),
         BAD("{" CODE ",\"language\":\"ruby\"}", 400, "unsupported language \"ruby\""),
         BAD("{" CODE ",\"language\":\"Python\"}", 400, "unsupported language \"Python\""),
         BAD("{" CODE ",\"language\":\"\"}", 400, "unsupported language \"\""),
@@ -320,6 +326,143 @@ static void test_execute_long_escape(void) {
                "4001-byte absolute path: 502, message truncated to %zu bytes", sizeof(err.message) - 1);
 }
 
+/* node and bash get their code as one argument: the kernel's limit on one, whatever the API's. */
+static void test_execute_argument_limit(void) {
+        static const ValidateLimits big = {.max_code_bytes = 1U << 20, .default_timeout_s = 20, .max_timeout_s = 60};
+        static const char *const languages[] = {"node", "bash", "python"};
+
+        for (size_t l = 0; l < ELEMENTSOF(languages); l++)
+                for (size_t len = EXEC_ARG_CODE_MAX; len <= EXEC_ARG_CODE_MAX + 1; len++) {
+                        cleanup_free char *code = malloc(len + 1), *text = NULL;
+                        cleanup_json struct json_object *body = NULL;
+                        ExecRequest req = {};
+                        Error err = {};
+                        int r;
+                        bool fits = len <= EXEC_ARG_CODE_MAX || strcmp(languages[l], "python") == 0;
+
+                        if (!code)
+                                abort();
+                        memset(code, 'x', len);
+                        code[len] = 0;
+                        if (asprintf(&text, "{\"code\":\"%s\",\"language\":\"%s\"}", code, languages[l]) < 0)
+                                abort();
+                        if (!tap_is_int(validate_parse_body(text, strlen(text), &body), 0, "parse %zu bytes of %s", len, languages[l]))
+                                continue;
+                        r = validate_execute(body, &big, &req, &err);
+                        if (fits)
+                                tap_ok(r == 0 && strcmp(req.language, languages[l]) == 0, "%zu bytes of %s: valid", len, languages[l]);
+                        else
+                                tap_ok(r == -EINVAL && err.status == 400 && strcmp(err.message, "code is larger than 131071 bytes") == 0,
+                                       "%zu bytes of %s: refused (got '%s')", len, languages[l], err.message);
+                }
+}
+
+/* ---- validate_execute_004 (reference 004's POST /execute) ---- */
+
+static const ValidateLimits limits_004 = {
+        .max_code_bytes = 1U << 20,
+        .max_stdin_bytes = 8,
+        .max_files = 1000,
+        .max_file_bytes = 6,
+        .max_return_files = 2,
+        .default_timeout_s = 20,
+        .max_timeout_s = 60,
+};
+
+static const ExecCase cases_004[] = {
+        OK("{\"code\":\"print(1)\"}", 20),
+        BAD("{}", 400, "code is required and must be a string"),
+        BAD("{\"code\":7}", 400, "code is required and must be a string"),
+        BAD("{\"code\":\"x\",\"stdin_data\":1}", 400, "stdin_data must be a string"),
+        OK("{\"code\":\"x\",\"stdin_data\":\"12345678\"}", 20),
+        BAD("{\"code\":\"x\",\"stdin_data\":\"123456789\"}", 400, "stdin_data is larger than 8 bytes"),
+        OK("{\"code\":\"x\",\"attachments\":[]}", 20),
+        OK("{\"code\":\"x\",\"attachments\":[{\"filename\":\"a.csv\",\"content_base_64\":\"YWJj\"},"
+           "{\"filename\":\"in.jpg\",\"content_base_64\":\"\"}]}",
+           20),
+        BAD("{\"code\":\"x\",\"attachments\":[{\"filename\":\"a\",\"content_base_64\":\"\"},{\"filename\":\"b\",\"content_base_64\":\"\"},"
+            "{\"filename\":\"c\",\"content_base_64\":\"\"}]}",
+            400, "attachments has more than 2 entries"),
+        BAD("{\"code\":\"x\",\"attachments\":{}}", 400, "attachments must be an array of {\"filename\", \"content_base_64\"} objects"),
+        BAD("{\"code\":\"x\",\"attachments\":[{\"filename\":\"a\"}]}", 400,
+            "attachments[0] must be an object with string fields \"filename\" and \"content_base_64\""),
+        BAD("{\"code\":\"x\",\"attachments\":[{\"filename\":\"a\",\"content_b64\":\"\"}]}", 400,
+            "attachments[0] must be an object with string fields \"filename\" and \"content_base_64\""),
+        BAD("{\"code\":\"x\",\"attachments\":[{\"filename\":\"a\",\"content_base_64\":\"!!!!\"}]}", 400,
+            "attachments[0].content_base_64 is not valid base64"),
+        BAD("{\"code\":\"x\",\"attachments\":[{\"filename\":\"../a\",\"content_base_64\":\"\"}]}", 400,
+            "attachments[0].filename must name a file in the working directory"),
+        BAD("{\"code\":\"x\",\"attachments\":[{\"filename\":\"\",\"content_base_64\":\"\"}]}", 400,
+            "attachments[0].filename must name a file in the working directory"),
+        BAD("{\"code\":\"x\",\"attachments\":[{\"filename\":\"a\",\"content_base_64\":\"YWJjZGVmZw==\"}]}", 400,
+            "attachments is larger than 6 bytes"),
+        OK("{\"code\":\"x\",\"return_files\":[\"out.png\"]}", 20),
+        BAD("{\"code\":\"x\",\"return_files\":[\"/etc/shadow\"]}", 400, "return_files[0] must name a file"),
+        BAD("{\"code\":\"x\",\"return_files\":\"out.png\"}", 400, "return_files must be an array of strings"),
+        /* /v1/execute's fields mean nothing here */
+        OK("{\"code\":\"x\",\"language\":\"ruby\",\"stdin\":7,\"files\":\"no\"}", 20),
+};
+
+static void test_execute_004(void) {
+        for (size_t i = 0; i < ELEMENTSOF(cases_004); i++) {
+                const ExecCase *c = &cases_004[i];
+                cleanup_json struct json_object *body = NULL;
+                ExecRequest req = {};
+                Error err = {};
+                int r;
+
+                if (!tap_is_int(validate_parse_body(c->body, strlen(c->body), &body), 0, "parse %s", c->body))
+                        continue;
+                r = validate_execute_004(body, &limits_004, &req, &err);
+                if (c->status == 0)
+                        tap_ok(r == 0 && req.import_policy && req.reference_004 && strcmp(req.language, "python") == 0,
+                               "004 valid: %s", c->body);
+                else
+                        tap_ok(r == -EINVAL && err.status == c->status && strcmp(err.message, c->message) == 0,
+                               "004 rejected: %s -> '%s' (got %d '%s')", c->body, c->message, err.status, err.message);
+                execute_request_done(&req);
+        }
+}
+
+/* maxLength 2000 counts characters: 2000 three-byte characters pass, 2001 ASCII ones do not. The
+ * attachments become files [{path, content_b64}] that the request owns. */
+static void test_execute_004_fields(void) {
+        cleanup_free char *wide = malloc(2000 * 3 + 1), *text = NULL, *narrow = NULL;
+        cleanup_json struct json_object *body = NULL, *body2 = NULL, *body3 = NULL;
+        static const char att[] = "{\"code\":\"x\",\"stdin_data\":\"in\",\"attachments\":[{\"filename\":\"in.jpg\",\"content_base_64\":\"YWJj\"}]}";
+        ExecRequest req = {};
+        Error err = {};
+        struct json_object *e, *v = NULL;
+
+        if (!wide)
+                abort();
+        for (size_t i = 0; i < 2000; i++)
+                memcpy(wide + 3 * i, "\xe2\x82\xac", 3);
+        wide[2000 * 3] = 0;
+        if (asprintf(&text, "{\"code\":\"%s\"}", wide) < 0 || asprintf(&narrow, "{\"code\":\"%02001d\"}", 0) < 0)
+                abort();
+        if (validate_parse_body(text, strlen(text), &body) == 0)
+                tap_ok(validate_execute_004(body, &limits_004, &req, &err) == 0, "2000 characters of 3 bytes each: valid");
+        execute_request_done(&req);
+        if (validate_parse_body(narrow, strlen(narrow), &body2) == 0)
+                tap_ok(validate_execute_004(body2, &limits_004, &req, &err) == -EINVAL && err.status == 400 &&
+                               strcmp(err.message, "code is longer than 2000 characters") == 0,
+                       "2001 characters: refused (got '%s')", err.message);
+
+        if (!tap_is_int(validate_parse_body(att, strlen(att), &body3), 0, "parse a request with an attachment"))
+                return;
+        if (!tap_is_int(validate_execute_004(body3, &limits_004, &req, &err), 0, "a request with an attachment is valid"))
+                return;
+        tap_ok(req.stdin_data && req.stdin_len == 2 && memcmp(req.stdin_data, "in", 2) == 0, "stdin_data is the stdin");
+        tap_ok(req.files && req.files == req.owned_files && json_object_array_length(req.files) == 1, "one file, owned");
+        e = req.files ? json_object_array_get_idx(req.files, 0) : NULL;
+        tap_ok(e && json_object_object_get_ex(e, "path", &v) && strcmp(json_object_get_string(v), "in.jpg") == 0 &&
+                       json_object_object_get_ex(e, "content_b64", &v) && strcmp(json_object_get_string(v), "YWJj") == 0,
+               "the attachment as {path, content_b64}");
+        execute_request_done(&req);
+        tap_ok(req.files == NULL && req.owned_files == NULL, "done: the files are released");
+}
+
 /* ---- validate_call ---- */
 
 typedef struct CallCase {
@@ -378,6 +521,9 @@ int main(void) {
         test_parse_body_depth();
         test_execute();
         test_execute_fields();
+        test_execute_argument_limit();
+        test_execute_004();
+        test_execute_004_fields();
         test_execute_long_escape();
         return tap_done();
 }
