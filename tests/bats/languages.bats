@@ -230,7 +230,7 @@ done"
         run_lang "$l" "${CODE_FLOOD[$l]}"
         [ "$(jq -c '[(.stdout | length), .stdout_truncated, (.stderr | length), .stderr_truncated, .exit_code]' <<<"$body")" = '[1048576,true,1048576,true,0]' ] ||
             { echo "$l: $(jq -c '.stdout |= length | .stderr |= length' <<<"$body")" >&2; false; }
-        [ "$(jq -r '.stdout + .stderr | explode | unique | implode' <<<"$body")" = ex ]
+        [ -z "$(field .stdout | tr -d x)" ] && [ -z "$(field .stderr | tr -d e)" ]
     done
     run_lang bash 'echo small; echo e >&2'
     [ "$(jq -c '[has("stdout_truncated"), has("stderr_truncated"), .stdout, .stderr]' <<<"$body")" = '[false,false,"small\n","e\n"]' ]
@@ -415,16 +415,16 @@ no bats" ] || { echo "$body" >&2; false; }
 
 @test "the runtime image's tools work from bash" {
     run_lang bash 'echo "{\"a\": [1, 2, 3]}" | jq -c "[.a[] * 2]"
-sqlite3 :memory: "SELECT 6 * 7"
+sqlite3 t.db "CREATE TABLE t(x); INSERT INTO t VALUES (6 * 7); SELECT x FROM t"
 printf "a b\nc d\n" | gawk "{ print \$2 }" | sed "s/d/D/" | grep -c .
-printf "\x89PNG\r\n\x1a\n" >f.png; file -b --mime-type f.png
-find . -name "*.png"
+file -b --mime-type t.db
+find . -name "*.db"
 python3 -c "import dateutil, openpyxl, scipy, sympy, PIL; print(sympy.factorint(360))"'
     [ "$(field .stdout)" = '[2,4,6]
 42
 2
-image/png
-./f.png
+application/vnd.sqlite3
+./t.db
 {2: 3, 3: 2, 5: 1}' ] || { echo "$body" >&2; false; }
 }
 
