@@ -93,10 +93,6 @@ declare -gA CODE_FLOOD=(
     [bash]="head -c 3000000 /dev/zero | tr '\\0' x; head -c 2000000 /dev/zero | tr '\\0' e >&2"
 )
 declare -gA CODE_MEMORY=(
-    [python]='b = bytearray(8 << 30)
-for i in range(0, len(b), 4096):
-    b[i] = 1
-print("survived")'
     [node]="const a = []; for (;;) a.push(Buffer.alloc(64 << 20, 1));"
     [bash]="x=\$(head -c 2000000000 /dev/zero | tr '\\0' a); echo survived"
 )
@@ -236,8 +232,9 @@ done"
     [ "$(jq -c '[has("stdout_truncated"), has("stderr_truncated"), .stdout, .stderr]' <<<"$body")" = '[false,false,"small\n","e\n"]' ]
 }
 
-@test "the memory limit holds in each language, is named, and the next request succeeds" {
-    for l in $LANGUAGES; do
+@test "the memory limit holds in node and bash, is named, and the next request succeeds" {
+    # Python's memory bomb is attack.bats's.
+    for l in node bash; do
         SECONDS=0
         run_lang "$l" "${CODE_MEMORY[$l]}" '{timeout_s: 30}'
         [ "$SECONDS" -lt 30 ]
