@@ -15,7 +15,7 @@ SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.se
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev \
-                procps shellcheck clang-format
+                procps shellcheck clang-format file
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
