@@ -82,9 +82,7 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
             /usr/bin/python3 -c "$code" </dev/null >"$tmp/out" 2>"$tmp/err") || rc=$?
         execute "$(code_json "$code")"
         expect_status 200
-        [ "$(field .stdout)" = "$(cat "$tmp/out")" ] || { echo "stdout differs for: $code" >&2; echo "$body" >&2; false; }
-        [ "$(field .stderr)" = "$(cat "$tmp/err")" ] || { echo "stderr differs for: $code" >&2; echo "$body" >&2; cat "$tmp/err" >&2; false; }
-        [ "$(field .exit_code)" = "$rc" ] || { echo "exit code differs for: $code (host: $rc)" >&2; echo "$body" >&2; false; }
+        expect_like_host "$tmp" "$code" "$rc"
     done
     rm -rf "$tmp"
 }

@@ -340,3 +340,11 @@ setting_default() {
         return 1
     fi
 }
+
+# expect_like_host DIR CODE RC: the response in $body printed what the host printed running CODE (its
+# stdout in DIR/out, its stderr in DIR/err) and exited as it did (RC).
+expect_like_host() {
+    [ "$(field .stdout)" = "$(cat "$1/out")" ] || { echo "stdout differs for: $2" >&2; echo "$body" >&2; return 1; }
+    [ "$(field .stderr)" = "$(cat "$1/err")" ] || { echo "stderr differs for: $2" >&2; echo "$body" >&2; cat "$1/err" >&2; return 1; }
+    [ "$(field .exit_code)" = "$3" ] || { echo "exit code differs for: $2 (host: $3)" >&2; echo "$body" >&2; return 1; }
+}

@@ -317,9 +317,7 @@ f
         (cd "$tmp" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$tmp" LANG=C.UTF-8 \
             bash -c "$code" </dev/null >"$tmp/out" 2>"$tmp/err") || rc=$?
         run_lang bash "$code"
-        [ "$(field .stdout)" = "$(cat "$tmp/out")" ] || { echo "stdout differs for: $code" >&2; echo "$body" >&2; false; }
-        [ "$(field .stderr)" = "$(cat "$tmp/err")" ] || { echo "stderr differs for: $code" >&2; echo "$body" >&2; cat "$tmp/err" >&2; false; }
-        [ "$(field .exit_code)" = "$rc" ] || { echo "exit code differs for: $code (host: $rc)" >&2; echo "$body" >&2; false; }
+        expect_like_host "$tmp" "$code" "$rc"
     done
     rm -rf "$tmp"
 }
