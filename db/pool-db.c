@@ -74,15 +74,17 @@ static int claim(sqlite3 *db, Claim *c) {
         return db_transaction(db, claim_locked, c);
 }
 
-int db_pool_claim(sqlite3 *db, int owner_pid, char *ret_machine_id, size_t id_size, char *ret_socket, size_t socket_size, int64_t *ret_executions) {
+int db_pool_claim(sqlite3 *db, int owner_pid, const char *language, char *ret_machine_id, size_t id_size, char *ret_socket, size_t socket_size,
+                  int64_t *ret_executions) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         Claim c = {.execution = true, .id = ret_machine_id, .id_size = id_size, .socket = ret_socket, .socket_size = socket_size};
         int r;
 
         r = db_prepare(db, &st,
                        "UPDATE pool SET state = 'claimed', owner_pid = ?1, claimed_at = ?2, executions = executions + 1 WHERE machine_id = "
-                       "(SELECT machine_id FROM pool WHERE state = 'ready' ORDER BY ready_at LIMIT 1) RETURNING machine_id, socket, executions",
-                       "id", owner_pid, unix_now());
+                       "(SELECT machine_id FROM pool WHERE state = 'ready' ORDER BY prepared IS NOT ?3, ready_at LIMIT 1) "
+                       "RETURNING machine_id, socket, executions",
+                       "idt", owner_pid, unix_now(), language ? language : "python");
         if (r < 0)
                 return r;
         c.st = st;
@@ -92,9 +94,10 @@ int db_pool_claim(sqlite3 *db, int owner_pid, char *ret_machine_id, size_t id_si
         return r;
 }
 
-int db_pool_release(sqlite3 *db, const char *machine_id) {
-        int r = db_run(db, "UPDATE pool SET state = 'ready', owner_pid = NULL, ready_at = ?2 WHERE machine_id = ?1 AND state = 'claimed'", "td",
-                       machine_id, unix_now());
+int db_pool_release(sqlite3 *db, const char *machine_id, const char *prepared) {
+        int r = db_run(db,
+                       "UPDATE pool SET state = 'ready', owner_pid = NULL, ready_at = ?2, prepared = ?3 WHERE machine_id = ?1 AND state = 'claimed'",
+                       "tdt", machine_id, unix_now(), prepared ? prepared : "python");
 
         if (r < 0)
                 return r;

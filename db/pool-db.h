@@ -22,15 +22,18 @@ int db_pool_add(sqlite3 *db, const char *machine_id, const char *socket, const c
 /* 'starting' -> 'ready'. -ENOENT if the row is gone or not starting. */
 int db_pool_ready(sqlite3 *db, const char *machine_id);
 
-/* Claims the longest-ready machine for one execution of owner_pid's, atomically across processes:
+/* Claims a machine for one execution of owner_pid's in language (NULL: python), atomically across
+ * processes: the longest-ready of those whose next sandbox is ready for that language, else the
+ * longest-ready of all;
  * its id and socket path into the buffers (SANDBOX_ID_MAX / POOL_SOCKET_MAX bytes), and how many
  * executions it has had, this one included, into *ret_executions (may be NULL). The execution's
  * sandbox counts in created_total. -ENOENT when none is ready. */
-int db_pool_claim(sqlite3 *db, int owner_pid, char *ret_machine_id, size_t id_size, char *ret_socket, size_t socket_size, int64_t *ret_executions);
+int db_pool_claim(sqlite3 *db, int owner_pid, const char *language, char *ret_machine_id, size_t id_size, char *ret_socket, size_t socket_size,
+                  int64_t *ret_executions);
 
-/* 'claimed' -> 'ready': the machine's execution ended cleanly and it may serve another. -ENOENT if
- * the row is gone or not claimed. */
-int db_pool_release(sqlite3 *db, const char *machine_id);
+/* 'claimed' -> 'ready': the machine's execution ended cleanly and it may serve another, its next
+ * sandbox ready for language prepared (NULL: python). -ENOENT if the row is gone or not claimed. */
+int db_pool_release(sqlite3 *db, const char *machine_id, const char *prepared);
 
 /* Claims the oldest idle machine if it became ready before ready_before (unix time), or if more
  * than keep are ready and it has been idle since before surplus_ready_before; for recycling and

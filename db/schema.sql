@@ -57,3 +57,8 @@ ALTER TABLE requests ADD COLUMN machine_id TEXT;
 -- The settings a machine was started with: one left by a previous instance is kept only if they
 -- are still the settings in force.
 ALTER TABLE pool ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+
+-- step 5
+-- The language a machine's next sandbox is made ready for (its runner says so with each reply): a
+-- claim takes a machine ready for its language first.
+ALTER TABLE pool ADD COLUMN prepared TEXT NOT NULL DEFAULT 'python';

@@ -129,7 +129,7 @@ static int worker_main(void) {
                 /* The client has its answer: now the machine goes back to the pool, or goes. */
                 if (ctx.machine.id[0]) {
                         /* One machine fewer: the pool manager starts its replacement. */
-                        if (pool_put_back(&ctx.broker, ctx.db, ctx.machine.id, ctx.machine.socket, ctx.machine.retire))
+                        if (pool_put_back(&ctx.broker, ctx.db, ctx.machine.id, ctx.machine.socket, ctx.machine.retire, ctx.machine.prepared))
                                 (void) pool_wake(ctx.wake_fd, POOL_WAKE_SOCKET);
                         ctx.machine = (ClaimedMachine){};
                 }

@@ -240,9 +240,10 @@ static int execute_timeout(Request *req, const ExecRequest *x, uint64_t duration
 }
 
 /* Parses what the runner answered and answers the client accordingly. */
-static int execute_answer(Request *req, const ExecRequest *x, const char *text, size_t len, const Config *cfg, const SandboxLimitsHit *hit) {
+static int execute_answer(Request *req, Context *ctx, const ExecRequest *x, const char *text, size_t len, const SandboxLimitsHit *hit) {
         cleanup_json struct json_object *reply = NULL;
-        struct json_object *status = NULL, *error = NULL;
+        struct json_object *status = NULL, *error = NULL, *prepared = NULL;
+        const Config *cfg = ctx->config;
         int r;
 
         if (validate_parse_body(text, len, &reply) < 0 ||
@@ -255,6 +256,10 @@ static int execute_answer(Request *req, const ExecRequest *x, const char *text, 
                 return reply_error(req, 502, MSG_SANDBOX_HTTP, json_object_get_int(status), json_object_get_string(error));
         }
 
+        /* The language the machine's next sandbox is ready for: its next claim prefers it. */
+        if (json_object_object_get_ex(reply, "prepared", &prepared) && json_object_is_type(prepared, json_type_string) &&
+            strcmp(json_object_get_string(prepared), "node") == 0)
+                ctx->machine.prepared = "node";
         r = x->reference_004 ? execute_success_004(req, reply, cfg, hit) : execute_success(req, x, reply, cfg, hit);
         if (r == -EBADMSG)
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
@@ -291,7 +296,7 @@ static int name_sandbox(Request *req) {
 
 /* Claims an idle machine, waiting up to pool_wait_s for one: 0, -EAGAIN when none came,
  * -EHOSTDOWN (*reterr says why) when machines cannot be started, -errno. */
-static int claim(Request *req, Context *ctx, Error *reterr) {
+static int claim(Request *req, Context *ctx, const char *language, Error *reterr) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + ctx->config->pool_wait_s * USEC_PER_SEC;
         ClaimedMachine *m = &ctx->machine;
         bool waited = false;
@@ -302,7 +307,7 @@ static int claim(Request *req, Context *ctx, Error *reterr) {
 
                 /* Waiting, only a read until a machine is ready; then the claim itself. */
                 if (!waited || db_pool_any_ready(ctx->db) != 0)
-                        r = db_pool_claim(ctx->db, (int) getpid(), m->id, sizeof(m->id), m->socket, sizeof(m->socket), &executions);
+                        r = db_pool_claim(ctx->db, (int) getpid(), language, m->id, sizeof(m->id), m->socket, sizeof(m->socket), &executions);
                 if (r >= 0) {
                         (void) snprintf(req->machine_id, sizeof(req->machine_id), "%s", m->id);
                         /* Its runner ends after this many: the machine is not put back. */
@@ -383,7 +388,7 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
                 (void) log_error_errno(r, "Sandbox '%s' ended without an answer: %s", req->sandbox_id, why);
                 return reply_error(req, 502, MSG_SANDBOX_FAILED, why);
         }
-        r = execute_answer(req, x, reply, len, cfg, &hit);
+        r = execute_answer(req, ctx, x, reply, len, &hit);
         if (ctx->machine.retire)
                 return r;
         if (req->status != 200)
@@ -397,10 +402,10 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
 /* A claimed machine, connected and greeted: the code can be sent. A machine that does not greet has
  * died since it was put back (nothing was sent to it yet): it is destroyed, and another claimed,
  * a few times at most. 0, or as claim(). */
-static int claim_connected(Request *req, Context *ctx, Error *reterr, int *ret_fd) {
+static int claim_connected(Request *req, Context *ctx, const char *language, Error *reterr, int *ret_fd) {
         for (unsigned attempt = 0;; attempt++) {
                 cleanup_close int fd = -1;
-                int r = claim(req, ctx, reterr);
+                int r = claim(req, ctx, language, reterr);
 
                 if (r < 0)
                         return r;
@@ -412,7 +417,7 @@ static int claim_connected(Request *req, Context *ctx, Error *reterr, int *ret_f
                         return 0;
                 }
                 (void) log_warning_errno(r, "Machine '%s' does not answer, trying another", req->machine_id);
-                if (pool_put_back(&ctx->broker, ctx->db, ctx->machine.id, ctx->machine.socket, "it did not answer"))
+                if (pool_put_back(&ctx->broker, ctx->db, ctx->machine.id, ctx->machine.socket, "it did not answer", NULL))
                         wake_pool(ctx);
                 ctx->machine = (ClaimedMachine){};
                 req->machine_id[0] = 0;
@@ -438,7 +443,7 @@ static int execute(Request *req, Context *ctx, const ExecRequest *x) {
         r = name_sandbox(req);
         if (r < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a sandbox name");
-        r = claim_connected(req, ctx, &err, &fd);
+        r = claim_connected(req, ctx, x->language, &err, &fd);
         if (r == -EAGAIN)
                 return reply_error(req, 503, MSG_NO_SANDBOX);
         if (r == -EHOSTDOWN)

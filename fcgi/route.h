@@ -8,7 +8,8 @@ typedef struct sqlite3 sqlite3;
 typedef struct ClaimedMachine {
         char id[64];
         char socket[256];
-        const char *retire; /* a static string, or NULL */
+        const char *retire;   /* a static string, or NULL */
+        const char *prepared; /* what its runner made the next sandbox ready for: "node", or NULL */
 } ClaimedMachine;
 
 /* What a worker process holds for all its requests. */

@@ -14,9 +14,9 @@ void pool_destroy(int *broker, sqlite3 *db, const char *machine_id, const char *
         log_pool_event(LOG_INFO, "destroyed", machine_id, "Machine '%s' destroyed: %s", machine_id, why);
 }
 
-bool pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire) {
+bool pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire, const char *prepared) {
         if (!retire) {
-                if (db_pool_release(db, machine_id) >= 0)
+                if (db_pool_release(db, machine_id, prepared) >= 0)
                         return false;
                 retire = "it could not be put back in the pool";
         }

@@ -19,4 +19,4 @@ void pool_destroy(int *broker, sqlite3 *db, const char *machine_id, const char *
 /* After an execution: the machine is ready again, unless retire (why it may not serve again) is
  * set, or it cannot be put back; then it is destroyed, and true returned: the pool manager is to
  * start a replacement. */
-bool pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire);
+bool pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire, const char *prepared);

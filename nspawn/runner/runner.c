@@ -12,7 +12,8 @@
  *             "return_files": [path], "output_cap", "return_cap"}
  *   reply:   {"status": 200, "exit_code", "stdout_b64", "stderr_b64", "stdout_truncated",
  *             "stderr_truncated", "duration_ms", "cpu_ms", "memory_peak_bytes",
- *             "files": [{"path", "content_b64"}]}
+ *             "files": [{"path", "content_b64"}], "prepared": the language the next sandbox is made
+ *             ready for}
  *         or {"status": 400, "error": "..."} when the request is refused.
  *
  * The sandboxes come from the zygote (zygote.c), an interpreter the runner starts once as
@@ -566,6 +567,8 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
                 if (json_object_object_add(reply, "status", json_object_new_int(200)) < 0 ||
                     json_object_object_add(reply, "exit_code", json_object_new_int(status.status)) < 0 ||
                     json_object_object_add(reply, "cpu_ms", json_object_new_int64((int64_t) (status.cpu_usec / 1000))) < 0 ||
+                    /* What the next sandbox is made ready for (sandbox_prepare()). */
+                    json_object_object_add(reply, "prepared", json_object_new_string(arg_last_language)) < 0 ||
                     json_object_object_add(reply, "memory_peak_bytes", json_object_new_int64((int64_t) status.maxrss_bytes)) < 0 ||
                     add_b64(reply, "stdout_b64", out.data, out.len) < 0 || add_b64(reply, "stderr_b64", err.data, err.len) < 0 ||
                     json_object_object_add(reply, "stdout_truncated", json_object_new_boolean(out.cut)) < 0 ||

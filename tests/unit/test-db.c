@@ -232,7 +232,7 @@ static void test_pool_list(sqlite3 *db) {
         }
         tap_ok(ok, "pool: 300 sandboxes ready");
         for (int i = 0; i < 3; i++)
-                claimed += db_pool_claim(db, 4242, id, sizeof(id), sock, sizeof(sock), NULL) == 0;
+                claimed += db_pool_claim(db, 4242, NULL, id, sizeof(id), sock, sizeof(sock), NULL) == 0;
         tap_is_int((long long) claimed, 3, "pool: 3 claimed by pid 4242");
         tap_is_int(db_pool_list(db, "ready", 0, &rows, &n), 0, "pool: list the ready ones");
         tap_is_int((long long) n, 297, "pool: all 297 of them");
@@ -314,22 +314,22 @@ static void test_pool(sqlite3 *db) {
         tap_is_int(db_pool_add(db, "sandbox-a", "/run/a.sock", "e=64"), 0, "pool: add a");
         tap_is_int(db_pool_add(db, "sandbox-b", "/run/b.sock", "e=64"), 0, "pool: add b");
         tap_is_int(db_pool_add(db, "sandbox-a", "/run/a.sock", "e=64"), -EEXIST, "pool: adding a twice is -EEXIST");
-        tap_is_int(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock), NULL), -ENOENT, "pool: nothing ready, nothing claimed");
+        tap_is_int(db_pool_claim(db, 7, NULL, id, sizeof(id), sock, sizeof(sock), NULL), -ENOENT, "pool: nothing ready, nothing claimed");
         tap_is_int(db_pool_ready(db, "sandbox-b"), 0, "pool: b ready");
         tap_is_int(db_pool_ready(db, "sandbox-a"), 0, "pool: a ready");
         tap_is_int(db_pool_ready(db, "sandbox-a"), -ENOENT, "pool: a cannot become ready twice");
         tap_is_int(db_pool_counts(db, &c), 0, "pool: counts");
         tap_ok(c.ready == 2 && c.starting == 0 && c.claimed == 0 && c.created_total == 0, "pool: 2 ready, no sandbox made yet");
-        tap_ok(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock), &executions) == 0 && strcmp(id, "sandbox-b") == 0 &&
+        tap_ok(db_pool_claim(db, 7, NULL, id, sizeof(id), sock, sizeof(sock), &executions) == 0 && strcmp(id, "sandbox-b") == 0 &&
                        strcmp(sock, "/run/b.sock") == 0 && executions == 1,
                "pool: the longest-ready (b) is claimed first, for its first execution");
-        tap_is_int(db_pool_release(db, "sandbox-b"), 0, "pool: b is put back");
-        tap_is_int(db_pool_release(db, "sandbox-b"), -ENOENT, "pool: b cannot be put back twice");
-        tap_ok(db_pool_claim(db, 7, id, sizeof(id), sock, sizeof(sock), &executions) == 0 && strcmp(id, "sandbox-a") == 0 && executions == 1,
+        tap_is_int(db_pool_release(db, "sandbox-b", NULL), 0, "pool: b is put back");
+        tap_is_int(db_pool_release(db, "sandbox-b", NULL), -ENOENT, "pool: b cannot be put back twice");
+        tap_ok(db_pool_claim(db, 7, NULL, id, sizeof(id), sock, sizeof(sock), &executions) == 0 && strcmp(id, "sandbox-a") == 0 && executions == 1,
                "pool: then a, the longest-ready now");
-        tap_ok(db_pool_claim(db, 8, id, sizeof(id), sock, sizeof(sock), &executions) == 0 && strcmp(id, "sandbox-b") == 0 && executions == 2,
+        tap_ok(db_pool_claim(db, 8, NULL, id, sizeof(id), sock, sizeof(sock), &executions) == 0 && strcmp(id, "sandbox-b") == 0 && executions == 2,
                "pool: then b again, for its second execution");
-        tap_is_int(db_pool_claim(db, 9, id, sizeof(id), sock, sizeof(sock), NULL), -ENOENT, "pool: no machine is claimed twice");
+        tap_is_int(db_pool_claim(db, 9, NULL, id, sizeof(id), sock, sizeof(sock), NULL), -ENOENT, "pool: no machine is claimed twice");
         tap_ok(db_pool_counts(db, &c) == 0 && c.created_total == 3, "pool: a sandbox made for each execution");
         tap_is_int(db_pool_exists(db, "sandbox-a"), 1, "pool: a has a row");
         tap_is_int(db_pool_remove(db, "sandbox-a"), 0, "pool: remove a");
@@ -348,6 +348,32 @@ static void test_pool(sqlite3 *db) {
         tap_ok(db_pool_health(db, 0, &failures, why, sizeof(why)) == 0 && failures == 0, "health: cleared");
 }
 
+/* A claim takes a machine whose next sandbox is ready for its language first, and any machine when
+ * none is; a machine made idle and stale is claimed for retirement. */
+static void test_pool_language(sqlite3 *db) {
+        char id[64], sock[256];
+
+        tap_is_int(db_pool_add(db, "lang-1", "/run/1.sock", "s"), 0, "language: add 1");
+        tap_is_int(db_pool_add(db, "lang-2", "/run/2.sock", "s"), 0, "language: add 2");
+        tap_ok(db_pool_ready(db, "lang-1") == 0 && db_pool_ready(db, "lang-2") == 0, "language: both ready, 1 first");
+        tap_ok(db_pool_claim(db, 11, "node", id, sizeof(id), sock, sizeof(sock), NULL) == 0 && strcmp(id, "lang-1") == 0,
+               "language: none ready for node: the longest-ready");
+        tap_is_int(db_pool_release(db, "lang-1", "node"), 0, "language: 1 back, its next sandbox ready for node");
+        tap_ok(db_pool_claim(db, 11, "node", id, sizeof(id), sock, sizeof(sock), NULL) == 0 && strcmp(id, "lang-1") == 0,
+               "language: node takes 1 (ready for node) before 2 (longer ready)");
+        tap_is_int(db_pool_release(db, "lang-1", "node"), 0, "language: 1 back again, for node");
+        tap_ok(db_pool_claim(db, 12, "python", id, sizeof(id), sock, sizeof(sock), NULL) == 0 && strcmp(id, "lang-2") == 0,
+               "language: python takes 2, not the machine ready for node");
+        tap_ok(db_pool_claim(db, 12, "python", id, sizeof(id), sock, sizeof(sock), NULL) == 0 && strcmp(id, "lang-1") == 0,
+               "language: then 1, when nothing else is ready");
+        tap_is_int(db_pool_release(db, "lang-2", NULL), 0, "language: 2 back");
+        tap_ok(db_pool_claim_stale(db, 13, "s", id, sizeof(id), sock, sizeof(sock)) == -ENOENT, "stale: none made with other settings");
+        tap_ok(db_pool_claim_stale(db, 13, "t", id, sizeof(id), sock, sizeof(sock)) == 0 && strcmp(id, "lang-2") == 0,
+               "stale: 2, made with other settings, idle");
+        tap_ok(db_pool_claim_stale(db, 13, "t", id, sizeof(id), sock, sizeof(sock)) == -ENOENT, "stale: 1 is busy, not claimed");
+        tap_ok(db_pool_remove(db, "lang-1") == 0 && db_pool_remove(db, "lang-2") == 0, "language: both removed");
+}
+
 int main(void) {
         sqlite3 *db = NULL;
 
@@ -361,6 +387,7 @@ int main(void) {
         test_abandon(db);
         test_in_flight(db);
         test_pool(db);
+        test_pool_language(db);
         test_pool_list(db);
         test_helpers(db);
         test_errno();
