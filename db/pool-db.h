@@ -73,7 +73,7 @@ typedef struct PoolRow {
         char state[16];
         char socket[POOL_SOCKET_MAX];
         int owner_pid; /* 0: none */
-        char settings[512]; /* what db_pool_add() was given */
+        char settings[1024]; /* what db_pool_add() was given (poold's machine_settings() fits) */
 } PoolRow;
 
 /* The rows in the given state (NULL: every row) whose owner is owner_pid (0: any), all of them:

@@ -190,7 +190,8 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, Error *err) {
         s.ns.image = tree;
         s.ns.image_read_only = true;
         s.ns.bind_ro = binds;
-        (void) snprintf(lib_bind, sizeof(lib_bind), "%s:" MACHINE_LIB_DIR, cfg->lib_dir);
+        if ((size_t) snprintf(lib_bind, sizeof(lib_bind), "%s:" MACHINE_LIB_DIR, cfg->lib_dir) >= sizeof(lib_bind))
+                return error_set(err, -ENAMETOOLONG, "SANDBOXD_LIB_DIR is too long");
         (void) snprintf(preload, sizeof(preload), "--preload=%s", cfg->preload);
         (void) snprintf(openblas, sizeof(openblas), "--setenv=OPENBLAS_CORETYPE=%s", cfg->openblas_coretype);
         /* Each execution's sandbox gets fresh filesystems of these sizes; the machine serves this

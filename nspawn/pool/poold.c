@@ -61,7 +61,7 @@ typedef struct Poold {
         bool stop;
         sqlite3 *db;
         Starting starting[PARALLEL_STARTS]; /* fill() starts no more */
-        char settings[512];                 /* what a machine started now is made with (machine_settings()) */
+        char settings[1024];                /* what a machine started now is made with (machine_settings()) */
         size_t n_starting;
         unsigned boost;
         int64_t last_waits;
@@ -180,7 +180,7 @@ static unsigned wanted(Poold *p, const PoolCounts *c) {
  * in use (sandboxd-image writes its name when it switches): a machine made with others is not kept
  * across a restart, nor once idle after the runtime image is rebuilt. */
 static void machine_settings(const Config *c, char *buf, size_t size) {
-        char tree[64] = "", path[PATH_MAX];
+        char tree[256] = "", path[PATH_MAX];
         FILE *f;
 
         (void) snprintf(path, sizeof(path), "%s/current", c->runtime_state_dir);
@@ -191,6 +191,7 @@ static void machine_settings(const Config *c, char *buf, size_t size) {
                 tree[strcspn(tree, "\n")] = 0;
                 (void) fclose(f);
         }
+        /* At most about 600 bytes: the strings are bounded by config_parse() and the tree's name. */
         (void) snprintf(buf, size,
                         "memory=%" PRIu64 " tasks=%" PRIu64 " cpu=%u workspace=%" PRIu64 " tmp=%" PRIu64 " nofile=%u executions=%u "
                         "runtime=%s/%s preload=%s openblas=%s",

@@ -31,7 +31,9 @@ def _read_allow_list():
     try:
         with open(_allow_path) as f:
             return frozenset(w for w in (line.split("#")[0].strip() for line in f) if w)
-    except OSError:
+    except OSError as e:
+        # Fails closed (every import refused), and says so in the machine's journal.
+        print("sandboxd-zygote: the import policy's allow-list cannot be read: %s" % e, file=sys.stderr)
         return frozenset()
 
 
@@ -184,7 +186,7 @@ def _sandboxd_run():
             if language == b"node":
                 # node reads the rest itself (node-bootstrap.js), once it has started.
                 stdin_file()
-                become(["/usr/bin/node", "-e", _node_bootstrap])
+                become(["/usr/bin/node", "--experimental-vm-modules", "-e", _node_bootstrap])
             with os.fdopen(3, "rb") as f:
                 data = f.read()
             n, _, rest = data.partition(b"\n")

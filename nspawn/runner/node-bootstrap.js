@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// What a sandbox's node runs, as `node -e` of this file (bootstrap.py execs it), so that node has
+// What a sandbox's node runs, as `node --experimental-vm-modules -e` of this file (bootstrap.py execs
+// it), so that node has
 // started before the code arrives: it waits on fd 3 for "LENGTH\n", the code and the bytes of
 // standard input, writes those into its fd 0 (an empty file of the sandbox's /tmp), and runs the
 // code as `node -e CODE` runs it: a script named [eval] in this context, where -e has already set
@@ -21,6 +22,8 @@
   for (let done = 0; done < stdin.length;)
     done += fs.writeSync(0, stdin, done, stdin.length - done, done);
   process.execArgv.splice(0, process.execArgv.length, '-e', code);
+  // import() in the code resolves as in -e's, through ours: node takes such a callback only with
+  // --experimental-vm-modules (bootstrap.py passes it; it prints nothing).
   vm.runInThisContext(code, {
     filename: '[eval]',
     displayErrors: true,

@@ -100,12 +100,13 @@ static char *zygote_env[ENV_MAX + 1] = {
  * the first execution that imports one of them (most machines never need it: it costs their memory,
  * and forking a larger process costs every sandbox made from it). */
 typedef struct Zygote {
-        int fd; /* our end of its socket; -1: not started */
+        int fd; /* our end of its socket; -1: not started, or given up */
         bool ready;
+        bool failed; /* the data one died or failed to start: the plain one serves in its place */
         ZygoteConfig config;
 } Zygote;
 
-static Zygote arg_plain = {.fd = -1}, arg_data = {.fd = -1};
+static Zygote zygote_plain = {.fd = -1}, zygote_data = {.fd = -1};
 static const char *arg_zygote_path;
 static const void *arg_filter;
 static size_t arg_filter_len;
@@ -129,9 +130,9 @@ typedef struct Sandbox {
 } Sandbox;
 
 /* The language of the last execution: the next sandbox is made ready for it. */
-static const char *arg_last_language = "python";
+static const char *last_language = "python";
 /* An execution imported the data zygote's modules: it is started once that one is answered. */
-static bool arg_data_wanted;
+static bool data_wanted;
 
 static void die(const char *what) {
         (void) dprintf(STDERR_FILENO, "sandboxd-runner: %s: %s\n", what, strerror(errno));
@@ -185,31 +186,56 @@ static void zygote_start(Zygote *z) {
                 die("starting the zygote");
 }
 
-static void zygote_ready(Zygote *z) {
+static void zygote_data_failed(void) {
+        (void) dprintf(STDERR_FILENO, "sandboxd-runner: the zygote with %s imported ended; the plain one serves in its place\n",
+                       zygote_data.config.preload);
+        closep(&zygote_data.fd);
+        zygote_data.failed = true;
+}
+
+/* Waits until zygote z is ready: 0, or -EPROTO if it died first. */
+static int zygote_ready(Zygote *z) {
         ZygoteReply ready = {.pid = -1};
 
         if (z->ready)
-                return;
-        if (fd_receive_one(z->fd, &ready, sizeof(ready), 0, NULL) != (ssize_t) sizeof(ready) || ready.pid != 0)
-                die("starting the zygote");
+                return 0;
+        if (z->fd < 0 || fd_receive_one(z->fd, &ready, sizeof(ready), 0, NULL) != (ssize_t) sizeof(ready) || ready.pid != 0)
+                return -EPROTO;
         z->ready = true;
+        return 0;
+}
+
+/* The data zygote, if it can fork a sandbox right now: an execution never waits for its import
+ * (the plain zygote serves that one), nor fails for it (one that died is given up, and said). */
+static Zygote *zygote_data_now(void) {
+        struct pollfd p = {.fd = zygote_data.fd, .events = POLLIN};
+
+        if (zygote_data.failed || zygote_data.fd < 0)
+                return NULL;
+        if (!zygote_data.ready && (poll(&p, 1, 0) <= 0 || zygote_ready(&zygote_data) < 0)) {
+                if (p.revents == 0)
+                        return NULL; /* still importing */
+                zygote_data_failed();
+                return NULL;
+        }
+        return &zygote_data;
 }
 
 /* Whether python code imports one of the data zygote's modules: "import M" or "from M", M whole. A
  * guess that only decides where the sandbox comes from; code it misses imports the module itself. */
 static bool imports_preloaded(const char *code, size_t len) {
-        char list[sizeof(arg_data.config.preload)], *save = NULL;
+        char list[sizeof(zygote_data.config.preload)], *save = NULL;
 
-        memcpy(list, arg_data.config.preload, sizeof(list));
+        memcpy(list, zygote_data.config.preload, sizeof(list));
         for (char *m = strtok_r(list, ",", &save); m; m = strtok_r(NULL, ",", &save))
                 for (const char *kw = "import \0from \0"; *kw; kw += strlen(kw) + 1) {
                         size_t kl = strlen(kw), ml = strlen(m);
 
                         for (const char *p = memmem(code, len, kw, kl); p; p = memmem(p + 1, len - (size_t) (p + 1 - code), kw, kl)) {
-                                const char *e = p + kl + ml;
+                                size_t at = (size_t) (p - code) + kl, end = at + ml; /* M would be code[at, end) */
 
-                                if ((size_t) (e - code) <= len && memcmp(p + kl, m, ml) == 0 &&
-                                    ((size_t) (e - code) == len || !(isalnum((unsigned char) *e) || *e == '_')))
+                                if (end <= len && memcmp(code + at, m, ml) == 0 &&
+                                    (end == len || !(isalnum((unsigned char) code[end]) || code[end] == '_')))
                                         return true;
                         }
                 }
@@ -232,7 +258,7 @@ static int sandbox_prepare(Sandbox *ret, Zygote *z) {
                 /* One descriptor a message: stdout, stderr, the code's pipe, the init's socket. */
                 const int fds[] = {out[1], err[1], code[0], report[1]};
 
-                zygote_ready(z);
+                r = zygote_ready(z);
                 for (size_t i = 0; r >= 0 && i < ELEMENTSOF(fds); i++)
                         r = fd_send_one(z->fd, &req, sizeof(req), fds[i], 0);
         }
@@ -259,7 +285,7 @@ static int sandbox_prepare(Sandbox *ret, Zygote *z) {
         }
         /* node takes a few hundred milliseconds to start: where the last execution was node's, the
          * next one's node starts now, while the machine waits. */
-        if (strcmp(arg_last_language, "node") == 0)
+        if (strcmp(last_language, "node") == 0)
                 (void) sandbox_start(&sb, "node", "none");
         *ret = sb;
         return 0;
@@ -496,6 +522,32 @@ static const char *get_word(struct json_object *req, const char *key, const char
         return NULL;
 }
 
+/* The sandbox for this execution: the one made ahead, unless it is not this one's. Python that
+ * imports what the data zygote holds runs in a sandbox of that zygote's, made now; the first such
+ * execution of a machine imports the modules itself and has the data zygote started after it. A
+ * sandbox made ready for another language (a started node) is replaced by a fresh one. */
+static int sandbox_choose(Sandbox *c, const char *language, struct json_object *code) {
+        Zygote *z = &zygote_plain;
+        int r;
+
+        if (strcmp(language, "python") == 0 && zygote_data.config.preload[0] && !zygote_data.failed &&
+            imports_preloaded(json_object_get_string(code), (size_t) json_object_get_string_len(code))) {
+                if (zygote_data.fd < 0)
+                        data_wanted = true;
+                else if (zygote_data_now())
+                        z = &zygote_data;
+        }
+        if (!(c->prepared && strcmp(c->prepared, language) != 0) && c->zygote == z)
+                return 0;
+        sandbox_done(c);
+        r = sandbox_prepare(c, z);
+        if (r < 0 && z == &zygote_data) {
+                zygote_data_failed();
+                r = sandbox_prepare(c, &zygote_plain);
+        }
+        return r;
+}
+
 /* One execution in its sandbox: the reply. */
 static int run(struct json_object *req, Sandbox *c, struct json_object *reply, Error *reterr) {
         static const char *const languages[] = {"python", "node", "bash", NULL}, *const policies[] = {"none", "curated", NULL};
@@ -504,7 +556,6 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
         Output out = {}, err = {};
         int64_t cap = get_int(req, "output_cap", 1 << 20), rcap = get_int(req, "return_cap", 8 << 20);
         const char *language, *policy;
-        Zygote *z = &arg_plain;
         ZygoteStatus status = {};
         uint64_t start;
         int r;
@@ -516,23 +567,10 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
         policy = get_word(req, "import_policy", policies);
         if (!language || !policy)
                 return error_set(reterr, -EINVAL, "unknown language or import policy");
-        arg_last_language = language;
-        /* Python that imports what the data zygote holds runs in a sandbox of that zygote's, made
-         * now; the first such execution of a machine imports the modules itself and has the data
-         * zygote started after it. A sandbox made ready for another language is not this one's. */
-        if (strcmp(language, "python") == 0 && arg_data.config.preload[0] &&
-            imports_preloaded(json_object_get_string(code), (size_t) json_object_get_string_len(code))) {
-                if (arg_data.fd < 0)
-                        arg_data_wanted = true;
-                else
-                        z = &arg_data;
-        }
-        if ((c->prepared && strcmp(c->prepared, language) != 0) || c->zygote != z) {
-                sandbox_done(c);
-                r = sandbox_prepare(c, z);
-                if (r < 0)
-                        return r;
-        }
+        last_language = language;
+        r = sandbox_choose(c, language, code);
+        if (r < 0)
+                return r;
         if (json_object_object_get_ex(req, "stdin", &in) && in && !json_object_is_type(in, json_type_string))
                 return error_set(reterr, -EINVAL, "stdin must be a string");
         if (cap < 0 || cap > (1LL << 30) || rcap < 0 || rcap > (1LL << 30))
@@ -557,7 +595,6 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
             fd_write_all(c->code_w, json_object_get_string(code), (size_t) json_object_get_string_len(code)) >= 0 && in)
                 (void) fd_write_all(c->code_w, json_object_get_string(in), (size_t) json_object_get_string_len(in));
         closep(&c->code_w);
-        c->code_w = -1;
 
         /* status: as a shell has it, death by signal N reads 128 + N (the init encodes it). */
         r = collect(c, (size_t) cap, &out, &err, &status);
@@ -568,7 +605,7 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
                     json_object_object_add(reply, "exit_code", json_object_new_int(status.status)) < 0 ||
                     json_object_object_add(reply, "cpu_ms", json_object_new_int64((int64_t) (status.cpu_usec / 1000))) < 0 ||
                     /* What the next sandbox is made ready for (sandbox_prepare()). */
-                    json_object_object_add(reply, "prepared", json_object_new_string(arg_last_language)) < 0 ||
+                    json_object_object_add(reply, "prepared", json_object_new_string(last_language)) < 0 ||
                     json_object_object_add(reply, "memory_peak_bytes", json_object_new_int64((int64_t) status.maxrss_bytes)) < 0 ||
                     add_b64(reply, "stdout_b64", out.data, out.len) < 0 || add_b64(reply, "stderr_b64", err.data, err.len) < 0 ||
                     json_object_object_add(reply, "stdout_truncated", json_object_new_boolean(out.cut)) < 0 ||
@@ -720,7 +757,7 @@ int main(int argc, char **argv) {
                         strcpy(preload, argv[i] + 10);
                 else if (strncmp(argv[i], "--import-allow=", 15) == 0 && strlen(argv[i] + 15) < sizeof(config.import_allow))
                         strcpy(config.import_allow, argv[i] + 15);
-                else if (strncmp(argv[i], "--setenv=", 9) == 0 && strchr(argv[i] + 10, '=')) {
+                else if (strncmp(argv[i], "--setenv=", 9) == 0 && argv[i][9] && argv[i][9] != '=' && strchr(argv[i] + 9, '=')) {
                         while (n_env < ENV_MAX && zygote_env[n_env])
                                 n_env++;
                         if (n_env == ENV_MAX)
@@ -748,10 +785,10 @@ int main(int argc, char **argv) {
         if (arg_own_mnt < 0)
                 die("/proc/self/ns/mnt");
         make_mount_points();
-        arg_plain.config = arg_data.config = config;
-        memcpy(arg_data.config.preload, preload, sizeof(preload));
-        zygote_start(&arg_plain);
-        if (sandbox_prepare(&sandbox, &arg_plain) < 0)
+        zygote_plain.config = zygote_data.config = config;
+        memcpy(zygote_data.config.preload, preload, sizeof(preload));
+        zygote_start(&zygote_plain);
+        if (sandbox_prepare(&sandbox, &zygote_plain) < 0)
                 die("making the first sandbox");
 
         for (;;) {
@@ -780,9 +817,9 @@ int main(int argc, char **argv) {
                  * while the worker answers its client. */
                 if (++served >= executions)
                         return EXIT_SUCCESS;
-                if (arg_data_wanted && arg_data.fd < 0)
-                        zygote_start(&arg_data);
-                r = sandbox_prepare(&sandbox, &arg_plain);
+                if (data_wanted && zygote_data.fd < 0)
+                        zygote_start(&zygote_data);
+                r = sandbox_prepare(&sandbox, &zygote_plain);
                 if (r < 0) {
                         errno = -r;
                         die("making a sandbox");

@@ -38,7 +38,7 @@ typedef struct ZygoteConfig {
         uint64_t tmp_bytes;       /* size of each fresh /tmp, /var/tmp and /dev/shm */
         /* Modules the zygote imports once, before its first fork, comma-separated; "" for none. */
         char preload[256];
-        /* The import policy's allow-list, one module a line (import-allow.list); "" for none. */
+        /* The path of the import policy's allow-list (import-allow.list); "" for none. */
         char import_allow[256];
 } ZygoteConfig;
 

@@ -54,9 +54,8 @@
 #define WORKDIR "/workspace"
 
 /* What every code process runs (bootstrap.py, made into the C string BOOTSTRAP at build time, with
- * node-bootstrap.js as NODE_BOOTSTRAP),
- * defined once here in a namespace of its own, and reached from the -c command as
- * sys._sandboxd_run (ZYGOTE_COMMAND). */
+ * node-bootstrap.js as NODE_BOOTSTRAP), defined once here in a namespace of its own, and reached
+ * from the -c command as sys._sandboxd_run (ZYGOTE_COMMAND). */
 #include "nspawn/runner/bootstrap.h"
 
 static ZygoteConfig arg_config;
@@ -364,6 +363,10 @@ int main(int argc, char **argv) {
         int r;
 
         (void) unsetenv("LD_BIND_NOW"); /* bound already; not the snippet's */
+        /* Where -c puts sys.path[0] (""): the image's root, read-only, while the modules are
+         * preloaded; each sandbox then works in its own /workspace. */
+        if (chdir("/") < 0)
+                return EXIT_FAILURE;
         if (read_config() < 0) {
                 (void) fprintf(stderr, "sandboxd-zygote: no configuration from the runner\n");
                 return EXIT_FAILURE;

@@ -258,3 +258,9 @@ print(int(df["b"].sum()), round(float(scipy.linalg.det(np.eye(3) * 2)), 6), symp
       base64.b64encode(b"hi").decode(), re.sub("b", "c", "abc"), next(csv.reader(["x,y"])))')"
     [ "$(jq -c '[.stdout, .exit_code]' <<<"$body")" = "$(jq -cn '["6 8.0 {2: 2, 3: 1, 5: 1} True (2, 2) 2 7 2 6 aGk= acc [\u0027x\u0027, \u0027y\u0027]\n",0]')" ] || { echo "$body" >&2; false; }
 }
+
+@test "what the interpreter imports for an allowed module is not refused: datetime.strptime, time.strptime" {
+    run004 "$(body004 'import datetime, time
+print(datetime.datetime.strptime("2024-02-29", "%Y-%m-%d").date(), time.strptime("2024", "%Y").tm_year)')"
+    [ "$(field .stdout)" = "2024-02-29 2024" ] && [ "$(field .exit_code)" = 0 ] || { echo "$body" >&2; false; }
+}

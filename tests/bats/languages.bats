@@ -281,6 +281,15 @@ from the request" ] || { echo "$body" >&2; false; }
     [ "$(field .exit_code)" = 0 ]
 }
 
+@test "node: dynamic import() works as under node -e, a top-level var is a global, a throw exits 1" {
+    run_lang node "var answer = 42;
+import('path').then((m) => console.log(m.basename('/a/b.txt'), globalThis.answer));"
+    [ "$(field .stdout)" = "b.txt 42" ] || { echo "$body" >&2; false; }
+    [ "$(field .stderr)" = "" ] || { echo "$body" >&2; false; }
+    run_lang node "import('no-such-module').catch((e) => { console.log(e.code); process.exit(5); });"
+    [ "$(field .stdout)" = ERR_MODULE_NOT_FOUND ] && [ "$(field .exit_code)" = 5 ] || { echo "$body" >&2; false; }
+}
+
 @test "bash runs as bash -c CODE: \$0 is bash, cd works, the working directory is /workspace" {
     run_lang bash 'echo "$0" "$#"
 pwd
