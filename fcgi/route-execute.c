@@ -166,9 +166,16 @@ static int add_output_files(struct json_object *details, struct json_object *rep
 
                 (void) json_object_object_get_ex(e, "path", &p);
                 (void) json_object_object_get_ex(e, "content_b64", &c);
+                /* json-c takes a value only when the add succeeds: each failure puts back what it got. */
                 o = json_object_new_object();
-                if (!o || json_object_object_add(o, "content_base64", json_object_get(c)) < 0 ||
-                    json_object_object_add(map, json_object_get_string(p), o) < 0) {
+                if (!o)
+                        return -ENOMEM;
+                if (json_object_object_add(o, "content_base64", json_object_get(c)) < 0) {
+                        json_object_put(c);
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+                if (json_object_object_add(map, json_object_get_string(p), o) < 0) {
                         json_object_put(o);
                         return -ENOMEM;
                 }
