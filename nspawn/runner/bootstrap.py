@@ -27,7 +27,10 @@ import os, sys
 
 
 def _read_allow_list():
-    # Read in the zygote, once: every sandbox has the list without a read.
+    # Read in the zygote, once: every sandbox has the list without a read. None given (a runner
+    # without --import-allow): a policy asked for refuses every import.
+    if not _allow_path:
+        return frozenset()
     try:
         with open(_allow_path) as f:
             return frozenset(w for w in (line.split("#")[0].strip() for line in f) if w)
