@@ -44,7 +44,8 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
-               fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/validate.c nspawn/sandbox-result.c \
+               fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c \
+               fcgi/validate.c nspawn/sandbox-result.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
@@ -189,6 +190,7 @@ install: all
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime.list $(DESTDIR)$(LIBDIR)/
+	install -m 0644 docs/openapi.json $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
 	install -m 0644 $(addprefix units/,$(UNITS)) $(DESTDIR)$(UNITDIR)/
 	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
