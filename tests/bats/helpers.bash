@@ -21,7 +21,30 @@ read_headers() {
     ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$1")
 }
 
-# api METHOD PATH [BODY] -> $code, $body, $rid, $ctype
+# The API's description, which every response the suites receive must match (docs/openapi.json).
+OPENAPI_CHECK=${OPENAPI_CHECK:-$(dirname "${BASH_SOURCE[0]}")/openapi-check.py}
+
+# openapi_check_file METHOD PATH STATUS FILE: the response (STATUS, its body in FILE) is one the
+# description lists for METHOD PATH: a status it lists, a JSON body of its schema; fails, saying
+# why, when it is not. A request that got no response at all (curl's code 000 or none) has nothing
+# to check.
+openapi_check_file() {
+    [ -n "$3" ] && [ "$3" != 000 ] || return 0
+    "$OPENAPI_CHECK" "$@"
+}
+
+# openapi_check METHOD PATH: openapi_check_file for the response in $code and $body.
+openapi_check() {
+    local f rc=0
+    f=$(mktemp)
+    printf '%s' "$body" >"$f"
+    openapi_check_file "$1" "$2" "$code" "$f" || rc=$?
+    rm -f "$f"
+    return $rc
+}
+
+# api METHOD PATH [BODY] -> $code, $body, $rid, $ctype; fails when the response is not as the API's
+# description has it.
 api() {
     local method=$1 path=$2 data=${3-} hdr
     hdr=$(mktemp)
@@ -32,6 +55,7 @@ api() {
     fi
     read_headers "$hdr"
     rm -f "$hdr"
+    openapi_check "$method" "$path"
 }
 
 # api_file METHOD PATH FILE: like api, with the body read from FILE (large bodies).
@@ -41,6 +65,7 @@ api_file() {
     body=$(curl -s -D "$hdr" -X "$1" "$SANDBOXD_URL$2" -H 'content-type: application/json' --data-binary "@$3")
     read_headers "$hdr"
     rm -f "$hdr"
+    openapi_check "$1" "$2"
 }
 
 # execute_async FILE: POST /v1/execute with the body read from FILE, in the background, so that no
@@ -60,6 +85,7 @@ execute_wait() {
     body=$(cat "$async_dir/body")
     read_headers "$async_dir/hdr"
     rm -rf "$async_dir"
+    openapi_check POST /v1/execute
 }
 
 # For teardown: a request still in the background is waited for (its sandbox ends with it).
