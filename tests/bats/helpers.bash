@@ -24,21 +24,24 @@ read_headers() {
 # The API's description, which every response the suites receive must match (docs/openapi.json).
 OPENAPI_CHECK=${OPENAPI_CHECK:-$(dirname "${BASH_SOURCE[0]}")/openapi-check.py}
 
-# openapi_check_file METHOD PATH STATUS FILE: the response (STATUS, its body in FILE) is one the
-# description lists for METHOD PATH: a status it lists, a JSON body of its schema; fails, saying
+# openapi_check_file [--headers HEADER_FILE] METHOD PATH STATUS FILE: the response (STATUS, its
+# body in FILE, its headers as curl -D wrote them) is one the description lists for METHOD PATH: a
+# status it lists, a JSON body of its schema, its content type and required headers; fails, saying
 # why, when it is not. A request that got no response at all (curl's code 000 or none) has nothing
 # to check.
 openapi_check_file() {
-    [ -n "$3" ] && [ "$3" != 000 ] || return 0
+    local status=$3
+    [ "$1" != --headers ] || status=$5
+    [ -n "$status" ] && [ "$status" != 000 ] || return 0
     "$OPENAPI_CHECK" "$@"
 }
 
-# openapi_check METHOD PATH: openapi_check_file for the response in $code and $body.
+# openapi_check METHOD PATH HEADER_FILE: openapi_check_file for the response in $code and $body.
 openapi_check() {
     local f rc=0
     f=$(mktemp)
     printf '%s' "$body" >"$f"
-    openapi_check_file "$1" "$2" "$code" "$f" || rc=$?
+    openapi_check_file --headers "$3" "$1" "$2" "$code" "$f" || rc=$?
     rm -f "$f"
     return $rc
 }
@@ -54,8 +57,8 @@ api() {
         body=$(curl -s -D "$hdr" -X "$method" "$SANDBOXD_URL$path")
     fi
     read_headers "$hdr"
+    openapi_check "$method" "$path" "$hdr" || { rm -f "$hdr"; return 1; }
     rm -f "$hdr"
-    openapi_check "$method" "$path"
 }
 
 # api_file METHOD PATH FILE: like api, with the body read from FILE (large bodies).
@@ -64,8 +67,8 @@ api_file() {
     hdr=$(mktemp)
     body=$(curl -s -D "$hdr" -X "$1" "$SANDBOXD_URL$2" -H 'content-type: application/json' --data-binary "@$3")
     read_headers "$hdr"
+    openapi_check "$1" "$2" "$hdr" || { rm -f "$hdr"; return 1; }
     rm -f "$hdr"
-    openapi_check "$1" "$2"
 }
 
 # execute_async FILE: POST /v1/execute with the body read from FILE, in the background, so that no
@@ -84,8 +87,8 @@ execute_wait() {
     wait "$pid" || { echo "curl failed: $?" >&2; return 1; }
     body=$(cat "$async_dir/body")
     read_headers "$async_dir/hdr"
+    openapi_check POST /v1/execute "$async_dir/hdr" || { rm -rf "$async_dir"; return 1; }
     rm -rf "$async_dir"
-    openapi_check POST /v1/execute
 }
 
 # For teardown: a request still in the background is waited for (its sandbox ends with it).

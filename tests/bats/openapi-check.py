@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Checks responses against the API's description, docs/openapi.json.
 
-  openapi-check.py METHOD PATH STATUS BODY_FILE
+  openapi-check.py [--headers HEADER_FILE] METHOD PATH STATUS BODY_FILE
       The response (its status and its body, JSON) must be one the description lists for METHOD PATH:
       the operation's response for STATUS (or its "default"), its schema. A path the description does
       not have must answer 404, a method its path does not take 405, as components.responses says.
+      With the response's header block (curl -D), its content type and the headers the description
+      requires are checked too.
   openapi-check.py --document
       The description's schemas are valid JSON Schema 2020-12 and every $ref in it resolves.
 
@@ -81,11 +83,43 @@ def find_response(doc, method, path, status):
     return f"{where} {status}", resolve(doc, responses[name])
 
 
-def check_response(doc, method, path, status, body_file):
+def read_headers(header_file):
+    """The last response's headers (curl -D writes a 100 Continue's first), by lower-case name."""
+    headers = {}
+    with open(header_file, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\r\n")
+            if line.startswith("HTTP/"):
+                headers = {}
+            elif ":" in line:
+                name, value = line.split(":", 1)
+                headers[name.strip().lower()] = value.strip()
+    return headers
+
+
+def check_headers(doc, where, response, headers):
+    ctype = headers.get("content-type", "").split(";")[0].strip()
+    if ctype not in response.get("content", {}):
+        fail(f"{where}: content-type {ctype or '(none)'}, the description has {', '.join(response.get('content', {}))}")
+    for name, header in response.get("headers", {}).items():
+        header = resolve(doc, header)
+        value = headers.get(name.lower())
+        if value is None:
+            if header.get("required"):
+                fail(f"{where}: no {name} header")
+            continue
+        error = best_match(Draft202012Validator(header.get("schema", {}), resolver=RefResolver("", doc)).iter_errors(value))
+        if error is not None:
+            fail(f"{where}: header {name}: {error.message}")
+
+
+def check_response(doc, method, path, status, body_file, header_file=None):
     where, response = find_response(doc, method, path, status)
     content = response.get("content", {})
     if "application/json" not in content:
         fail(f"{where}: the description has no application/json content for it")
+    if header_file:
+        check_headers(doc, where, response, read_headers(header_file))
     schema = content["application/json"].get("schema")
     with open(body_file, "rb") as f:
         raw = f.read()
@@ -112,17 +146,17 @@ def check_document(doc):
     if doc.get("openapi") != "3.1.0":
         fail(f"{DOCUMENT}: openapi is {doc.get('openapi')!r}, not 3.1.0")
 
-    def walk(obj, where):
+    def walk(obj):
         if isinstance(obj, dict):
             if isinstance(obj.get("$ref"), str):
                 resolve(doc, {"$ref": obj["$ref"]})
             if isinstance(obj.get("schema"), (dict, bool)):
                 Draft202012Validator.check_schema(obj["schema"])
-            for k, v in obj.items():
-                walk(v, f"{where}/{k}")
+            for v in obj.values():
+                walk(v)
         elif isinstance(obj, list):
-            for i, v in enumerate(obj):
-                walk(v, f"{where}/{i}")
+            for v in obj:
+                walk(v)
 
     for name, schema in doc.get("components", {}).get("schemas", {}).items():
         try:
@@ -130,7 +164,7 @@ def check_document(doc):
         except Exception as e:  # SchemaError: its message says what is wrong
             fail(f"components.schemas.{name}: {getattr(e, 'message', e)}")
     try:
-        walk(doc, "#")
+        walk(doc)
     except Exception as e:
         fail(f"{DOCUMENT}: a schema is not valid JSON Schema: {getattr(e, 'message', e)}")
     for path, item in doc.get("paths", {}).items():
@@ -148,11 +182,15 @@ def main():
     if sys.argv[1:] == ["--document"]:
         check_document(doc)
         return
-    if len(sys.argv) != 5:
+    args = sys.argv[1:]
+    header_file = None
+    if args[:1] == ["--headers"] and len(args) >= 2:
+        header_file, args = args[1], args[2:]
+    if len(args) != 4:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    method, path, status, body_file = sys.argv[1:]
-    check_response(doc, method, path, status, body_file)
+    method, path, status, body_file = args
+    check_response(doc, method, path, status, body_file, header_file)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,23 @@ check() {
     [ "$status" -eq 1 ]
 }
 
+@test "the check fails a response without the headers the description requires, or of another type" {
+    pool='{"warm":3,"target":3,"in_flight":0,"created_total":17}'
+    printf '%s' "$pool" >"$BATS_TEST_TMPDIR/body"
+    printf 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Request-Id: %s\r\n\r\n' \
+        0123456789abcdef0123456789abcdef >"$BATS_TEST_TMPDIR/hdr"
+    run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/hdr" GET /v1/pool 200 "$BATS_TEST_TMPDIR/body"
+    [ "$status" -eq 0 ]
+    grep -v '^X-Request-Id' "$BATS_TEST_TMPDIR/hdr" >"$BATS_TEST_TMPDIR/no-rid"
+    run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/no-rid" GET /v1/pool 200 "$BATS_TEST_TMPDIR/body"
+    [ "$status" -eq 1 ]
+    [[ $output == *"no X-Request-Id header"* ]]
+    sed 's#application/json#text/html#' "$BATS_TEST_TMPDIR/hdr" >"$BATS_TEST_TMPDIR/html"
+    run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/html" GET /v1/pool 200 "$BATS_TEST_TMPDIR/body"
+    [ "$status" -eq 1 ]
+    [[ $output == *"content-type text/html"* ]]
+}
+
 @test "api checks what it receives: a response the description does not match fails the request" {
     # The same request passes against the real description...
     api GET /v1/pool

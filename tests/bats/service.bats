@@ -61,7 +61,7 @@ wait_ok() {
     wait "$cpid" || true
     [ "$(awk 'NR == 1 { print $2 }' "$BATS_TEST_TMPDIR/h")" = 502 ]
     jq -e .error "$BATS_TEST_TMPDIR/b"
-    openapi_check_file POST /v1/execute 502 "$BATS_TEST_TMPDIR/b"
+    openapi_check_file --headers "$BATS_TEST_TMPDIR/h" POST /v1/execute 502 "$BATS_TEST_TMPDIR/b"
     grep -qi '^x-request-id: [0-9a-f]\{32\}' "$BATS_TEST_TMPDIR/h"
     expect_no_leftovers
     for i in $(seq 50); do
