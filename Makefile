@@ -15,7 +15,7 @@ SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.se
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev \
-                procps shellcheck clang-format file
+                procps shellcheck clang-format file python3-jsonschema
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -44,7 +44,8 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
-               fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/validate.c nspawn/sandbox-result.c \
+               fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c \
+               fcgi/validate.c nspawn/sandbox-result.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
@@ -80,7 +81,7 @@ $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/tim
 $(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c lib/time-util.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
-        images fuzz
+        images fuzz openapi-check
 
 all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf
 
@@ -189,6 +190,7 @@ install: all
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime.list $(DESTDIR)$(LIBDIR)/
+	install -m 0644 docs/openapi.json $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
 	install -m 0644 $(addprefix units/,$(UNITS)) $(DESTDIR)$(UNITDIR)/
 	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
@@ -266,8 +268,27 @@ test-slow: deps
 	status=0; tests/load/load.py --url http://$(LISTEN) || status=$$?; $(MAKE) stop || status=$$?; \
 	    tests/check-down || status=1; exit $$status
 
-# Static checks, before anything is built: shellcheck, every header on its own, clang-format.
-lint: shellcheck hdr-check style
+# Static checks, before anything is built: shellcheck, every header on its own, clang-format, the
+# API's description.
+lint: shellcheck hdr-check style openapi-check
+
+# docs/openapi.json, the API's one description (served as GET /v1/openapi.json, and what the bats
+# suites check every response against), by an OpenAPI 3.1 validator: Debian has none for 3.1, so
+# one from npm, at a fixed version, installed under build/ with the machine's node and npm. Then its
+# schemas as JSON Schema 2020-12, which the OpenAPI meta-schema leaves unchecked, and its $refs.
+OPENAPI_VALIDATOR := @seriousme/openapi-schema-validator@2.11.0
+OPENAPI_VALIDATE  := build/npm/node_modules/.bin/validate-api
+
+build/npm/.installed-$(subst /,_,$(OPENAPI_VALIDATOR)):
+	@mkdir -p build/npm
+	npm install --prefix build/npm --no-audit --no-fund --no-save $(OPENAPI_VALIDATOR)
+	touch $@
+
+openapi-check: build/npm/.installed-$(subst /,_,$(OPENAPI_VALIDATOR))
+	@$(OPENAPI_VALIDATE) docs/openapi.json >build/openapi-check.out || { cat build/openapi-check.out; \
+		echo "openapi-check: docs/openapi.json is not a valid OpenAPI 3.1 document" >&2; exit 1; }
+	tests/bats/openapi-check.py --document
+	@echo "openapi-check: docs/openapi.json is valid OpenAPI 3.1"
 
 # Every shell script in the tree (by its first line) and the bats suites with their helpers.
 SHELL_SCRIPTS = $(shell git ls-files --cached --others --exclude-standard | while read -r f; do \
@@ -284,7 +305,7 @@ shellcheck:
 STYLE_BASE ?= $(shell git merge-base HEAD main 2>/dev/null || echo HEAD)
 
 style:
-	@out=$$(git clang-format --diff $(STYLE_BASE)) || exit 1; \
+	@out=$$(git clang-format --extensions c,h --diff $(STYLE_BASE)) || exit 1; \
 	if printf '%s\n' "$$out" | grep -q '^diff '; then \
 		printf '%s\n' "$$out"; echo "style: clang-format would change the lines above" >&2; exit 1; \
 	fi; echo "style: $$out (since $(STYLE_BASE))"

@@ -47,6 +47,7 @@ static const RouteHandler handlers[_ROUTE_MAX] = {
         [ROUTE_CALL] = route_call,
         [ROUTE_EXECUTE_004] = route_execute_004,
         [ROUTE_RUNTIMES] = route_runtimes,
+        [ROUTE_OPENAPI] = route_openapi,
 };
 
 /* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */

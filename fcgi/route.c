@@ -8,6 +8,7 @@ static const Route routes[] = {
         {.path = "/v1/pool", .method = "GET", .id = ROUTE_POOL},
         {.path = "/v1/call", .method = "POST", .id = ROUTE_CALL},
         {.path = "/v1/runtimes", .method = "GET", .id = ROUTE_RUNTIMES},
+        {.path = "/v1/openapi.json", .method = "GET", .id = ROUTE_OPENAPI},
         /* Reference 004's own path and shape. */
         {.path = "/execute", .method = "POST", .id = ROUTE_EXECUTE_004},
 };

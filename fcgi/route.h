@@ -33,6 +33,7 @@ typedef enum RouteId {
         ROUTE_CALL,
         ROUTE_EXECUTE_004,
         ROUTE_RUNTIMES,
+        ROUTE_OPENAPI,
         _ROUTE_MAX,
 } RouteId;
 
@@ -52,3 +53,4 @@ int route_pool(Request *req, Context *ctx);
 int route_call(Request *req, Context *ctx);
 int route_execute_004(Request *req, Context *ctx);
 int route_runtimes(Request *req, Context *ctx);
+int route_openapi(Request *req, Context *ctx);

@@ -39,6 +39,7 @@ teardown() {
     wait
     for i in $(seq 12); do
         c=$(cat "$BATS_TEST_TMPDIR/code.$i")
+        openapi_check_file POST /v1/execute "$c" "$BATS_TEST_TMPDIR/out.$i"
         # Answered either way: the result, or a JSON error.
         if [ "$c" = 200 ]; then
             [ "$(jq -r .stdout "$BATS_TEST_TMPDIR/out.$i")" = "$i" ]

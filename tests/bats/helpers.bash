@@ -21,7 +21,33 @@ read_headers() {
     ctype=$(awk 'tolower($1) == "content-type:" { sub("\r", "", $2); print $2 }' "$1")
 }
 
-# api METHOD PATH [BODY] -> $code, $body, $rid, $ctype
+# The API's description, which every response the suites receive must match (docs/openapi.json).
+OPENAPI_CHECK=${OPENAPI_CHECK:-$(dirname "${BASH_SOURCE[0]}")/openapi-check.py}
+
+# openapi_check_file [--headers HEADER_FILE] METHOD PATH STATUS FILE: the response (STATUS, its
+# body in FILE, its headers as curl -D wrote them) is one the description lists for METHOD PATH: a
+# status it lists, a JSON body of its schema, its content type and required headers; fails, saying
+# why, when it is not. A request that got no response at all (curl's code 000 or none) has nothing
+# to check.
+openapi_check_file() {
+    local status=$3
+    [ "$1" != --headers ] || status=$5
+    [ -n "$status" ] && [ "$status" != 000 ] || return 0
+    "$OPENAPI_CHECK" "$@"
+}
+
+# openapi_check METHOD PATH HEADER_FILE: openapi_check_file for the response in $code and $body.
+openapi_check() {
+    local f rc=0
+    f=$(mktemp)
+    printf '%s' "$body" >"$f"
+    openapi_check_file --headers "$3" "$1" "$2" "$code" "$f" || rc=$?
+    rm -f "$f"
+    return $rc
+}
+
+# api METHOD PATH [BODY] -> $code, $body, $rid, $ctype; fails when the response is not as the API's
+# description has it.
 api() {
     local method=$1 path=$2 data=${3-} hdr
     hdr=$(mktemp)
@@ -31,6 +57,7 @@ api() {
         body=$(curl -s -D "$hdr" -X "$method" "$SANDBOXD_URL$path")
     fi
     read_headers "$hdr"
+    openapi_check "$method" "$path" "$hdr" || { rm -f "$hdr"; return 1; }
     rm -f "$hdr"
 }
 
@@ -40,6 +67,7 @@ api_file() {
     hdr=$(mktemp)
     body=$(curl -s -D "$hdr" -X "$1" "$SANDBOXD_URL$2" -H 'content-type: application/json' --data-binary "@$3")
     read_headers "$hdr"
+    openapi_check "$1" "$2" "$hdr" || { rm -f "$hdr"; return 1; }
     rm -f "$hdr"
 }
 
@@ -59,6 +87,7 @@ execute_wait() {
     wait "$pid" || { echo "curl failed: $?" >&2; return 1; }
     body=$(cat "$async_dir/body")
     read_headers "$async_dir/hdr"
+    openapi_check POST /v1/execute "$async_dir/hdr" || { rm -rf "$async_dir"; return 1; }
     rm -rf "$async_dir"
 }
 

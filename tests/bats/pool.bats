@@ -112,10 +112,12 @@ teardown() {
 
 @test "a burst larger than the pool: every request answered with its own output, then the pool refills" {
     for i in $(seq 12); do
-        curl -s -X POST "$SANDBOXD_URL/v1/execute" -d "{\"code\":\"print($i * 11)\"}" >"$BATS_TEST_TMPDIR/out.$i" &
+        curl -s -o "$BATS_TEST_TMPDIR/out.$i" -w '%{http_code}' -X POST "$SANDBOXD_URL/v1/execute" \
+            -d "{\"code\":\"print($i * 11)\"}" >"$BATS_TEST_TMPDIR/code.$i" &
     done
     wait
     for i in $(seq 12); do
+        openapi_check_file POST /v1/execute "$(cat "$BATS_TEST_TMPDIR/code.$i")" "$BATS_TEST_TMPDIR/out.$i"
         [ "$(jq -r .stdout "$BATS_TEST_TMPDIR/out.$i")" = "$((i * 11))" ]
     done
     wait_pool_full

@@ -34,12 +34,13 @@ wait_ok() {
 @test "several requests run concurrently, each getting its own output" {
     pids=()
     for i in $(seq 8); do
-        curl -s -X POST "$SANDBOXD_URL/v1/execute" -d "{\"code\":\"import time; time.sleep(0.5); print($i * 7)\"}" \
-            >"$BATS_TEST_TMPDIR/out.$i" &
+        curl -s -o "$BATS_TEST_TMPDIR/out.$i" -w '%{http_code}' -X POST "$SANDBOXD_URL/v1/execute" \
+            -d "{\"code\":\"import time; time.sleep(0.5); print($i * 7)\"}" >"$BATS_TEST_TMPDIR/code.$i" &
         pids+=($!)
     done
     wait "${pids[@]}"
     for i in $(seq 8); do
+        openapi_check_file POST /v1/execute "$(cat "$BATS_TEST_TMPDIR/code.$i")" "$BATS_TEST_TMPDIR/out.$i"
         [ "$(jq -r .stdout "$BATS_TEST_TMPDIR/out.$i")" = "$((i * 7))" ]
     done
 }
@@ -60,6 +61,7 @@ wait_ok() {
     wait "$cpid" || true
     [ "$(awk 'NR == 1 { print $2 }' "$BATS_TEST_TMPDIR/h")" = 502 ]
     jq -e .error "$BATS_TEST_TMPDIR/b"
+    openapi_check_file --headers "$BATS_TEST_TMPDIR/h" POST /v1/execute 502 "$BATS_TEST_TMPDIR/b"
     grep -qi '^x-request-id: [0-9a-f]\{32\}' "$BATS_TEST_TMPDIR/h"
     expect_no_leftovers
     for i in $(seq 50); do

@@ -54,7 +54,29 @@ static void test_find(void) {
         }
 }
 
+/* Every route is found by its own method and path, and names its own handler. */
+static void test_table(void) {
+        static const Route expected[] = {
+                {"/v1/execute", "POST", ROUTE_EXECUTE},
+                {"/v1/pool", "GET", ROUTE_POOL},
+                {"/v1/call", "POST", ROUTE_CALL},
+                {"/v1/runtimes", "GET", ROUTE_RUNTIMES},
+                {"/v1/openapi.json", "GET", ROUTE_OPENAPI},
+                {"/execute", "POST", ROUTE_EXECUTE_004},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(expected); i++) {
+                const Route *r = NULL;
+
+                tap_is_int(route_find(expected[i].method, expected[i].path, &r), 200, "%s %s -> 200", expected[i].method,
+                           expected[i].path);
+                tap_ok(r && r->id == expected[i].id, "%s %s: its handler", expected[i].method, expected[i].path);
+        }
+        tap_is_int(route_find("POST", "/v1/openapi.json", &(const Route *){NULL}), 405, "POST /v1/openapi.json -> 405");
+}
+
 int main(void) {
         test_find();
+        test_table();
         return tap_done();
 }

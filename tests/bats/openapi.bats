@@ -1,0 +1,113 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# GET /v1/openapi.json, and the check every suite makes of every response it receives against the
+# description (helpers.bash: openapi_check): it is proved to catch a response that drifted from it.
+
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
+
+DOCUMENT="$BATS_TEST_DIRNAME/../../docs/openapi.json"
+
+setup_file() {
+    require_stack
+}
+
+# check STATUS METHOD PATH JSON: the check's verdict on that response, in $status and $output.
+check() {
+    printf '%s' "$4" >"$BATS_TEST_TMPDIR/body"
+    run "$OPENAPI_CHECK" "$2" "$3" "$1" "$BATS_TEST_TMPDIR/body"
+}
+
+@test "GET /v1/openapi.json answers the repository's description, as JSON" {
+    api GET /v1/openapi.json
+    expect_status 200
+    [ "$ctype" = application/json ]
+    expect_request_id
+    [ "$(jq -S . <<<"$body")" = "$(jq -S . "$DOCUMENT")" ]
+    [ "$(field .openapi)" = 3.1.0 ]
+}
+
+@test "GET only: another method on /v1/openapi.json is 405 with Allow" {
+    hdr="$BATS_TEST_TMPDIR/hdr"
+    curl -s -D "$hdr" -o "$BATS_TEST_TMPDIR/body" -X POST "$SANDBOXD_URL/v1/openapi.json"
+    grep -qi '^allow: GET' "$hdr"
+    api POST /v1/openapi.json '{}'
+    expect_error 405 "method not allowed"
+}
+
+@test "every route of the description answers as it describes (positive control of the paths)" {
+    # What the description lists is what the service routes: a listed method is never 404 or 405.
+    api GET /v1/pool
+    expect_status 200
+    api GET /v1/runtimes
+    expect_status 200
+    api POST /v1/execute '{}'
+    expect_error 400 "code is required and must be a string"
+    api POST /execute '{}'
+    expect_error 400 "code is required and must be a string"
+    api POST /v1/call '{}'
+    expect_error 400 "image and function are required"
+    [ "$(jq -r '.paths | keys | sort | join(" ")' "$DOCUMENT")" = "/execute /v1/call /v1/execute /v1/openapi.json /v1/pool /v1/runtimes" ]
+}
+
+@test "the check passes a response as the description has it, and fails one that drifted from it" {
+    ok='{"sandbox_id":"sandbox-abcdefgh2345","stdout":"4\n","stderr":"","exit_code":0,"duration_ms":31}'
+    check 200 POST /v1/execute "$ok"
+    [ "$status" -eq 0 ]
+    # A field the description does not have, a field missing, a wrong type, a malformed id.
+    for bad in "$(jq -c '. + {extra: 1}' <<<"$ok")" "$(jq -c 'del(.duration_ms)' <<<"$ok")" \
+        "$(jq -c '.exit_code = "0"' <<<"$ok")" "$(jq -c '.sandbox_id = "sandbox-ABCDEFGH2345"' <<<"$ok")" \
+        "$(jq -c '.stdout_truncated = false' <<<"$ok")"; do
+        check 200 POST /v1/execute "$bad"
+        [ "$status" -eq 1 ]
+        [[ $output == "openapi-check: POST /v1/execute 200: "* ]]
+    done
+    # An error text the description does not list, a status it does not list, a body not JSON.
+    check 400 POST /v1/execute '{"error":"timeout_s must be between 1 and 60"}'
+    [ "$status" -eq 0 ]
+    check 400 POST /v1/execute '{"error":"timeout_s must be between 1 and 61"}'
+    [ "$status" -eq 1 ]
+    check 418 POST /v1/execute '{"error":"I am a teapot"}'
+    [ "$status" -eq 1 ]
+    [[ $output == *"lists no response 418"* ]]
+    check 200 GET /v1/pool 'warm=3'
+    [ "$status" -eq 1 ]
+    [[ $output == *"not JSON"* ]]
+    # A path the description does not have is 404, and a method its path does not take is 405.
+    check 404 GET /v1/nope '{"error":"not found"}'
+    [ "$status" -eq 0 ]
+    check 200 GET /v1/nope '{"error":"not found"}'
+    [ "$status" -eq 1 ]
+    check 405 GET /v1/execute '{"error":"method not allowed"}'
+    [ "$status" -eq 0 ]
+    check 200 GET /v1/execute '{"error":"method not allowed"}'
+    [ "$status" -eq 1 ]
+}
+
+@test "the check fails a response without the headers the description requires, or of another type" {
+    pool='{"warm":3,"target":3,"in_flight":0,"created_total":17}'
+    printf '%s' "$pool" >"$BATS_TEST_TMPDIR/body"
+    printf 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Request-Id: %s\r\n\r\n' \
+        0123456789abcdef0123456789abcdef >"$BATS_TEST_TMPDIR/hdr"
+    run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/hdr" GET /v1/pool 200 "$BATS_TEST_TMPDIR/body"
+    [ "$status" -eq 0 ]
+    grep -v '^X-Request-Id' "$BATS_TEST_TMPDIR/hdr" >"$BATS_TEST_TMPDIR/no-rid"
+    run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/no-rid" GET /v1/pool 200 "$BATS_TEST_TMPDIR/body"
+    [ "$status" -eq 1 ]
+    [[ $output == *"no X-Request-Id header"* ]]
+    sed 's#application/json#text/html#' "$BATS_TEST_TMPDIR/hdr" >"$BATS_TEST_TMPDIR/html"
+    run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/html" GET /v1/pool 200 "$BATS_TEST_TMPDIR/body"
+    [ "$status" -eq 1 ]
+    [[ $output == *"content-type text/html"* ]]
+}
+
+@test "api checks what it receives: a response the description does not match fails the request" {
+    # The same request passes against the real description...
+    api GET /v1/pool
+    expect_status 200
+    # ... and fails against one that wants a field the service does not send.
+    jq '.components.schemas.Pool.required += ["idle"]' "$DOCUMENT" >"$BATS_TEST_TMPDIR/drifted.json"
+    SANDBOXD_OPENAPI="$BATS_TEST_TMPDIR/drifted.json" run api GET /v1/pool
+    [ "$status" -eq 1 ]
+    [[ $output == *"'idle' is a required property"* ]]
+}
