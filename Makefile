@@ -146,6 +146,9 @@ deps:
 	else \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEB_PACKAGES); \
 	fi
+	@# npm, for the OpenAPI validator (make openapi-check): Debian's, unless the host has one already
+	@# (a node installed otherwise would clash with Debian's npm package).
+	@command -v npm >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends npm; }
 
 unit:
 	$(MAKE) SANITIZE=address,undefined unit-run
