@@ -81,8 +81,9 @@ static int add_flag(struct json_object *out, const char *key, struct json_object
         return json_object_object_add(out, key, json_object_new_boolean(1));
 }
 
-/* Returned files: [{path, content_b64}], each checked before it is passed on. */
-static int add_files(struct json_object *out, struct json_object *reply) {
+/* The runner's returned files, [{path, content_b64}] (borrowed), each checked before it is passed
+ * on: -EBADMSG for any that is not. */
+static int reply_files(struct json_object *reply, struct json_object **ret) {
         struct json_object *files = NULL;
         size_t n;
 
@@ -97,6 +98,15 @@ static int add_files(struct json_object *out, struct json_object *reply) {
                     b64_decoded_size(json_object_get_string(c), (size_t) json_object_get_string_len(c)) < 0)
                         return -EBADMSG;
         }
+        *ret = files;
+        return 0;
+}
+
+static int add_files(struct json_object *out, struct json_object *reply) {
+        struct json_object *files = NULL;
+
+        if (reply_files(reply, &files) < 0)
+                return -EBADMSG;
         return json_object_object_add(out, "files", json_object_get(files));
 }
 
@@ -126,40 +136,40 @@ static int add_limit(struct json_object *out, struct json_object *flags, const C
         return json_object_object_add(flags, "limit_exceeded", json_object_new_string(which));
 }
 
+/* What every successful reply carries, read once from the runner's. */
+typedef struct Outcome {
+        int exit_code;
+        int64_t duration_ms;
+} Outcome;
+
 /* The runner's 200 reply, turned into the API's response. */
-static int execute_success(Request *req, const ExecRequest *x, struct json_object *reply, const Config *cfg, const SandboxLimitsHit *hit) {
+static int execute_success(Request *req, const ExecRequest *x, struct json_object *reply, const Config *cfg, const SandboxLimitsHit *hit,
+                           const Outcome *o) {
         cleanup_json struct json_object *out = json_object_new_object();
-        struct json_object *code = NULL, *dur = NULL;
 
         if (!out)
                 return -ENOMEM;
-        if (!json_object_object_get_ex(reply, "exit_code", &code) || !json_object_is_type(code, json_type_int) ||
-            !json_object_object_get_ex(reply, "duration_ms", &dur) || !json_object_is_type(dur, json_type_int))
-                return -EBADMSG;
-
         if (json_object_object_add(out, "sandbox_id", json_object_new_string(req->sandbox_id)) < 0 ||
             add_output(out, "stdout", reply, "stdout_b64") < 0 || add_output(out, "stderr", reply, "stderr_b64") < 0 ||
-            json_object_object_add(out, "exit_code", json_object_new_int(json_object_get_int(code))) < 0 ||
-            json_object_object_add(out, "duration_ms", json_object_new_int64(json_object_get_int64(dur))) < 0 ||
+            json_object_object_add(out, "exit_code", json_object_new_int(o->exit_code)) < 0 ||
+            json_object_object_add(out, "duration_ms", json_object_new_int64(o->duration_ms)) < 0 ||
             add_flag(out, "stdout_truncated", reply) < 0 || add_flag(out, "stderr_truncated", reply) < 0)
                 return -EBADMSG;
         if (x->return_files && add_files(out, reply) < 0)
                 return -EBADMSG;
         if (add_limit(out, out, cfg, hit) < 0)
                 return -ENOMEM;
-
-        req->has_exit_code = true;
-        req->exit_code = json_object_get_int(code);
-        req->duration_ms = json_object_get_int64(dur);
         return reply_json(req, 200, out);
 }
 
 /* Reference 004's output_files: {"<path>": {"content_base64"}}, from the runner's checked list. */
 static int add_output_files(struct json_object *details, struct json_object *reply) {
-        cleanup_json struct json_object *tmp = json_object_new_object(), *map = json_object_new_object();
+        cleanup_json struct json_object *map = json_object_new_object();
         struct json_object *files = NULL;
 
-        if (!tmp || !map || add_files(tmp, reply) < 0 || !json_object_object_get_ex(tmp, "files", &files))
+        if (!map)
+                return -ENOMEM;
+        if (reply_files(reply, &files) < 0)
                 return -EBADMSG;
         for (size_t i = 0; i < json_object_array_length(files); i++) {
                 struct json_object *e = json_object_array_get_idx(files, i), *p = NULL, *c = NULL, *o;
@@ -193,18 +203,15 @@ static int add_int(struct json_object *out, const char *key, struct json_object 
 
 /* The runner's 200 reply, in reference 004's shape: stdout, stderr, exit_code, and the rest in
  * execution_details. */
-static int execute_success_004(Request *req, struct json_object *reply, const Config *cfg, const SandboxLimitsHit *hit) {
+static int execute_success_004(Request *req, struct json_object *reply, const Config *cfg, const SandboxLimitsHit *hit, const Outcome *o) {
         cleanup_json struct json_object *out = json_object_new_object(), *details = json_object_new_object();
-        struct json_object *code = NULL, *dur = NULL;
 
         if (!out || !details)
                 return -ENOMEM;
-        if (!json_object_object_get_ex(reply, "exit_code", &code) || !json_object_is_type(code, json_type_int) ||
-            !json_object_object_get_ex(reply, "duration_ms", &dur) || !json_object_is_type(dur, json_type_int))
-                return -EBADMSG;
         if (add_output(out, "stdout", reply, "stdout_b64") < 0 || add_output(out, "stderr", reply, "stderr_b64") < 0 ||
-            json_object_object_add(out, "exit_code", json_object_new_int(json_object_get_int(code))) < 0 ||
-            add_output_files(details, reply) < 0 || add_int(details, "duration_ms", reply) < 0 ||
+            json_object_object_add(out, "exit_code", json_object_new_int(o->exit_code)) < 0 ||
+            add_output_files(details, reply) < 0 ||
+            json_object_object_add(details, "duration_ms", json_object_new_int64(o->duration_ms)) < 0 ||
             add_int(details, "cpu_ms", reply) < 0 || add_int(details, "memory_peak_bytes", reply) < 0 ||
             add_flag(details, "stdout_truncated", reply) < 0 || add_flag(details, "stderr_truncated", reply) < 0)
                 return -EBADMSG;
@@ -212,10 +219,6 @@ static int execute_success_004(Request *req, struct json_object *reply, const Co
                 return -ENOMEM;
         if (json_object_object_add(out, "execution_details", TAKE_PTR(details)) < 0)
                 return -ENOMEM;
-
-        req->has_exit_code = true;
-        req->exit_code = json_object_get_int(code);
-        req->duration_ms = json_object_get_int64(dur);
         return reply_json(req, 200, out);
 }
 
@@ -249,8 +252,9 @@ static int execute_timeout(Request *req, const ExecRequest *x, uint64_t duration
 /* Parses what the runner answered and answers the client accordingly. */
 static int execute_answer(Request *req, Context *ctx, const ExecRequest *x, const char *text, size_t len, const SandboxLimitsHit *hit) {
         cleanup_json struct json_object *reply = NULL;
-        struct json_object *status = NULL, *error = NULL, *prepared = NULL;
+        struct json_object *status = NULL, *error = NULL, *prepared = NULL, *code = NULL, *dur = NULL;
         const Config *cfg = ctx->config;
+        Outcome o;
         int r;
 
         if (validate_parse_body(text, len, &reply) < 0 ||
@@ -267,9 +271,19 @@ static int execute_answer(Request *req, Context *ctx, const ExecRequest *x, cons
         if (json_object_object_get_ex(reply, "prepared", &prepared) && json_object_is_type(prepared, json_type_string) &&
             strcmp(json_object_get_string(prepared), "node") == 0)
                 ctx->machine.prepared = "node";
-        r = x->reference_004 ? execute_success_004(req, reply, cfg, hit) : execute_success(req, x, reply, cfg, hit);
+        /* The outcome, read once for either shape, and recorded once the response is made. */
+        if (!json_object_object_get_ex(reply, "exit_code", &code) || !json_object_is_type(code, json_type_int) ||
+            !json_object_object_get_ex(reply, "duration_ms", &dur) || !json_object_is_type(dur, json_type_int))
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        o = (Outcome){.exit_code = json_object_get_int(code), .duration_ms = json_object_get_int64(dur)};
+        r = x->reference_004 ? execute_success_004(req, reply, cfg, hit, &o) : execute_success(req, x, reply, cfg, hit, &o);
         if (r == -EBADMSG)
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        if (r >= 0) {
+                req->has_exit_code = true;
+                req->exit_code = o.exit_code;
+                req->duration_ms = o.duration_ms;
+        }
         return r;
 }
 
