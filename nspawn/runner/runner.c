@@ -13,7 +13,7 @@
  *   reply:   {"status": 200, "exit_code", "stdout_b64", "stderr_b64", "stdout_truncated",
  *             "stderr_truncated", "duration_ms", "cpu_ms", "memory_peak_bytes",
  *             "files": [{"path", "content_b64"}], "prepared": the language the next sandbox is made
- *             ready for}
+ *             ready for, when it is made ready for one}
  *         or {"status": 400, "error": "..."} when the request is refused.
  *
  * The sandboxes come from the zygote (zygote.c), an interpreter the runner starts once as
@@ -129,7 +129,9 @@ typedef struct Sandbox {
         Zygote *zygote; /* where it came from */
 } Sandbox;
 
-/* The language of the last execution: the next sandbox is made ready for it. */
+#define SANDBOX_NULL ((Sandbox){.init = -1, .report = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1})
+
+/* The language of the last execution: the next sandbox is made ready for it (next_prepared()). */
 static const char *last_language = "python";
 /* An execution imported the data zygote's modules: it is started once that one is answered. */
 static bool data_wanted;
@@ -149,7 +151,14 @@ static void sandbox_done(Sandbox *sb) {
          * zygote reaps it. */
         if (sb->init > 0)
                 (void) kill(sb->init, SIGKILL);
-        *sb = (Sandbox){.init = -1, .report = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
+        *sb = SANDBOX_NULL;
+}
+
+/* What the next sandbox is made ready for: node takes a few hundred milliseconds to start, so where
+ * the last execution was node's, the next one's node starts while the machine waits; python and
+ * bash need nothing ahead (NULL). */
+static const char *next_prepared(void) {
+        return strcmp(last_language, "node") == 0 ? "node" : NULL;
 }
 
 /* The first line of the code's fd 3: what it is to become. */
@@ -247,7 +256,7 @@ static int sandbox_prepare(Sandbox *ret, Zygote *z) {
         int code[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
         ZygoteFork req = {.magic = ZYGOTE_MAGIC};
         ZygoteReply rep = {.pid = -EPROTO};
-        Sandbox sb = {.init = -1, .report = -1, .mnt = -1};
+        Sandbox sb = SANDBOX_NULL;
         int32_t hello = -1;
         int r = 0;
 
@@ -283,10 +292,8 @@ static int sandbox_prepare(Sandbox *ret, Zygote *z) {
                 sandbox_done(&sb);
                 return r;
         }
-        /* node takes a few hundred milliseconds to start: where the last execution was node's, the
-         * next one's node starts now, while the machine waits. */
-        if (strcmp(last_language, "node") == 0)
-                (void) sandbox_start(&sb, "node", "none");
+        if (next_prepared())
+                (void) sandbox_start(&sb, next_prepared(), "none");
         *ret = sb;
         return 0;
 }
@@ -604,8 +611,8 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
                 if (json_object_object_add(reply, "status", json_object_new_int(200)) < 0 ||
                     json_object_object_add(reply, "exit_code", json_object_new_int(status.status)) < 0 ||
                     json_object_object_add(reply, "cpu_ms", json_object_new_int64((int64_t) (status.cpu_usec / 1000))) < 0 ||
-                    /* What the next sandbox is made ready for (sandbox_prepare()). */
-                    json_object_object_add(reply, "prepared", json_object_new_string(last_language)) < 0 ||
+                    /* What the next sandbox is made ready for, if anything: the worker's next claim uses it. */
+                    (next_prepared() && json_object_object_add(reply, "prepared", json_object_new_string(next_prepared())) < 0) ||
                     json_object_object_add(reply, "memory_peak_bytes", json_object_new_int64((int64_t) status.maxrss_bytes)) < 0 ||
                     add_b64(reply, "stdout_b64", out.data, out.len) < 0 || add_b64(reply, "stderr_b64", err.data, err.len) < 0 ||
                     json_object_object_add(reply, "stdout_truncated", json_object_new_boolean(out.cut)) < 0 ||
@@ -737,7 +744,7 @@ int main(int argc, char **argv) {
         const char *filter = NULL;
         size_t n_env = 0;
         uint64_t executions = 1, served = 0;
-        Sandbox sandbox = {.init = -1, .report = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1};
+        Sandbox sandbox = SANDBOX_NULL;
         int r;
 
         for (int i = 2; i < argc; i++) {
@@ -817,7 +824,7 @@ int main(int argc, char **argv) {
                  * while the worker answers its client. */
                 if (++served >= executions)
                         return EXIT_SUCCESS;
-                if (data_wanted && zygote_data.fd < 0)
+                if (data_wanted && zygote_data.fd < 0 && !zygote_data.failed)
                         zygote_start(&zygote_data);
                 r = sandbox_prepare(&sandbox, &zygote_plain);
                 if (r < 0) {
