@@ -19,11 +19,6 @@ teardown() {
     expect_no_leftovers
 }
 
-# body004 CODE [EXTRA_JSON_FIELDS]: a request body for /execute with that code.
-body004() {
-    jq -cn --arg code "$1" "{code: \$code}${2:+ + $2}"
-}
-
 # run004 JSON: POST /execute; the answer must be a 200 in JSON.
 run004() {
     api POST /execute "$1"
@@ -54,14 +49,14 @@ expect_forbidden() {
 }
 
 @test "the reference's first request: numpy's mean, stdout, stderr, exit code and execution details" {
-    run004 "$(body004 $'import numpy as np\nprint("AI computed:", np.mean([10, 20, 30]))')"
+    run004 "$(code_json $'import numpy as np\nprint("AI computed:", np.mean([10, 20, 30]))')"
     [ "$(jq -c '{stdout, stderr, exit_code}' <<<"$body")" = '{"stdout":"AI computed: 20.0\n","stderr":"","exit_code":0}' ] || { echo "$body" >&2; false; }
     [ "$(jq -c '.execution_details | [(.duration_ms, .cpu_ms, .memory_peak_bytes) | type] | unique' <<<"$body")" = '["number"]' ] || { echo "$body" >&2; false; }
     expect_request_id
 }
 
 @test "execution_details measure the run: wall time, CPU time, peak memory" {
-    run004 "$(body004 'import time
+    run004 "$(code_json 'import time
 data = b"x" * (100 << 20)
 start = time.process_time()
 while time.process_time() - start < 0.4:
@@ -75,7 +70,7 @@ print(len(data))')"
     [ "$(field .execution_details.duration_ms)" -lt 30000 ]
     [ "$(field .execution_details.memory_peak_bytes)" -ge $((100 << 20)) ] || { echo "$body" >&2; false; }
     # A trivial snippet: sensible values, each a whole number.
-    run004 "$(body004 'print(1)')"
+    run004 "$(code_json 'print(1)')"
     [ "$(jq -c '.execution_details | [.duration_ms >= 0, .cpu_ms >= 0, .memory_peak_bytes > 0,
         ([.duration_ms, .cpu_ms, .memory_peak_bytes] | all(. == floor))]' <<<"$body")" = '[true,true,true,true]' ] || { echo "$body" >&2; false; }
 }
@@ -106,7 +101,7 @@ print(len(data))')"
 }
 
 @test "return_files: each file that exists comes back by name, one that does not is simply absent" {
-    run004 "$(body004 'open("made.txt", "w").write("made here")
+    run004 "$(code_json 'open("made.txt", "w").write("made here")
 open("sub.bin", "wb").write(bytes(range(256)))' '{return_files: ["made.txt", "never-made.txt", "sub.bin"]}')"
     [ "$(field .exit_code)" = 0 ]
     [ "$(jq -c '.execution_details.output_files | keys' <<<"$body")" = '["made.txt","sub.bin"]' ] || { echo "$body" >&2; false; }
@@ -115,7 +110,7 @@ open("sub.bin", "wb").write(bytes(range(256)))' '{return_files: ["made.txt", "ne
 }
 
 @test "stdin_data is the program's standard input" {
-    run004 "$(body004 'import sys
+    run004 "$(code_json 'import sys
 first = input()
 print(first.upper(), sys.stdin.read()[::-1])' '{stdin_data: "hello\nabc\ndef"}')"
     [ "$(jq -c '[.stdout, .exit_code]' <<<"$body")" = '["HELLO fed\ncba\n",0]' ] || { echo "$body" >&2; false; }
@@ -131,17 +126,17 @@ print(first.upper(), sys.stdin.read()[::-1])' '{stdin_data: "hello\nabc\ndef"}')
 
 @test "code is at most 2000 characters, counted as characters: 2000 run, 2001 are refused" {
     pad=$(printf '%*s' 1988 '' | tr ' ' x)
-    run004 "$(body004 "print(\"ok\")#$pad")"
+    run004 "$(code_json "print(\"ok\")#$pad")"
     [ "$(field .stdout)" = ok ]
-    api POST /execute "$(body004 "print(\"ok\")#${pad}x")"
+    api POST /execute "$(code_json "print(\"ok\")#${pad}x")"
     expect_refusal code
     # 2000 characters of which 1988 take two bytes each: 3988 bytes, still 2000 characters.
     wide=${pad//x/é}
     [ "${#pad}" = 1988 ]
     [ "$(printf '%s' "$wide" | wc -c)" = 3976 ]
-    run004 "$(body004 "print(\"ok\")#$wide")"
+    run004 "$(code_json "print(\"ok\")#$wide")"
     [ "$(field .stdout)" = ok ]
-    api POST /execute "$(body004 "print(\"ok\")#${wide}é")"
+    api POST /execute "$(code_json "print(\"ok\")#${wide}é")"
     expect_refusal code
 }
 
@@ -156,17 +151,17 @@ print(first.upper(), sys.stdin.read()[::-1])' '{stdin_data: "hello\nabc\ndef"}')
 
 @test "at most two attachments: three are refused" {
     two='[{"filename": "a.txt", "content_base_64": "YQ=="}, {"filename": "b.txt", "content_base_64": "Yg=="}]'
-    run004 "$(body004 'print(open("a.txt").read(), open("b.txt").read())' "{attachments: $two}")"
+    run004 "$(code_json 'print(open("a.txt").read(), open("b.txt").read())' "{attachments: $two}")"
     [ "$(field .stdout)" = "a b" ]
-    api POST /execute "$(body004 'print(1)' "{attachments: ($two + [{filename: \"c.txt\", content_base_64: \"Yw==\"}])}")"
+    api POST /execute "$(code_json 'print(1)' "{attachments: ($two + [{filename: \"c.txt\", content_base_64: \"Yw==\"}])}")"
     expect_refusal attachments
 }
 
 @test "an attachment whose content is not base64 is refused" {
-    run004 "$(body004 'print(open("a.txt").read())' '{attachments: [{filename: "a.txt", content_base_64: "aGVsbG8="}]}')"
+    run004 "$(code_json 'print(open("a.txt").read())' '{attachments: [{filename: "a.txt", content_base_64: "aGVsbG8="}]}')"
     [ "$(field .stdout)" = hello ]
     for bad in 'not base64!' 'aGVsbG8' '@@@@'; do
-        api POST /execute "$(body004 'print(open("a.txt").read())' "$(jq -cn --arg c "$bad" '{attachments: [{filename: "a.txt", content_base_64: $c}]}')")"
+        api POST /execute "$(code_json 'print(open("a.txt").read())' "$(jq -cn --arg c "$bad" '{attachments: [{filename: "a.txt", content_base_64: $c}]}')")"
         expect_status 400
         err=$(field .error)
         [[ $err == *attachments* || $err == *content_base_64* ]] || { echo "'$bad': $body" >&2; false; }
@@ -174,17 +169,17 @@ print(first.upper(), sys.stdin.read()[::-1])' '{stdin_data: "hello\nabc\ndef"}')
 }
 
 @test "fields of the wrong type are refused, naming the field" {
-    run004 "$(body004 'print(1)' '{stdin_data: "", attachments: [], return_files: []}')"
+    run004 "$(code_json 'print(1)' '{stdin_data: "", attachments: [], return_files: []}')"
     [ "$(field .stdout)" = 1 ]
-    api POST /execute "$(body004 'print(1)' '{stdin_data: 5}')"
+    api POST /execute "$(code_json 'print(1)' '{stdin_data: 5}')"
     expect_refusal stdin_data
-    api POST /execute "$(body004 'print(1)' '{attachments: {filename: "a", content_base_64: ""}}')"
+    api POST /execute "$(code_json 'print(1)' '{attachments: {filename: "a", content_base_64: ""}}')"
     expect_refusal attachments
-    api POST /execute "$(body004 'print(1)' '{attachments: ["a.txt"]}')"
+    api POST /execute "$(code_json 'print(1)' '{attachments: ["a.txt"]}')"
     expect_refusal attachments
-    api POST /execute "$(body004 'print(1)' '{return_files: "out.png"}')"
+    api POST /execute "$(code_json 'print(1)' '{return_files: "out.png"}')"
     expect_refusal return_files
-    api POST /execute "$(body004 'print(1)' '{return_files: [1]}')"
+    api POST /execute "$(code_json 'print(1)' '{return_files: [1]}')"
     expect_refusal return_files
     api POST /execute 'not json'
     expect_status 400
@@ -201,7 +196,7 @@ print(first.upper(), sys.stdin.read()[::-1])' '{stdin_data: "hello\nabc\ndef"}')
 
 @test "each forbidden module is refused with a ForbiddenImportError that names it" {
     for m in $FORBIDDEN; do
-        run004 "$(body004 "print('tried')
+        run004 "$(code_json "print('tried')
 import $m
 print('imported')")"
         expect_forbidden "$m"
@@ -210,7 +205,7 @@ print('imported')")"
 
 @test "the C halves of the forbidden modules are refused too" {
     for m in posix _posixsubprocess _socket _ctypes; do
-        run004 "$(body004 "print('tried')
+        run004 "$(code_json "print('tried')
 import $m
 print('imported')")"
         expect_forbidden "$m"
@@ -223,7 +218,7 @@ print('imported')")"
         "os|__import__('os')" "socket|__builtins__.__import__('socket')" \
         $'os importlib|import importlib\nimportlib.import_module("os")'; do
         read -ra mods <<<"${pair%%|*}"
-        run004 "$(body004 "print('tried')
+        run004 "$(code_json "print('tried')
 ${pair#*|}
 print('imported')")"
         expect_forbidden "${mods[@]}" || { echo "for: ${pair#*|}" >&2; false; }
@@ -231,7 +226,7 @@ print('imported')")"
 }
 
 @test "ForbiddenImportError is an ImportError: code that catches ImportError goes on" {
-    run004 "$(body004 'try:
+    run004 "$(code_json 'try:
     import subprocess
 except ImportError as e:
     print(type(e).__name__, isinstance(e, ImportError), type(e) is not ImportError, "subprocess" in str(e))
@@ -240,10 +235,10 @@ print("went on")')"
 }
 
 @test "the curated modules import and work: numpy, json and the rest of the list" {
-    run004 "$(body004 'import numpy, json
+    run004 "$(code_json 'import numpy, json
 print(json.dumps({"sum": int(numpy.arange(10).sum())}))')"
     [ "$(jq -c '[.stdout, .exit_code]' <<<"$body")" = '["{\"sum\": 45}\n",0]' ] || { echo "$body" >&2; false; }
-    run004 "$(body004 'import math, json, csv, datetime, re, collections, io, base64
+    run004 "$(code_json 'import math, json, csv, datetime, re, collections, io, base64
 import numpy as np, pandas as pd, scipy.linalg, sympy, openpyxl
 import matplotlib.pyplot as plt
 from PIL import Image
@@ -260,7 +255,7 @@ print(int(df["b"].sum()), round(float(scipy.linalg.det(np.eye(3) * 2)), 6), symp
 }
 
 @test "what the interpreter imports for an allowed module is not refused: datetime.strptime, time.strptime" {
-    run004 "$(body004 'import datetime, time
+    run004 "$(code_json 'import datetime, time
 print(datetime.datetime.strptime("2024-02-29", "%Y-%m-%d").date(), time.strptime("2024", "%Y").tm_year)')"
     [ "$(field .stdout)" = "2024-02-29 2024" ] && [ "$(field .exit_code)" = 0 ] || { echo "$body" >&2; false; }
 }
