@@ -64,6 +64,11 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 KNOB_U("SANDBOXD_POOL_WAIT_S", pool_wait_s, 1, 300, 30),
                 KNOB_U("SANDBOXD_EXECUTIONS_PER_MACHINE", executions_per_machine, 1, 100000, 64),
                 KNOB_U("SANDBOXD_CALL_READY_TIMEOUT_S", call_ready_timeout_s, 1, 600, 110),
+                KNOB_U("SANDBOXD_SESSIONS_MAX", sessions_max, 0, 4096, 16),
+                KNOB_T("SANDBOXD_SESSION_DISK_BYTES", session_disk_bytes, 16ULL << 20, 1ULL << 42, 1ULL << 30),
+                KNOB_U("SANDBOXD_SESSION_RETAIN_S", session_retain_s, 60, 366U * 86400U, 7U * 86400U),
+                KNOB_U("SANDBOXD_SESSION_TIMEOUT_MAX_S", session_timeout_max_s, 1, 86400, 300),
+                KNOB_Z("SANDBOXD_SESSION_UPLOAD_BYTES", session_upload_bytes, 1024, 1ULL << 32, 128ULL << 20),
 #undef KNOB_U
 #undef KNOB_Z
 #undef KNOB_T
@@ -78,6 +83,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 .runtime_state_dir = get_str(get, "SANDBOXD_RUNTIME_STATE_DIR", "/var/lib/sandboxd/runtime"),
                 .preload = get("SANDBOXD_PRELOAD") ? get("SANDBOXD_PRELOAD") : "numpy,pandas",
                 .openblas_coretype = get_str(get, "SANDBOXD_OPENBLAS_CORETYPE", ""),
+                .session_dir = get_str(get, "SANDBOXD_SESSION_DIR", "/var/lib/sandboxd/sessions"),
         };
         const char *policy = get_str(get, "SANDBOXD_IMPORT_POLICY", "off");
 
@@ -125,6 +131,13 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
          * which takes no ':'. */
         if (strncmp(c.lib_dir, "/usr/", 5) != 0 || strstr(c.lib_dir, "/..") || strchr(c.lib_dir, ':')) {
                 *reterr_name = "SANDBOXD_LIB_DIR";
+                return -EINVAL;
+        }
+
+        /* Becomes a mount unit's What= and a path nspawn binds: absolute, plain. */
+        if (c.session_dir[0] != '/' || strstr(c.session_dir, "/..") ||
+            !plain(c.session_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./", 2, 200)) {
+                *reterr_name = "SANDBOXD_SESSION_DIR";
                 return -EINVAL;
         }
 

@@ -31,6 +31,13 @@ typedef struct Config {
         const char *preload;           /* modules each machine's zygote imports once, comma-separated */
         const char *openblas_coretype; /* OPENBLAS_CORETYPE for the code, "" to let OpenBLAS detect it */
         bool import_policy_curated;    /* /v1/execute's python runs under the import policy */
+        /* Sessions: a machine each, for the session's whole life (README, "Sessions"). */
+        unsigned sessions_max;          /* active sessions (holding a machine) at most */
+        uint64_t session_disk_bytes;    /* each session's own disk for its files */
+        unsigned session_retain_s;      /* a paused session is deleted after this long */
+        unsigned session_timeout_max_s; /* a run's or exec's timeout at most */
+        size_t session_upload_bytes;    /* one uploaded file at most */
+        const char *session_dir;        /* the sessions' disk images */
         const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;
 } Config;

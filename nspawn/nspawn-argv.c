@@ -68,6 +68,8 @@ static int machine_valid(const char *m) {
 static int spec_valid(const NspawnSpec *s) {
         if ((s->image && (s->image[0] != '/' || strchr(s->image, ':'))) || (s->image_read_only && !s->image))
                 return 0;
+        if (s->workspace_dir && (s->workspace_dir[0] != '/' || strchr(s->workspace_dir, ':')))
+                return 0;
         if (!s->machine || !machine_valid(s->machine) || !s->etc_dir || strchr(s->etc_dir, ':') || !s->user != s->runner_confines || !s->command || !s->command[0] || s->command[0][0] != '/')
                 return 0;
         /* nspawn's --private-users=pick range; 0 would map the sandbox's root to the host's root. */
@@ -99,7 +101,10 @@ static void add_filesystem(Argv *a, const NspawnSpec *s) {
         add(a, "--bind-ro=%s/group:/etc/group", s->etc_dir);
         /* nspawn forces the mode owner to the container's root under a user namespace, so the
          * sandbox user needs the sticky world-writable mode, as for /tmp. */
-        add(a, "--tmpfs=" NSPAWN_WORKDIR ":mode=1777,size=%" PRIu64, s->workspace_bytes);
+        if (s->workspace_dir)
+                add(a, "--bind=%s:" NSPAWN_WORKDIR, s->workspace_dir);
+        else
+                add(a, "--tmpfs=" NSPAWN_WORKDIR ":mode=1777,size=%" PRIu64, s->workspace_bytes);
         add(a, "--tmpfs=/tmp:mode=1777,size=%" PRIu64, s->tmp_bytes);
         add(a, "--chdir=" NSPAWN_WORKDIR);
 }

@@ -26,6 +26,9 @@ typedef struct NspawnSpec {
         const char *image;
         bool image_read_only;
         const char *const *bind_ro; /* extra read-only binds "SRC:DST", NULL-terminated, or NULL */
+        /* A session's machine: this host directory (its own disk, mounted) is the working directory,
+         * writable and kept, in place of a fresh tmpfs. NULL for every other machine. */
+        const char *workspace_dir;
 } NspawnSpec;
 
 #define NSPAWN_BINARY "/usr/bin/systemd-nspawn"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -589,4 +590,215 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
         buffer_done(&s.err);
         run_done(&run);
         return r;
+}
+
+/* A session's disk: systemd does the root work (formatting, the loop device, the mount) in units of
+ * its own, and the broker, which has no capability, only asks for them and waits for their jobs. */
+
+typedef struct JobWait {
+        const char *job;
+        char result[32];
+} JobWait;
+
+static int on_job_done(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        JobWait *w = userdata;
+        const char *path, *unit, *result;
+        uint32_t id;
+
+        (void) error;
+        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) >= 0 && w->job && strcmp(path, w->job) == 0)
+                (void) snprintf(w->result, sizeof(w->result), "%s", result);
+        return 0;
+}
+
+/* Sends call (a method that returns a job), and waits until that job is over: 0 when it is "done",
+ * -EIO with the job's result in *error otherwise, -ETIME past timeout_usec. */
+static int call_and_wait_job(sd_bus *bus, sd_bus_message *call, uint64_t timeout_usec, sd_bus_error *error) {
+        cleanup_bus_slot sd_bus_slot *slot = NULL;
+        cleanup_bus_message sd_bus_message *reply = NULL;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        JobWait w = {};
+        int r;
+
+        /* Subscribed before the call: the signal cannot pass unseen between the two. */
+        r = sd_bus_match_signal(bus, &slot, manager.destination, manager.path, manager.interface, "JobRemoved", on_job_done, &w);
+        if (r < 0)
+                return r;
+        r = sd_bus_call(bus, call, BUS_CALL_TIMEOUT_USEC, error, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "o", &w.job);
+        if (r < 0)
+                return r;
+        while (!w.result[0]) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+                if (now >= deadline)
+                        return -ETIME;
+                r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        r = sd_bus_wait(bus, deadline - now);
+                        if (r < 0 && r != -EINTR)
+                                return r;
+                }
+        }
+        if (strcmp(w.result, "done") == 0)
+                return 0;
+        return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "job %s", w.result);
+}
+
+/* A transient unit's start: its properties come from append(). */
+static int start_transient_and_wait(sd_bus *bus, const char *unit, int (*append)(sd_bus_message *m, const void *userdata),
+                                    const void *userdata, uint64_t timeout_usec, sd_bus_error *error) {
+        cleanup_bus_message sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, manager.destination, manager.path, manager.interface, "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", unit, "fail");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = append(m, userdata);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return r;
+        return call_and_wait_job(bus, m, timeout_usec, error);
+}
+
+typedef struct FormatArgs {
+        const SandboxSpec *spec;
+        char **argv;
+} FormatArgs;
+
+static int append_format(sd_bus_message *m, const void *userdata) {
+        const FormatArgs *a = userdata;
+        int r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
+                                      "Description", "s", "sandboxd session disk format",
+                                      "Slice", "s", a->spec->slice,
+                                      "CollectMode", "s", "inactive-or-failed",
+                                      /* The start job is over when the command is. */
+                                      "Type", "s", "oneshot",
+                                      "StandardOutput", "s", "journal",
+                                      "StandardError", "s", "journal");
+
+        if (r >= 0)
+                r = append_log_fields(m, a->spec);
+        return r < 0 ? r : append_exec_start(m, a->argv);
+}
+
+int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image, uint64_t bytes, uint32_t owner_uid,
+                        sd_bus_error *reterr_error) {
+        char size[32], owner[64];
+        /* ext4 in a sparse file of the disk's size: only what is written takes the host's space. No
+         * blocks reserved for root (nobody is root there), the sandbox user owns its root. mke2fs
+         * refuses to overwrite a file system without -F, which it never gets. */
+        char *argv[] = {(char *) "/sbin/mke2fs", (char *) "-q", (char *) "-t", (char *) "ext4", (char *) "-m", (char *) "0",
+                        (char *) "-E", owner, (char *) image, size, NULL};
+
+        (void) snprintf(size, sizeof(size), "%" PRIu64 "k", bytes / 1024);
+        (void) snprintf(owner, sizeof(owner), "root_owner=%" PRIu32 ":%" PRIu32 ",nodiscard", owner_uid, owner_uid);
+        return start_transient_and_wait(bus, spec->unit, append_format, &(FormatArgs){spec, argv}, 60 * USEC_PER_SEC, reterr_error);
+}
+
+/* systemd's unit name of a mount point made only of [a-z0-9/]: "/run/a/b" is "run-a-b.mount". */
+static int mount_unit_name(const char *where, char *buf, size_t size) {
+        size_t n = strlen(where);
+
+        if (where[0] != '/' || n < 2 || n + 6 > size || strspn(where, "abcdefghijklmnopqrstuvwxyz0123456789/") != n || strstr(where, "//") ||
+            where[n - 1] == '/')
+                return -EINVAL;
+        for (size_t i = 1; i <= n; i++)
+                buf[i - 1] = where[i] == '/' ? '-' : where[i];
+        strcat(buf, ".mount");
+        return 0;
+}
+
+typedef struct MountArgs {
+        const char *what;
+        const char *where;
+} MountArgs;
+
+static int append_mount(sd_bus_message *m, const void *userdata) {
+        const MountArgs *a = userdata;
+
+        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
+                                     "Description", "s", "sandboxd session disk",
+                                     "What", "s", a->what,
+                                     "Where", "s", a->where,
+                                     "Type", "s", "ext4",
+                                     /* Programs the code writes may run there; nothing on it is a
+                                      * device or gains privileges. */
+                                     "Options", "s", "loop,nosuid,nodev");
+}
+
+int sandbox_disk_mount(sd_bus *bus, const char *image, const char *where, sd_bus_error *reterr_error) {
+        char unit[256];
+        int r = mount_unit_name(where, unit, sizeof(unit));
+
+        if (r < 0)
+                return r;
+        r = start_transient_and_wait(bus, unit, append_mount, &(MountArgs){image, where}, 30 * USEC_PER_SEC, reterr_error);
+        /* Mounted already (a broker restarted between the two): that is the state asked for. */
+        if (r < 0 && sd_bus_error_has_name(reterr_error, "org.freedesktop.systemd1.UnitExists")) {
+                sd_bus_error_free(reterr_error);
+                r = sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "StartUnit", reterr_error, NULL, "ss", unit,
+                                       "replace");
+        }
+        return r;
+}
+
+int sandbox_disk_unmount(sd_bus *bus, const char *where, sd_bus_error *reterr_error) {
+        cleanup_bus_message sd_bus_message *m = NULL;
+        char unit[256];
+        int r = mount_unit_name(where, unit, sizeof(unit));
+
+        if (r < 0)
+                return r;
+        r = sd_bus_message_new_method_call(bus, &m, manager.destination, manager.path, manager.interface, "StopUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", unit, "replace");
+        if (r < 0)
+                return r;
+        r = call_and_wait_job(bus, m, 30 * USEC_PER_SEC, reterr_error);
+        /* Not mounted: nothing to do. */
+        if (r < 0 && sd_bus_error_has_name(reterr_error, "org.freedesktop.systemd1.NoSuchUnit")) {
+                sd_bus_error_free(reterr_error);
+                return 0;
+        }
+        return r;
+}
+
+int sandbox_wait_gone(sd_bus *bus, const char *unit, uint64_t timeout_usec) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+
+        for (;;) {
+                cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+                cleanup_bus_message sd_bus_message *reply = NULL;
+                cleanup_free char *state = NULL;
+                const char *path;
+                int r;
+
+                r = sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "GetUnit", &error, &reply, "s", unit);
+                if (r < 0)
+                        return sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit") ? 0 : r;
+                r = sd_bus_message_read(reply, "o", &path);
+                if (r < 0)
+                        return r;
+                r = sd_bus_get_property_string(bus, manager.destination, path, UNIT_INTERFACE, "ActiveState", &error, &state);
+                if (r < 0)
+                        return sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT) ? 0 : r;
+                if (strcmp(state, "inactive") == 0 || strcmp(state, "failed") == 0) {
+                        (void) sandbox_reset_failed(bus, unit);
+                        return 0;
+                }
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return -ETIME;
+                (void) usleep(20 * 1000);
+        }
 }

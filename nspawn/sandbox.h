@@ -74,3 +74,17 @@ int sandbox_reset_failed(sd_bus *bus, const char *unit);
 
 /* Kills every process of a sandbox unit and asks systemd to stop it; for units left by a dead worker. */
 int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error);
+
+/* A session's disk (the broker's SESSION ops), each waiting for systemd's job to end; 0 or -errno,
+ * *reterr_error saying why when systemd did.
+ * Formats a new ext4 file system of bytes in a new sparse file image, its root owned by owner_uid (a
+ * host UID), in a oneshot unit named spec->unit of spec->slice. */
+int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image, uint64_t bytes, uint32_t owner_uid,
+                        sd_bus_error *reterr_error);
+/* Mounts image (through a loop device) on where, made of [a-z0-9/], in a mount unit; a mount there
+ * already counts as done. */
+int sandbox_disk_mount(sd_bus *bus, const char *image, const char *where, sd_bus_error *reterr_error);
+/* Unmounts where; nothing mounted there counts as done. */
+int sandbox_disk_unmount(sd_bus *bus, const char *where, sd_bus_error *reterr_error);
+/* Waits until unit is inactive, failed (then reset) or gone: 0, -ETIME past timeout_usec. */
+int sandbox_wait_gone(sd_bus *bus, const char *unit, uint64_t timeout_usec);

@@ -96,6 +96,22 @@ int broker_start_warm(int *conn, const char *id, int listen_fd, Error *reterr) {
         return r < 0 ? error_from_reply(&rep, r, reterr) : 0;
 }
 
+int broker_session_start(int *conn, const char *id, int listen_fd, Error *reterr) {
+        BrokerRequest req = request(BROKER_SESSION_START, id);
+        BrokerReply rep = {};
+        int r = call(conn, &req, listen_fd, &rep, NULL);
+
+        return r < 0 ? error_from_reply(&rep, r, reterr) : 0;
+}
+
+int broker_session_stop(int *conn, const char *id, bool delete, Error *reterr) {
+        BrokerRequest req = request(delete ? BROKER_SESSION_DELETE : BROKER_SESSION_STOP, id);
+        BrokerReply rep = {};
+        int r = call(conn, &req, -1, &rep, NULL);
+
+        return r < 0 ? error_from_reply(&rep, r, reterr) : 0;
+}
+
 int broker_kill(int *conn, const char *id) {
         BrokerRequest req = request(BROKER_KILL, id);
         BrokerReply rep;

@@ -64,6 +64,10 @@ int broker_request_check(const BrokerRequest *req, size_t size) {
                 return broker_id_valid(req->id, NULL) ? 0 : -EINVAL;
         case BROKER_LIST:
                 return req->id[0] == 0 ? 0 : -EINVAL;
+        case BROKER_SESSION_START:
+        case BROKER_SESSION_STOP:
+        case BROKER_SESSION_DELETE:
+                return broker_id_valid(req->id, "session") ? 0 : -EINVAL;
         default:
                 return -EINVAL;
         }

@@ -11,7 +11,7 @@
 #include "nspawn/unit-name.h"
 
 #define BROKER_SOCKET "/run/sandboxd/broker.sock"
-#define BROKER_MAGIC 0x73626b33U /* "sbk3": bump on any change of layout */
+#define BROKER_MAGIC 0x73626b34U /* "sbk4": bump on any change of layout */
 /* A tool call's input (its JSON: module, function, args) at most; the route caps bodies at 1 MiB. */
 #define BROKER_INPUT_MAX (2U << 20)
 
@@ -29,6 +29,11 @@ typedef enum BrokerOp {
         BROKER_KILL,
         BROKER_RESET_FAILED,
         BROKER_LIST, /* the reply carries a memfd of n_units BrokerUnit records */
+        /* A session's machine (id "session-…"), on the session's own disk, made on its first start
+         * and kept until SESSION_DELETE. fd: the listening socket the runner gets as stdin. */
+        BROKER_SESSION_START,
+        BROKER_SESSION_STOP,   /* the machine killed and gone, its disk unmounted: kept */
+        BROKER_SESSION_DELETE, /* the same, and the disk removed */
         _BROKER_OP_MAX,
 } BrokerOp;
 
@@ -65,8 +70,12 @@ typedef struct BrokerReply {
         uint32_t n_units;
 } BrokerReply;
 
-/* A unit id of the kind prefix names ("machine" or "tool"): the prefix, a dash, and exactly the
- * 12 characters unit_name_sandbox_id() makes. NULL prefix: either kind. Pure. */
+/* Where a session's disk is mounted while its machine runs: SESSION_DISK_DIR/<the id's 12 characters>. */
+#define SESSION_DISK_DIR "/run/sandboxd/disks"
+
+/* A unit id of the kind prefix names ("machine", "tool" or "session"): the prefix, a dash, and exactly the
+ * 12 characters unit_name_sandbox_id() makes. NULL prefix: a machine or a tool (what BROKER_LIST
+ * lists; sessions' machines are the sessions' business). Pure. */
 int broker_id_valid(const char *id, const char *prefix);
 
 /* Checks a request as it came off the socket (size bytes): magic, op, and for that op every field,

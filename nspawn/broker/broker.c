@@ -210,6 +210,123 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, Error *err) {
         return r < 0 ? fail(err, r, &error) : 0;
 }
 
+/* A session keeps its UID range from start to start: the files on its disk stay its own. The range
+ * comes from its id (FNV-1a), as a random one comes from random bits. */
+static uint32_t session_uid_base(const char *id) {
+        uint32_t h = 2166136261U;
+
+        for (const char *p = id; *p; p++)
+                h = (h ^ (uint8_t) *p) * 16777619U;
+        return nspawn_uid_base(h);
+}
+
+typedef struct SessionPaths {
+        char image[512];          /* its disk: <session_dir>/<id>.img */
+        char where[64];           /* SESSION_DISK_DIR/<12 characters> while mounted */
+        char format_unit[64];     /* the unit that formats a new disk */
+        char unit[SANDBOX_ID_MAX + 16];
+} SessionPaths;
+
+static int session_paths(const Config *cfg, const char *id, SessionPaths *ret) {
+        const char *suffix = strchr(id, '-') + 1; /* broker_request_check() made sure of the form */
+
+        if ((size_t) snprintf(ret->image, sizeof(ret->image), "%s/%s.img", cfg->session_dir, id) >= sizeof(ret->image))
+                return -ENAMETOOLONG;
+        (void) snprintf(ret->where, sizeof(ret->where), SESSION_DISK_DIR "/%s", suffix);
+        (void) snprintf(ret->format_unit, sizeof(ret->format_unit), "sandboxd-disk-%s.service", suffix);
+        return unit_name_from_id(id, ret->unit, sizeof(ret->unit));
+}
+
+/* A session's machine: a warm machine's runner in --session mode, working in the session's own disk
+ * (formatted on the first start), with no time limit of its own: each run has one, and the session
+ * is paused when idle. */
+static int session_start(Broker *b, const BrokerRequest *req, int fd, Error *err) {
+        const Config *cfg = b->config;
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        cleanup_free char *tree = NULL;
+        char lib_bind[600], workspace[64], tmp[64], preload[300], openblas[64];
+        const char *command[] = {MACHINE_LIB_DIR "/sandboxd-runner", "--listen", "--session", RUNNER_UID_OPTION,
+                                 "--zygote=" MACHINE_LIB_DIR "/sandboxd-zygote", "--seccomp=" MACHINE_LIB_DIR "/seccomp.bpf",
+                                 workspace, tmp, preload, cfg->openblas_coretype[0] ? openblas : NULL, NULL};
+        const char *binds[] = {lib_bind, NULL};
+        SessionPaths sp;
+        SandboxBase s;
+        struct stat st;
+        int r = check_listener(fd);
+
+        if (r >= 0)
+                r = session_paths(cfg, req->id, &sp);
+        if (r >= 0)
+                r = sandbox_base(cfg, req->id, "SESSION_ID", req->id, &s);
+        if (r < 0)
+                return fail(err, r, NULL);
+        r = runtime_tree(cfg, &tree, err);
+        if (r < 0)
+                return r;
+        s.ns.uid_base = session_uid_base(req->id);
+        s.ns.image = tree;
+        s.ns.image_read_only = true;
+        s.ns.bind_ro = binds;
+        s.ns.workspace_dir = sp.where;
+        if ((size_t) snprintf(lib_bind, sizeof(lib_bind), "%s:" MACHINE_LIB_DIR, cfg->lib_dir) >= sizeof(lib_bind))
+                return error_set(err, -ENAMETOOLONG, "SANDBOXD_LIB_DIR is too long");
+        (void) snprintf(preload, sizeof(preload), "--preload=%s", cfg->preload);
+        (void) snprintf(openblas, sizeof(openblas), "--setenv=OPENBLAS_CORETYPE=%s", cfg->openblas_coretype);
+        (void) snprintf(workspace, sizeof(workspace), "--workspace-bytes=%" PRIu64, cfg->session_disk_bytes);
+        (void) snprintf(tmp, sizeof(tmp), "--tmp-bytes=%" PRIu64, cfg->tmp_bytes);
+        s.ns.runner_confines = true;
+        s.ns.command = command;
+        s.spec.runtime_max_usec = UINT64_MAX;
+
+        if (!broker_bus(b))
+                return fail(err, -ENOTCONN, NULL);
+        if (stat(sp.image, &st) < 0) {
+                SandboxSpec format = s.spec;
+
+                if (errno != ENOENT)
+                        return error_set(err, -errno, "the session's disk %s: %s", sp.image, strerror(errno));
+                format.unit = sp.format_unit;
+                /* The sandbox user (nspawn/runner/passwd) inside the session's UID range. */
+                r = sandbox_disk_format(b->bus, &format, sp.image, cfg->session_disk_bytes, s.ns.uid_base + 1000, &error);
+                if (r < 0) {
+                        (void) unlink(sp.image); /* never a half-made disk taken for a made one */
+                        return fail(err, r, &error);
+                }
+        }
+        r = sandbox_disk_mount(b->bus, sp.image, sp.where, &error);
+        if (r < 0)
+                return fail(err, r, &error);
+        r = sandbox_start_detached(b->bus, &s.spec, fd, &error);
+        if (r < 0) {
+                (void) sandbox_disk_unmount(b->bus, sp.where, NULL);
+                return fail(err, r, &error);
+        }
+        return 0;
+}
+
+/* The session's machine killed and gone, then its disk unmounted (not before: two mounts of one
+ * ext4 at once would corrupt it), and with delete the disk removed. */
+static int session_stop(Broker *b, const BrokerRequest *req, Error *err) {
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        SessionPaths sp;
+        int r = session_paths(b->config, req->id, &sp);
+
+        if (r < 0)
+                return fail(err, r, NULL);
+        if (!broker_bus(b))
+                return fail(err, -ENOTCONN, NULL);
+        (void) sandbox_kill(b->bus, sp.unit, NULL);
+        r = sandbox_wait_gone(b->bus, sp.unit, 15 * USEC_PER_SEC);
+        if (r < 0)
+                return error_set(err, r, "the session's machine did not stop");
+        r = sandbox_disk_unmount(b->bus, sp.where, &error);
+        if (r < 0)
+                return fail(err, r, &error);
+        if (req->op == BROKER_SESSION_DELETE && unlink(sp.image) < 0 && errno != ENOENT)
+                return error_set(err, -errno, "could not remove %s: %s", sp.image, strerror(errno));
+        return 0;
+}
+
 static int read_input(int fd, char **ret, size_t *ret_len) {
         cleanup_free char *buf = NULL;
         struct stat st;
@@ -415,6 +532,13 @@ static void serve(Broker *b, size_t i) {
                 break;
         case BROKER_LIST:
                 r = list(b, &rep, &out, &err);
+                break;
+        case BROKER_SESSION_START:
+                r = session_start(b, &req, passed, &err);
+                break;
+        case BROKER_SESSION_STOP:
+        case BROKER_SESSION_DELETE:
+                r = session_stop(b, &req, &err);
                 break;
         case BROKER_RUN_TOOL: {
                 pid_t pid = fork();

@@ -42,6 +42,12 @@ static const Config defaults = {
         .executions_per_machine = 64,
         .lib_dir = "/usr/local/lib/sandboxd",
         .slice = "sandbox.slice",
+        .sessions_max = 16,
+        .session_disk_bytes = 1ULL << 30,
+        .session_retain_s = 7 * 86400,
+        .session_timeout_max_s = 300,
+        .session_upload_bytes = 128ULL << 20,
+        .session_dir = "/var/lib/sandboxd/sessions",
 };
 
 /* Field by field, so a failure says which one differs. */
@@ -63,6 +69,12 @@ static void check_config(const Config *got, const Config *want, const char *what
         FIELD(executions_per_machine);
         STR(lib_dir);
         STR(slice);
+        FIELD(sessions_max);
+        FIELD(session_disk_bytes);
+        FIELD(session_retain_s);
+        FIELD(session_timeout_max_s);
+        FIELD(session_upload_bytes);
+        STR(session_dir);
 #undef FIELD
 #undef STR
 }
@@ -84,6 +96,9 @@ static void test_defaults(void) {
                 {"SANDBOXD_NOFILE", ""},
                 {"SANDBOXD_LIB_DIR", ""},
                 {"SANDBOXD_SLICE", ""},
+                {"SANDBOXD_SESSIONS_MAX", ""},
+                {"SANDBOXD_SESSION_DISK_BYTES", ""},
+                {"SANDBOXD_SESSION_DIR", ""},
                 {NULL, NULL},
         };
         Config c = {};
@@ -115,6 +130,12 @@ static void test_override(void) {
                 {"SANDBOXD_EXECUTIONS_PER_MACHINE", "1"},
                 {"SANDBOXD_LIB_DIR", "/usr/lib/sandboxd"},
                 {"SANDBOXD_SLICE", "other.slice"},
+                {"SANDBOXD_SESSIONS_MAX", "3"},
+                {"SANDBOXD_SESSION_DISK_BYTES", "33554432"},
+                {"SANDBOXD_SESSION_RETAIN_S", "120"},
+                {"SANDBOXD_SESSION_TIMEOUT_MAX_S", "9"},
+                {"SANDBOXD_SESSION_UPLOAD_BYTES", "4096"},
+                {"SANDBOXD_SESSION_DIR", "/srv/sandboxd-sessions"},
                 {"SANDBOXD_UNKNOWN", "ignored"},
                 {NULL, NULL},
         };
@@ -134,6 +155,12 @@ static void test_override(void) {
                 .executions_per_machine = 1,
                 .lib_dir = "/usr/lib/sandboxd",
                 .slice = "other.slice",
+                .sessions_max = 3,
+                .session_disk_bytes = 32ULL << 20,
+                .session_retain_s = 120,
+                .session_timeout_max_s = 9,
+                .session_upload_bytes = 4096,
+                .session_dir = "/srv/sandboxd-sessions",
         };
         Config c = {};
         const char *name = NULL;
@@ -364,7 +391,22 @@ static void test_runtime_knobs(void) {
         tap_ok(parse(curated, &cfg, &name) == 0 && cfg.import_policy_curated, "SANDBOXD_IMPORT_POLICY=curated: on");
 }
 
+/* The sessions' disk directory becomes a mount unit's What=: absolute and plain. */
+static void test_session_dir(void) {
+        static const char *const bad[] = {"relative/dir", "/var/lib/../etc", "/var/lib/with space", "/var/lib/a:b", "/"};
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                const Var env[] = {{"SANDBOXD_SESSION_DIR", bad[i]}, {NULL, NULL}};
+                Config cfg = {};
+                const char *name = NULL;
+                int r = parse(env, &cfg, &name);
+
+                tap_ok(r == -EINVAL && name && strcmp(name, "SANDBOXD_SESSION_DIR") == 0, "SANDBOXD_SESSION_DIR='%s' rejected", bad[i]);
+        }
+}
+
 int main(void) {
+        test_session_dir();
         test_runtime_knobs();
         test_defaults();
         test_override();

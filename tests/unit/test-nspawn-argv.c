@@ -155,6 +155,9 @@ static void test_specs(void) {
                 {"nofile 0", WITH(_s.nofile = 0), -EINVAL},
                 {"a read-only image", WITH(_s.image = "/var/lib/machines/x"; _s.image_read_only = true), 0},
                 {"read-only, but no image", WITH(_s.image_read_only = true), -EINVAL},
+                {"a session's workspace", WITH(_s.workspace_dir = "/run/sandboxd/disks/x"), 0},
+                {"a relative workspace", WITH(_s.workspace_dir = "run/sandboxd/disks/x"), -EINVAL},
+                {"a workspace with ':'", WITH(_s.workspace_dir = "/run/x:/etc"), -EINVAL},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -285,7 +288,31 @@ static void test_image_read_only(void) {
         v = nspawn_argv_free(v);
 }
 
+/* A session's machine works in its own disk, bound writable, instead of a fresh tmpfs. */
+static void test_workspace_dir(void) {
+        NspawnSpec s = good;
+        char **v = NULL;
+        size_t end;
+
+        if (!tap_ok(nspawn_argv(&s, &v) == 0, "no workspace_dir: accepted"))
+                return;
+        end = argv_dashdash(v);
+        tap_is_int(count_option(v, end, "--bind=/run/sandboxd/disks/x:/workspace"), 0, "no workspace_dir: no bind");
+        v = nspawn_argv_free(v);
+
+        s.workspace_dir = "/run/sandboxd/disks/x";
+        if (!tap_ok(nspawn_argv(&s, &v) == 0, "workspace_dir: accepted"))
+                return;
+        end = argv_dashdash(v);
+        tap_is_int(count_option(v, end, "--bind=/run/sandboxd/disks/x:/workspace"), 1, "workspace_dir: bound writable on /workspace");
+        for (size_t i = 0; i < end; i++)
+                if (strncmp(v[i], "--tmpfs=/workspace", 18) == 0)
+                        tap_ok(false, "workspace_dir: no tmpfs on /workspace, got %s", v[i]);
+        v = nspawn_argv_free(v);
+}
+
 int main(void) {
+        test_workspace_dir();
         test_image_read_only();
         test_uid_base();
         test_runner_confines();
