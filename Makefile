@@ -40,12 +40,12 @@ LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/l
                lib/image-name.c lib/signal-util.c lib/daemon.c
 # The workers' and the pool manager's side of the broker and of the pool.
 CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-socket.c nspawn/unit-name.c
-DB_SRCS     := db/db.c db/requests.c db/pool-db.c
+DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c \
-               fcgi/validate.c nspawn/sandbox-result.c \
+               fcgi/route-sessions.c fcgi/session-route.c fcgi/validate.c nspawn/sandbox-result.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
@@ -78,7 +78,8 @@ $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/i
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/time-util.c)
-$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c lib/time-util.c)
+$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c lib/time-util.c)
+$(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
         images fuzz openapi-check

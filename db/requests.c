@@ -17,9 +17,9 @@ int db_request_begin(sqlite3 *db, const char *request_id, const char *route, int
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o) {
         int r = db_run(db,
                        "UPDATE requests SET sandbox_id = ?2, status = ?3, exit_code = ?4, duration_ms = ?5, error = ?6, "
-                       "machine_id = ?7, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
-                       "tti?i?Itt", request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
-                       (int) (o->duration_ms >= 0), o->duration_ms, o->error, o->machine_id);
+                       "machine_id = ?7, session_id = ?8, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
+                       "tti?i?Ittt", request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
+                       (int) (o->duration_ms >= 0), o->duration_ms, o->error, o->machine_id, o->session_id);
 
         if (r < 0)
                 return r;

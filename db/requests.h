@@ -15,6 +15,7 @@ typedef struct RequestOutcome {
         int exit_code;
         int64_t duration_ms; /* < 0: none */
         const char *error;
+        const char *session_id; /* the session it acted on; NULL for none */
 } RequestOutcome;
 
 /* Inserts the row of a request that has just arrived (status NULL: in flight). -EEXIST if the id is

@@ -62,3 +62,41 @@ ALTER TABLE pool ADD COLUMN settings TEXT NOT NULL DEFAULT '';
 -- The language a machine's next sandbox is made ready for (its runner says so with each reply): a
 -- claim takes a machine ready for its language first.
 ALTER TABLE pool ADD COLUMN prepared TEXT NOT NULL DEFAULT 'python';
+
+-- step 6
+-- Sessions: a machine each, for the session's whole life; paused (no machine, files kept on its disk)
+-- when idle, deleted after a while paused. 'pausing' while the pool manager stops an idle one's
+-- machine; a deleted session keeps its row for the record.
+CREATE TABLE sessions (
+    session_id  TEXT PRIMARY KEY,
+    state       TEXT NOT NULL CHECK (state IN ('active', 'pausing', 'paused', 'deleted')),
+    ttl_s       INTEGER NOT NULL,          -- idle seconds before it is paused
+    created_at  REAL NOT NULL,             -- unix time
+    last_used   REAL NOT NULL,
+    paused_at   REAL,
+    deleted_at  REAL,
+    run_count   INTEGER NOT NULL DEFAULT 0,
+    up          INTEGER NOT NULL DEFAULT 0, -- its machine was started and has not been seen to end
+    state_reset INTEGER NOT NULL DEFAULT 0  -- its interpreters' state was lost since its last run
+);
+CREATE INDEX sessions_state ON sessions(state, last_used);
+-- Every event of a session's life, with the request that caused it (none for the pool manager's).
+CREATE TABLE session_events (
+    id          INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL,
+    event       TEXT NOT NULL,             -- create, run, exec, upload, pause, resume, expire, delete, reset, ...
+    request_id  TEXT,
+    at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    detail      TEXT
+);
+CREATE INDEX session_events_session ON session_events(session_id);
+-- The operations waiting for or holding a session, in arrival order: one at a time per session.
+-- A row goes with its worker: the master removes a dead worker's.
+CREATE TABLE session_queue (
+    ticket      INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id  TEXT NOT NULL,
+    worker_pid  INTEGER NOT NULL,
+    arrived     REAL NOT NULL
+);
+CREATE INDEX session_queue_session ON session_queue(session_id, ticket);
+ALTER TABLE requests ADD COLUMN session_id TEXT;

@@ -30,6 +30,7 @@ void audit_request(const Request *req) {
                                "ROUTE=%s", req->route,
                                "SANDBOX_ID=%s", req->sandbox_id,
                                "MACHINE_ID=%s", req->machine_id,
+                               "SESSION_ID=%s", req->session_id,
                                "STATUS=%i", req->status,
                                "EXIT_CODE=%s", exit_code,
                                "DURATION_MS=%lld", (long long) duration_ms,

@@ -21,6 +21,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
+#include "db/sessions.h"
 #include "fcgi/audit.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
@@ -48,6 +49,7 @@ static const RouteHandler handlers[_ROUTE_MAX] = {
         [ROUTE_EXECUTE_004] = route_execute_004,
         [ROUTE_RUNTIMES] = route_runtimes,
         [ROUTE_OPENAPI] = route_openapi,
+        [ROUTE_SESSIONS] = route_sessions,
 };
 
 /* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */
@@ -58,7 +60,8 @@ static void record(Request *req, Context *ctx, bool has_row) {
                             .has_exit_code = req->has_exit_code,
                             .exit_code = req->exit_code,
                             .duration_ms = req->duration_ms,
-                            .error = req->error};
+                            .error = req->error,
+                            .session_id = req->session_id[0] ? req->session_id : NULL};
         int r;
 
         if (has_row) {
@@ -76,7 +79,7 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
         bool has_row = false;
         int r, found;
 
-        r = request_read(&req, fcgx, ctx->config->max_body_bytes);
+        r = request_read(&req, fcgx, ctx->config->max_body_bytes, ctx->config->session_upload_bytes);
         log_set_request(req.id, req.route);
         if (r < 0) {
                 (void) reply_error(&req, 500, MSG_INTERNAL, "out of memory");
@@ -180,6 +183,11 @@ static void abandon_requests(pid_t pid) {
                 (void) log_warning_errno(r, "Failed to read the sandboxes of worker %d, ignoring: %s", (int) pid, db_errmsg(db));
         for (size_t i = 0; i < n_claimed; i++)
                 pool_destroy(&broker, db, claimed[i].machine_id, claimed[i].socket, "its worker died");
+
+        /* Its places in sessions' queues: the operations behind it go on. */
+        r = db_session_dequeue_worker(db, (int) pid);
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to remove worker %d from the sessions' queues, ignoring: %s", (int) pid, db_errmsg(db));
 
         r = db_request_abandon(db, (int) pid, "sandbox execution failed: the worker handling the request died");
         if (r > 0)

@@ -54,3 +54,16 @@
 #define MSG_ATTACHMENT_ENTRY "attachments[%zu] must be an object with string fields \"filename\" and \"content_base_64\""
 #define MSG_ATTACHMENT_BASE64 "attachments[%zu].content_base_64 is not valid base64"
 #define MSG_ATTACHMENT_NAME "attachments[%zu].filename must name a file in the working directory"
+
+/* Sessions (reference 002 and our wording). */
+#define MSG_SESSION_NOT_FOUND "session not found"
+#define MSG_SESSION_TTL "ttl_s must be between 1 and %d"
+#define MSG_SESSION_LANGUAGE "language is required: \"python\", \"node\" or \"bash\""
+#define MSG_COMMAND_REQUIRED "command is required and must be a string"
+#define MSG_SESSION_TIMEOUT "timeout must be between 1 and %u"
+#define MSG_SESSIONS_FULL "too many active sessions (the limit is %u) - delete or pause one and try again"
+#define MSG_SESSION_START "could not start the session's machine: %s"
+#define MSG_SESSION_FAILED "the session's machine failed: %s"
+#define MSG_SESSION_BUSY "the session is busy with other runs - try again shortly"
+#define MSG_SESSION_DIR "dir must name a directory in the working directory"
+#define MSG_SESSION_PATH "the file path must name a file in the working directory"

@@ -14,14 +14,17 @@
 static const char *reply_reason(int status) {
         switch (status) {
         case 200: return "OK";
+        case 201: return "Created";
         case 400: return "Bad Request";
         case 404: return "Not Found";
         case 405: return "Method Not Allowed";
         case 413: return "Payload Too Large";
+        case 409: return "Conflict";
         case 500: return "Internal Server Error";
         case 502: return "Bad Gateway";
         case 503: return "Service Unavailable";
         case 504: return "Gateway Timeout";
+        case 507: return "Insufficient Storage";
         default: return "Unknown";
         }
 }
@@ -68,4 +71,20 @@ int reply_error(Request *req, int status, const char *fmt, ...) {
         free(req->error);
         req->error = message;
         return r;
+}
+
+int reply_bytes(Request *req, int status, const char *content_type, const void *data, size_t len) {
+        req->status = status;
+        if (FCGX_FPrintF(req->fcgx->out, "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n\r\n", status,
+                         reply_reason(status), content_type, len) < 0)
+                return -EIO;
+        /* FCGX_PutStr takes an int: a large file goes in pieces. */
+        for (size_t off = 0; off < len;) {
+                size_t n = len - off > (1U << 30) ? 1U << 30 : len - off;
+
+                if (FCGX_PutStr((const char *) data + off, (int) n, req->fcgx->out) < 0)
+                        return -EIO;
+                off += n;
+        }
+        return 0;
 }

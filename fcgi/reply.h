@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stddef.h>
+
 typedef struct Request Request;
 struct json_object;
 
@@ -9,5 +11,8 @@ int reply_json(Request *req, int status, struct json_object *body);
 
 /* Sends {"error": "<message>"} with the given status; the message is remembered for the record.
  * Messages come from messages.h. */
+/* Sends status and len raw bytes of content_type (a file's content). */
+int reply_bytes(Request *req, int status, const char *content_type, const void *data, size_t len);
+
 int reply_error(Request *req, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -55,7 +55,9 @@ static int request_read_body(Request *req, size_t max_body) {
         return 0;
 }
 
-int request_read(Request *req, FCGX_Request *fcgx, size_t max_body) {
+int request_read(Request *req, FCGX_Request *fcgx, size_t max_body, size_t max_put_body) {
+        char *q;
+
         *req = (Request){.fcgx = fcgx, .start_usec = now_usec(CLOCK_MONOTONIC), .duration_ms = -1, .cpu_usec = UINT64_MAX};
 
         request_set_id(req);
@@ -63,7 +65,12 @@ int request_read(Request *req, FCGX_Request *fcgx, size_t max_body) {
         /* DOCUMENT_URI: the decoded path without the query string. */
         copy_param(fcgx, "DOCUMENT_URI", req->path, sizeof(req->path));
         (void) snprintf(req->route, sizeof(req->route), "%s %s", req->method, req->path);
-        return request_read_body(req, max_body);
+        copy_param(fcgx, "REQUEST_URI", req->raw_path, sizeof(req->raw_path));
+        q = strchr(req->raw_path, '?');
+        if (q)
+                *q = 0;
+        copy_param(fcgx, "QUERY_STRING", req->query, sizeof(req->query));
+        return request_read_body(req, strcmp(req->method, "PUT") == 0 ? max_put_body : max_body);
 }
 
 void request_done(Request *req) {

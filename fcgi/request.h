@@ -16,6 +16,8 @@ typedef struct Request {
         char method[16];
         char path[256];
         char route[288]; /* "METHOD /path", for logs and records */
+        char raw_path[4096]; /* REQUEST_URI up to its query: as the client sent it, not decoded */
+        char query[4096];    /* QUERY_STRING */
         char *body;      /* NUL-terminated; NULL if none */
         size_t body_len;
         bool body_too_large;
@@ -31,10 +33,11 @@ typedef struct Request {
         int exit_code;
         int64_t duration_ms;
         uint64_t cpu_usec;
+        char session_id[64]; /* the session the request acted on, if any */
 } Request;
 
-/* Reads the parameters and, up to max_body bytes, the body. -ENOMEM; a body over the cap sets
- * body_too_large and is not read. */
-int request_read(Request *req, FCGX_Request *fcgx, size_t max_body);
+/* Reads the parameters and, up to max_body bytes (max_put_body for a PUT: an uploaded file), the
+ * body. -ENOMEM; a body over the cap sets body_too_large and is not read. */
+int request_read(Request *req, FCGX_Request *fcgx, size_t max_body, size_t max_put_body);
 
 void request_done(Request *req);

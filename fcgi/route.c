@@ -11,14 +11,25 @@ static const Route routes[] = {
         {.path = "/v1/openapi.json", .method = "GET", .id = ROUTE_OPENAPI},
         /* Reference 004's own path and shape. */
         {.path = "/execute", .method = "POST", .id = ROUTE_EXECUTE_004},
+        {.path = "/v1/sessions", .method = "*", .id = ROUTE_SESSIONS, .prefix = true},
+        /* Reference 002's own paths for run and exec. */
+        {.path = "/session", .method = "*", .id = ROUTE_SESSIONS, .prefix = true},
 };
+
+static bool path_matches(const Route *r, const char *path) {
+        size_t n = strlen(r->path);
+
+        if (!r->prefix)
+                return strcmp(r->path, path) == 0;
+        return strncmp(r->path, path, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
 
 int route_find(const char *method, const char *path, const Route **ret) {
         for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-                if (strcmp(routes[i].path, path) != 0)
+                if (!path_matches(&routes[i], path))
                         continue;
                 *ret = &routes[i];
-                return strcmp(routes[i].method, method) == 0 ? 200 : 405;
+                return strcmp(routes[i].method, "*") == 0 || strcmp(routes[i].method, method) == 0 ? 200 : 405;
         }
         return 404;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
+
 typedef struct Request Request;
 typedef struct Config Config;
 typedef struct sqlite3 sqlite3;
@@ -34,13 +36,15 @@ typedef enum RouteId {
         ROUTE_EXECUTE_004,
         ROUTE_RUNTIMES,
         ROUTE_OPENAPI,
+        ROUTE_SESSIONS,
         _ROUTE_MAX,
 } RouteId;
 
 typedef struct Route {
         const char *path;
-        const char *method;
+        const char *method; /* "*": any, the handler answers 405 itself */
         RouteId id;
+        bool prefix; /* path and everything below it ("/v1/sessions/…") */
 } Route;
 
 /* The route for (method, path): 200 and *ret set; 405 when the path exists with another method
@@ -54,3 +58,4 @@ int route_call(Request *req, Context *ctx);
 int route_execute_004(Request *req, Context *ctx);
 int route_runtimes(Request *req, Context *ctx);
 int route_openapi(Request *req, Context *ctx);
+int route_sessions(Request *req, Context *ctx);

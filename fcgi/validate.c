@@ -177,6 +177,15 @@ static int validate_files(struct json_object *body, const ValidateLimits *limits
         return 0;
 }
 
+int validate_files_field(struct json_object *body, const ValidateLimits *limits, struct json_object **ret, Error *reterr) {
+        ExecRequest req = {};
+        int r = validate_files(body, limits, &req, reterr);
+
+        if (r >= 0)
+                *ret = req.files;
+        return r;
+}
+
 static int validate_return_files(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
         struct json_object *rf = field(body, "return_files");
         size_t n;

@@ -73,3 +73,15 @@ void log_pool_event(int level, const char *event, const char *machine_id, const 
                                "REQUEST_ID=%s", log_request_id,
                                NULL);
 }
+
+void log_session_event(const char *event, const char *session_id, const char *request_id, const char *detail) {
+        (void) sd_journal_send("MESSAGE=session %s: %s%s%s", session_id, event, detail ? ": " : "", detail ? detail : "",
+                               "MESSAGE_ID=" LOG_SESSION_MESSAGE_ID,
+                               "PRIORITY=%i", LOG_INFO,
+                               "SYSLOG_IDENTIFIER=sandboxd",
+                               "SESSION_EVENT=%s", event,
+                               "SESSION_ID=%s", session_id,
+                               "REQUEST_ID=%s", request_id ? request_id : log_request_id,
+                               "DETAIL=%s", detail ? detail : "",
+                               NULL);
+}

@@ -32,3 +32,10 @@ void log_set_request(const char *request_id, const char *route);
 #define LOG_POOL_MESSAGE_ID "3a7e9c1b5d2f4e8a9b6c0d1e2f3a4b5c"
 
 void log_pool_event(int level, const char *event, const char *machine_id, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* A session event (create, run, exec, upload, download, list, remove, pause, resume, expire, delete,
+ * reset) with SESSION_EVENT, SESSION_ID and REQUEST_ID (the request being handled when NULL),
+ * MESSAGE_ID=LOG_SESSION_MESSAGE_ID. */
+#define LOG_SESSION_MESSAGE_ID "5b8d2e4f6a1c4d3e8f7a9b0c1d2e3f4a"
+
+void log_session_event(const char *event, const char *session_id, const char *request_id, const char *detail);

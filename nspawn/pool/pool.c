@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
 #include <unistd.h>
 
 #include "db/pool-db.h"
@@ -22,4 +23,8 @@ bool pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char 
         }
         pool_destroy(broker, db, machine_id, socket, retire);
         return true;
+}
+
+void session_socket_path(const char *session_id, char *buf, size_t size) {
+        (void) snprintf(buf, size, POOL_DIR "/%s.sock", session_id);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* What the workers and the pool manager (poold.c) both do with the warm pool. */
 
@@ -20,3 +21,7 @@ void pool_destroy(int *broker, sqlite3 *db, const char *machine_id, const char *
  * set, or it cannot be put back; then it is destroyed, and true returned: the pool manager is to
  * start a replacement. */
 bool pool_put_back(int *broker, sqlite3 *db, const char *machine_id, const char *socket, const char *retire, const char *prepared);
+
+/* Where a session's runner listens while its machine runs (fcgi/route-sessions.c), in POOL_DIR, which
+ * outlives a restart of the service as the machines do. */
+void session_socket_path(const char *session_id, char *buf, size_t size);

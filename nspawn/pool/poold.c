@@ -23,6 +23,7 @@
 
 #include "db/db.h"
 #include "db/pool-db.h"
+#include "db/sessions.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
 #include "lib/error.h"
@@ -199,6 +200,80 @@ static void machine_settings(const Config *c, char *buf, size_t size) {
                         c->executions_per_machine, c->runtime_image, tree, c->preload, c->openblas_coretype);
 }
 
+/* A session's event: its sqlite row and its journal entry; the pool manager acts on no request. */
+static void session_event(Poold *p, const char *id, const char *event, const char *detail) {
+        int r = db_session_event(p->db, id, event, NULL, detail);
+
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to record event '%s' of session '%s': %s", event, id, db_errmsg(p->db));
+        log_session_event(event, id, "", detail);
+}
+
+/* A session claimed for pausing ('pausing'): its machine stopped, its disk unmounted and kept. */
+static void session_pause(Poold *p, const char *id, const char *event, const char *why) {
+        char path[POOL_SOCKET_MAX];
+        Error err = {};
+        int r = broker_session_stop(&p->broker, id, false, &err);
+
+        if (r < 0) {
+                /* Tried again at the next housekeeping, as the session is still pausing. */
+                (void) log_error_errno(r, "Failed to pause session '%s': %s", id, err.message);
+                return;
+        }
+        session_socket_path(id, path, sizeof(path));
+        (void) unlink(path);
+        r = db_session_paused(p->db, id);
+        if (r < 0 && r != -ENOENT)
+                (void) log_error_errno(r, "Failed to record that session '%s' is paused: %s", id, db_errmsg(p->db));
+        if (r >= 0)
+                session_event(p, id, event, why);
+}
+
+/* Idle sessions are paused (their files kept), long-paused ones deleted; sessions left pausing (by a
+ * previous instance, or a stop that failed) are paused again. */
+static void sessions_housekeeping(Poold *p) {
+        double now = (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC;
+        cleanup_free Session *list = NULL;
+        char id[SANDBOX_ID_MAX];
+        size_t n = 0;
+
+        while (db_session_claim_expired(p->db, now, id, sizeof(id)) >= 0)
+                session_pause(p, id, "expire", "idle for longer than its ttl_s");
+        while (db_session_claim_retained(p->db, now - (double) p->config->session_retain_s, id, sizeof(id)) >= 0) {
+                Error err = {};
+                int r = broker_session_stop(&p->broker, id, true, &err);
+
+                session_event(p, id, "delete", r < 0 ? err.message : "paused for longer than SANDBOXD_SESSION_RETAIN_S");
+        }
+        if (db_session_list(p->db, &list, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(list[i].state, "pausing") == 0)
+                        session_pause(p, list[i].id, "pause", "its pause had not finished");
+}
+
+/* At start: active sessions whose machine is gone (the host restarted, or the machine died while no
+ * pool manager ran) are paused, as an idle one would be; their next operation resumes them. */
+static void sessions_reconcile(Poold *p) {
+        cleanup_free Session *list = NULL;
+        size_t n = 0;
+
+        if (db_session_list(p->db, &list, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                char path[POOL_SOCKET_MAX];
+                cleanup_close int fd = -1;
+
+                if (strcmp(list[i].state, "active") != 0)
+                        continue;
+                session_socket_path(list[i].id, path, sizeof(path));
+                if (list[i].up && pool_connect(path, &fd) >= 0)
+                        continue;
+                if (db_session_claim_down(p->db, list[i].id) >= 0)
+                        session_pause(p, list[i].id, "pause", "its machine was gone when the service started");
+        }
+}
+
 /* Idle machines made on a runtime image that has been rebuilt since retire; busy ones once they are
  * back. New ones get the new image. */
 static void retire_stale(Poold *p) {
@@ -236,6 +311,7 @@ static void fill(Poold *p) {
         if (now_usec(CLOCK_MONOTONIC) >= p->next_retire) {
                 retire_stale(p);
                 retire_idle(p, want);
+                sessions_housekeeping(p);
                 p->next_retire = now_usec(CLOCK_MONOTONIC) + HOUSEKEEPING_MS * USEC_PER_MSEC;
         }
         if (now_usec(CLOCK_MONOTONIC) < p->backoff_until)
@@ -392,6 +468,7 @@ static int run(Poold *p) {
         /* Start failures of a previous instance (maybe of another configuration) say nothing now. */
         (void) db_pool_health_ok(p->db);
         reconcile(p);
+        sessions_reconcile(p);
         sweep(p);
         p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
         if (db_pool_counts(p->db, &c) >= 0)

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "db/sessions.h"
+#include "lib/macro.h"
+#include "lib/time-util.h"
+
+static double unix_now(void) {
+        return (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC;
+}
+
+#define SESSION_COLUMNS "session_id, state, ttl_s, created_at, last_used, coalesce(paused_at, 0), run_count, up, state_reset"
+
+static void read_row(sqlite3_stmt *st, Session *ret) {
+        *ret = (Session){};
+        (void) snprintf(ret->id, sizeof(ret->id), "%s", (const char *) sqlite3_column_text(st, 0));
+        (void) snprintf(ret->state, sizeof(ret->state), "%s", (const char *) sqlite3_column_text(st, 1));
+        ret->ttl_s = sqlite3_column_int64(st, 2);
+        ret->created_at = sqlite3_column_double(st, 3);
+        ret->last_used = sqlite3_column_double(st, 4);
+        ret->paused_at = sqlite3_column_double(st, 5);
+        ret->run_count = sqlite3_column_int64(st, 6);
+        ret->up = sqlite3_column_int(st, 7) != 0;
+        ret->state_reset = sqlite3_column_int(st, 8) != 0;
+}
+
+static int count_active(sqlite3 *db, int64_t *ret) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, "SELECT count(*) FROM sessions WHERE state IN ('active', 'pausing')", "");
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        *ret = sqlite3_column_int64(st, 0);
+        return 0;
+}
+
+typedef struct Create {
+        const char *id;
+        int64_t ttl_s;
+        unsigned max_active;
+} Create;
+
+static int create_locked(sqlite3 *db, void *userdata) {
+        const Create *c = userdata;
+        double now = unix_now();
+        int64_t active = 0;
+        int r = count_active(db, &active);
+
+        if (r < 0)
+                return r;
+        if (active >= c->max_active)
+                return -EUSERS;
+        r = db_run(db, "INSERT INTO sessions (session_id, state, ttl_s, created_at, last_used) VALUES (?1, 'active', ?2, ?3, ?3)", "tId",
+                   c->id, c->ttl_s, now);
+        return r < 0 ? r : 0;
+}
+
+int db_session_create(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active) {
+        return db_transaction(db, create_locked, &(Create){id, ttl_s, max_active});
+}
+
+int db_session_get(sqlite3 *db, const char *id, Session *ret) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, "SELECT " SESSION_COLUMNS " FROM sessions WHERE session_id = ?1 AND state != 'deleted'", "t", id);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        read_row(st, ret);
+        return 0;
+}
+
+int db_session_list(sqlite3 *db, Session **ret, size_t *ret_n) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        cleanup_free Session *list = NULL;
+        size_t n = 0, cap = 0;
+        int r = db_prepare(db, &st, "SELECT " SESSION_COLUMNS " FROM sessions WHERE state != 'deleted' ORDER BY created_at, session_id", "");
+
+        while (r >= 0 && (r = db_step_row(st)) > 0) {
+                if (n == cap) {
+                        Session *more = reallocarray(list, cap ? cap * 2 : 16, sizeof(*more));
+
+                        if (!more)
+                                return -ENOMEM;
+                        list = more;
+                        cap = cap ? cap * 2 : 16;
+                }
+                read_row(st, &list[n++]);
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(list);
+        *ret_n = n;
+        return 0;
+}
+
+int db_session_event(sqlite3 *db, const char *id, const char *event, const char *request_id, const char *detail) {
+        int r = db_run(db, "INSERT INTO session_events (session_id, event, request_id, detail) VALUES (?1, ?2, ?3, ?4)", "tttt", id, event,
+                       request_id, detail);
+
+        return r < 0 ? r : 0;
+}
+
+int db_session_enqueue(sqlite3 *db, const char *id, int pid, int64_t *ret_ticket) {
+        int r = db_run(db, "INSERT INTO session_queue (session_id, worker_pid, arrived) VALUES (?1, ?2, ?3)", "tid", id, pid, unix_now());
+
+        if (r < 0)
+                return r;
+        *ret_ticket = (int64_t) sqlite3_last_insert_rowid(db);
+        return 0;
+}
+
+int db_session_turn(sqlite3 *db, const char *id, int64_t ticket) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, "SELECT count(*) FROM session_queue WHERE session_id = ?1 AND ticket < ?2", "tI", id, ticket);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        return sqlite3_column_int64(st, 0) == 0 ? 1 : 0;
+}
+
+int db_session_dequeue(sqlite3 *db, int64_t ticket) {
+        int r = db_run(db, "DELETE FROM session_queue WHERE ticket = ?1", "I", ticket);
+
+        return r < 0 ? r : 0;
+}
+
+int db_session_dequeue_worker(sqlite3 *db, int pid) {
+        return db_run(db, "DELETE FROM session_queue WHERE worker_pid = ?1 OR ?1 = 0", "i", pid);
+}
+
+int db_session_used(sqlite3 *db, const char *id, int runs) {
+        int r = db_run(db, "UPDATE sessions SET last_used = ?2, run_count = run_count + ?3 WHERE session_id = ?1", "tdi", id, unix_now(), runs);
+
+        return r < 0 ? r : 0;
+}
+
+int db_session_set_up(sqlite3 *db, const char *id, bool up) {
+        int r = db_run(db, "UPDATE sessions SET up = ?2 WHERE session_id = ?1", "ti", id, (int) up);
+
+        return r < 0 ? r : 0;
+}
+
+int db_session_set_reset(sqlite3 *db, const char *id, bool reset) {
+        int r = db_run(db, "UPDATE sessions SET state_reset = ?2 WHERE session_id = ?1", "ti", id, (int) reset);
+
+        return r < 0 ? r : 0;
+}
+
+static int resume_locked(sqlite3 *db, void *userdata) {
+        const Create *c = userdata;
+        Session s;
+        int64_t active = 0;
+        int r = db_session_get(db, c->id, &s);
+
+        if (r < 0)
+                return r;
+        if (strcmp(s.state, "active") == 0)
+                return 0;
+        if (strcmp(s.state, "pausing") == 0)
+                return -EAGAIN;
+        r = count_active(db, &active);
+        if (r < 0)
+                return r;
+        if (active >= c->max_active)
+                return -EUSERS;
+        r = db_run(db, "UPDATE sessions SET state = 'active', paused_at = NULL, up = 0, last_used = ?2 WHERE session_id = ?1", "td", c->id,
+                   unix_now());
+        return r < 0 ? r : 0;
+}
+
+int db_session_resume(sqlite3 *db, const char *id, unsigned max_active) {
+        return db_transaction(db, resume_locked, &(Create){.id = id, .max_active = max_active});
+}
+
+int db_session_delete(sqlite3 *db, const char *id) {
+        int r = db_run(db, "UPDATE sessions SET state = 'deleted', deleted_at = ?2, up = 0 WHERE session_id = ?1 AND state != 'deleted'", "td",
+                       id, unix_now());
+
+        if (r < 0)
+                return r;
+        return r == 1 ? 0 : -ENOENT;
+}
+
+typedef struct Claim {
+        const char *sql;
+        const char *types;
+        double when;
+        char *id;
+        size_t size;
+} Claim;
+
+static int claim_locked(sqlite3 *db, void *userdata) {
+        Claim *c = userdata;
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, c->sql, c->types, c->when);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        (void) snprintf(c->id, c->size, "%s", (const char *) sqlite3_column_text(st, 0));
+        return 0;
+}
+
+int db_session_claim_expired(sqlite3 *db, double now, char *ret_id, size_t size) {
+        Claim c = {.sql = "UPDATE sessions SET state = 'pausing' WHERE session_id = (SELECT session_id FROM sessions s WHERE state = 'active' "
+                          "AND last_used + ttl_s < ?1 AND NOT EXISTS (SELECT 1 FROM session_queue q WHERE q.session_id = s.session_id) "
+                          "ORDER BY last_used LIMIT 1) RETURNING session_id",
+                   .types = "d", .when = now, .id = ret_id, .size = size};
+
+        return db_transaction(db, claim_locked, &c);
+}
+
+int db_session_claim_down(sqlite3 *db, const char *id) {
+        int r = db_run(db,
+                       "UPDATE sessions SET state = 'pausing' WHERE session_id = ?1 AND state = 'active' "
+                       "AND NOT EXISTS (SELECT 1 FROM session_queue q WHERE q.session_id = ?1)",
+                       "t", id);
+
+        if (r < 0)
+                return r;
+        return r == 1 ? 0 : -ENOENT;
+}
+
+int db_session_paused(sqlite3 *db, const char *id) {
+        int r = db_run(db, "UPDATE sessions SET state = 'paused', paused_at = ?2, up = 0, state_reset = 1 WHERE session_id = ?1 AND state = 'pausing'",
+                       "td", id, unix_now());
+
+        if (r < 0)
+                return r;
+        return r == 1 ? 0 : -ENOENT;
+}
+
+int db_session_claim_retained(sqlite3 *db, double before, char *ret_id, size_t size) {
+        Claim c = {.sql = "UPDATE sessions SET state = 'deleted', deleted_at = strftime('%s', 'now') WHERE session_id = (SELECT session_id "
+                          "FROM sessions WHERE state = 'paused' AND paused_at < ?1 ORDER BY paused_at LIMIT 1) RETURNING session_id",
+                   .types = "d", .when = before, .id = ret_id, .size = size};
+
+        return db_transaction(db, claim_locked, &c);
+}
+
+int db_session_counts(sqlite3 *db, int64_t *ret_active, int64_t *ret_paused) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st,
+                           "SELECT coalesce(sum(state IN ('active', 'pausing')), 0), coalesce(sum(state = 'paused'), 0) FROM sessions", "");
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        *ret_active = sqlite3_column_int64(st, 0);
+        *ret_paused = sqlite3_column_int64(st, 1);
+        return 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sqlite3 sqlite3;
+
+/* A session's row (schema.sql, step 6). */
+typedef struct Session {
+        char id[64];
+        char state[16]; /* active, pausing, paused (deleted ones are not found) */
+        int64_t ttl_s;
+        double created_at, last_used, paused_at; /* unix time; paused_at 0 when not paused */
+        int64_t run_count;
+        bool up;          /* its machine was started and not seen to end */
+        bool state_reset; /* its interpreters' state was lost since its last run */
+} Session;
+
+/* A new active session, unless max_active are active already (-EUSERS). */
+int db_session_create(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active);
+
+/* -ENOENT when there is no such session, or it was deleted. */
+int db_session_get(sqlite3 *db, const char *id, Session *ret);
+
+/* Every session not deleted, oldest first: *ret (malloc'd, the caller's) gets *ret_n. */
+int db_session_list(sqlite3 *db, Session **ret, size_t *ret_n);
+
+/* One event of a session's life, for the record; request_id and detail may be NULL. */
+int db_session_event(sqlite3 *db, const char *id, const char *event, const char *request_id, const char *detail);
+
+/* The session's queue: a ticket in arrival order; it is worker pid's turn when no earlier ticket of
+ * the session is left (1), not yet (0). A ticket is removed when its operation is over, and a dead
+ * worker's (pid 0: every one, after a restart of the service) by the master. */
+int db_session_enqueue(sqlite3 *db, const char *id, int pid, int64_t *ret_ticket);
+int db_session_turn(sqlite3 *db, const char *id, int64_t ticket);
+int db_session_dequeue(sqlite3 *db, int64_t ticket);
+int db_session_dequeue_worker(sqlite3 *db, int pid);
+
+/* Used now (last_used), with runs more runs counted. */
+int db_session_used(sqlite3 *db, const char *id, int runs);
+int db_session_set_up(sqlite3 *db, const char *id, bool up);
+int db_session_set_reset(sqlite3 *db, const char *id, bool reset);
+
+/* paused -> active (its machine yet to start), unless max_active are active already (-EUSERS);
+ * -EAGAIN while it is being paused, -ENOENT when it is gone; 0 when it is active already. */
+int db_session_resume(sqlite3 *db, const char *id, unsigned max_active);
+
+/* -> deleted, whatever its state but deleted; -ENOENT if there is none to delete. */
+int db_session_delete(sqlite3 *db, const char *id);
+
+/* For the pool manager: claims (-> pausing) an active session idle since before its ttl_s ran out at
+ * now, with nothing queued or running: 0, -ENOENT when there is none. */
+int db_session_claim_expired(sqlite3 *db, double now, char *ret_id, size_t size);
+/* Claims (-> pausing) a session marked active whose machine is gone (up is the caller's finding:
+ * the claim is only made while it still has nothing queued). 0, -ENOENT if it has something queued. */
+int db_session_claim_down(sqlite3 *db, const char *id);
+/* pausing -> paused: its machine gone, its state lost. -ENOENT when it is no longer pausing. */
+int db_session_paused(sqlite3 *db, const char *id);
+/* Claims (-> deleted) a session paused since before before: 0, -ENOENT when there is none. */
+int db_session_claim_retained(sqlite3 *db, double before, char *ret_id, size_t size);
+
+/* How many sessions are in each state. */
+int db_session_counts(sqlite3 *db, int64_t *ret_active, int64_t *ret_paused);

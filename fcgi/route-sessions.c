@@ -1,0 +1,909 @@
+/* SPDX-License-Identifier: MIT */
+/* Sessions: a machine that keeps state between runs (README, "Sessions"). A session owns one
+ * machine, started through the broker on the session's own disk, for as long as it is active; its
+ * runner (nspawn/runner/runner.c, --session) keeps long-lived python, node and bash interpreters
+ * and serves the session's files. Operations on one session take turns, in arrival order (a queue
+ * in sqlite); the pool manager pauses idle sessions and deletes long-paused ones (poold.c). */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "db/pool-db.h"
+#include "db/sessions.h"
+#include "fcgi/messages.h"
+#include "fcgi/reply.h"
+#include "fcgi/request.h"
+#include "fcgi/route.h"
+#include "fcgi/session-route.h"
+#include "fcgi/validate.h"
+#include "lib/b64.h"
+#include "lib/config.h"
+#include "lib/error.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "lib/path-util.h"
+#include "lib/time-util.h"
+#include "lib/utf8.h"
+#include "nspawn/broker/broker-client.h"
+#include "nspawn/pool/pool-socket.h"
+#include "nspawn/pool/pool.h"
+#include "nspawn/sandbox.h"
+#include "nspawn/unit-name.h"
+
+DEFINE_JSON_CLEANUP
+
+/* A machine's first start formats its disk; later ones take as long as a warm machine's. */
+#define MACHINE_START_TIMEOUT_USEC (120 * USEC_PER_SEC)
+/* The runner answers a connection at once unless an operation of a worker that died is still
+ * running there (up to its timeout): past this the machine is taken for stuck. */
+#define GREETING_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* Past its own timeout a run gets this long to be answered before its machine is stopped. */
+#define RUN_GRACE_USEC (15 * USEC_PER_SEC)
+/* How long an operation waits for its turn: past it, 503. */
+#define QUEUE_WAIT_MAX_USEC (900 * USEC_PER_SEC)
+/* A file operation's answer. */
+#define FILE_OP_TIMEOUT_USEC (120 * USEC_PER_SEC)
+
+/* RFC 3339, UTC, to the second, as reference 002 writes its times. */
+static struct json_object *time_json(double t) {
+        time_t s = (time_t) t;
+        struct tm tm;
+        char buf[32];
+
+        if (!gmtime_r(&s, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                return NULL;
+        return json_object_new_string(buf);
+}
+
+/* What the API calls a session's state: one being paused is paused already for its clients. */
+static const char *state_word(const Session *s) {
+        return strcmp(s->state, "pausing") == 0 ? "paused" : s->state;
+}
+
+/* The session object: the whole one, or (brief) the part reference 002 puts in a run's response. */
+static struct json_object *session_json(const Session *s, bool brief) {
+        cleanup_json struct json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        if ((!brief && json_object_object_add(o, "session_id", json_object_new_string(s->id)) < 0) ||
+            json_object_object_add(o, "state", json_object_new_string(state_word(s))) < 0 ||
+            (!brief && json_object_object_add(o, "created_at", time_json(s->created_at)) < 0) ||
+            json_object_object_add(o, "last_used", time_json(s->last_used)) < 0 ||
+            json_object_object_add(o, "expires_at", time_json(s->last_used + (double) s->ttl_s)) < 0 ||
+            json_object_object_add(o, "run_count", json_object_new_int64(s->run_count)) < 0 ||
+            (!brief && json_object_object_add(o, "ttl_s", json_object_new_int64(s->ttl_s)) < 0))
+                return NULL;
+        if (!brief && s->paused_at > 0 && json_object_object_add(o, "paused_at", time_json(s->paused_at)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+/* An event of the session's life: its sqlite row and its journal entry, with the request. */
+static void session_event(Request *req, Context *ctx, const char *id, const char *event, const char *detail) {
+        int r = db_session_event(ctx->db, id, event, req->id, detail);
+
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to record event '%s' of session '%s': %s", event, id, db_errmsg(ctx->db));
+        log_session_event(event, id, req->id, detail);
+}
+
+/* Starts the session's machine and waits until its runner greets: 0, or -errno with *err. */
+static int machine_start(Request *req, Context *ctx, const char *id, Error *err) {
+        cleanup_close int listener = -1, probe = -1;
+        char path[POOL_SOCKET_MAX];
+        int r;
+
+        session_socket_path(id, path, sizeof(path));
+        r = pool_listen(path, &listener);
+        if (r < 0)
+                return error_set(err, r, "could not make its socket: %s", strerror(-r));
+        r = broker_session_start(&ctx->broker, id, listener, err);
+        closep(&listener);
+        if (r < 0) {
+                (void) unlink(path);
+                return r;
+        }
+        /* An empty connection is the runner's probe: greeted, then let go. */
+        r = pool_connect(path, &probe);
+        if (r >= 0)
+                r = pool_wait_greeting(probe, now_usec(CLOCK_MONOTONIC) + MACHINE_START_TIMEOUT_USEC);
+        if (r < 0) {
+                (void) broker_session_stop(&ctx->broker, id, false, NULL);
+                return error_set(err, r, "its runner did not start: %s", strerror(-r));
+        }
+        r = db_session_set_up(ctx->db, id, true);
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to record that session '%s' is up, ignoring", id);
+        session_event(req, ctx, id, "start", "its machine started");
+        return 0;
+}
+
+/* The machine's end, when it has to go (a stuck runner, a memory kill) or went: the session stays
+ * active, its state lost, and the next operation starts a new machine on the same disk. */
+static void machine_lost(Request *req, Context *ctx, const char *id, const char *why, bool stop) {
+        char path[POOL_SOCKET_MAX];
+
+        if (stop)
+                (void) broker_session_stop(&ctx->broker, id, false, NULL);
+        session_socket_path(id, path, sizeof(path));
+        (void) unlink(path);
+        (void) db_session_set_up(ctx->db, id, false);
+        (void) db_session_set_reset(ctx->db, id, true);
+        session_event(req, ctx, id, "reset", why);
+}
+
+/* The session's turn: this request's ticket in its queue, waited on. 0 with *ret_ticket (the
+ * caller's to leave with queue_leave()), -ENOENT when the session is gone, -EBUSY past the wait. */
+static int queue_enter(Context *ctx, const char *id, int64_t *ret_ticket, uint64_t *ret_wait_usec) {
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        int64_t ticket = 0;
+        int r = db_session_enqueue(ctx->db, id, (int) getpid(), &ticket);
+
+        if (r < 0)
+                return r;
+        for (;;) {
+                Session s;
+
+                r = db_session_get(ctx->db, id, &s);
+                if (r >= 0)
+                        r = db_session_turn(ctx->db, id, ticket);
+                if (r == 1) {
+                        *ret_ticket = ticket;
+                        *ret_wait_usec = now_usec(CLOCK_MONOTONIC) - start;
+                        return 0;
+                }
+                if (r == 0 && now_usec(CLOCK_MONOTONIC) - start > QUEUE_WAIT_MAX_USEC)
+                        r = -EBUSY;
+                if (r < 0) {
+                        (void) db_session_dequeue(ctx->db, ticket);
+                        return r;
+                }
+                (void) usleep(5000);
+        }
+}
+
+static void queue_leave(Context *ctx, int64_t ticket) {
+        int r = db_session_dequeue(ctx->db, ticket);
+
+        if (r < 0)
+                (void) log_error_errno(r, "Failed to leave a session's queue: %s", db_errmsg(ctx->db));
+}
+
+/* Connects to the session's runner and waits for its greeting: -EHOSTDOWN when it is not there. */
+static int machine_connect(const char *id, int *ret_fd) {
+        cleanup_close int fd = -1;
+        char path[POOL_SOCKET_MAX];
+        int r;
+
+        session_socket_path(id, path, sizeof(path));
+        r = pool_connect(path, &fd);
+        if (r < 0)
+                return -EHOSTDOWN;
+        r = pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + GREETING_TIMEOUT_USEC);
+        if (r == -ETIME)
+                return -ETIME;
+        if (r < 0)
+                return -EHOSTDOWN;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/* With the session's turn: its machine running and greeted (resumed or restarted as needed), *s its
+ * row as it is now. -ENOENT (gone), -EUSERS (too many active to resume it), -EHOSTDOWN (*err). */
+static int session_ready(Request *req, Context *ctx, const char *id, Session *s, int *ret_fd, Error *err) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + MACHINE_START_TIMEOUT_USEC;
+        int r;
+
+        for (;;) {
+                r = db_session_get(ctx->db, id, s);
+                if (r < 0)
+                        return r;
+                if (strcmp(s->state, "pausing") == 0) {
+                        /* The pool manager is stopping its machine: resumed once that is done. */
+                        if (now_usec(CLOCK_MONOTONIC) > deadline)
+                                return error_set(err, -EHOSTDOWN, "the session is still being paused");
+                        (void) usleep(20000);
+                        continue;
+                }
+                if (strcmp(s->state, "paused") == 0) {
+                        r = db_session_resume(ctx->db, id, ctx->config->sessions_max);
+                        if (r == -EAGAIN)
+                                continue;
+                        if (r < 0)
+                                return r;
+                        /* Its interpreters' state went with its machine: the next run says so. */
+                        (void) db_session_set_reset(ctx->db, id, true);
+                        session_event(req, ctx, id, "resume", req->route);
+                        continue;
+                }
+                if (s->up) {
+                        r = machine_connect(id, ret_fd);
+                        if (r >= 0)
+                                return 0;
+                        machine_lost(req, ctx, id, r == -ETIME ? "its machine did not answer" : "its machine had ended", r == -ETIME);
+                        continue;
+                }
+                r = machine_start(req, ctx, id, err);
+                if (r < 0)
+                        return -EHOSTDOWN;
+                r = machine_connect(id, ret_fd);
+                if (r < 0)
+                        return error_set(err, -EHOSTDOWN, "its machine ended as soon as it started");
+                return db_session_get(ctx->db, id, s);
+        }
+}
+
+/* Sends one request (its JSON, then extra bytes) to the runner on fd, and parses the reply: the
+ * JSON object into *ret, the bytes after it (a file's content, after one "\n") into *ret_rest, in
+ * *ret_buf (the caller's to free). -ETIME past deadline, -EMSGSIZE past max_reply, -EBADMSG for a
+ * reply that is not one. */
+static int runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, uint64_t deadline, size_t max_reply,
+                       struct json_object **ret, const char **ret_rest, size_t *ret_rest_len, char **ret_buf) {
+        cleanup_free char *input = NULL, *reply = NULL;
+        struct json_tokener *tok = NULL;
+        struct json_object *o;
+        size_t text_len = 0, len = 0, end;
+        const char *text = json_object_to_json_string_length(request, JSON_C_TO_STRING_PLAIN, &text_len);
+        int r;
+
+        if (!text)
+                return -ENOMEM;
+        input = malloc(text_len + extra_len + 1);
+        if (!input)
+                return -ENOMEM;
+        memcpy(input, text, text_len);
+        if (extra_len > 0)
+                memcpy(input + text_len, extra, extra_len);
+        r = pool_exchange(fd, input, text_len + extra_len, deadline, max_reply, &reply, &len);
+        if (r < 0)
+                return r;
+        if (len == 0)
+                return -ECONNRESET; /* the runner died before it answered */
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        o = json_tokener_parse_ex(tok, reply, (int) (len > INT32_MAX ? INT32_MAX : len));
+        end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+        if (!o || !json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                return -EBADMSG;
+        }
+        if (ret_rest) {
+                *ret_rest = end < len && reply[end] == '\n' ? reply + end + 1 : reply + len;
+                *ret_rest_len = (size_t) (reply + len - *ret_rest);
+        }
+        *ret = o;
+        *ret_buf = TAKE_PTR(reply);
+        return 0;
+}
+
+static int64_t get_int(struct json_object *o, const char *key, int64_t def) {
+        struct json_object *v = NULL;
+
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+                return def;
+        return json_object_get_int64(v);
+}
+
+static const char *get_str(struct json_object *o, const char *key) {
+        struct json_object *v = NULL;
+
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+/* A runner text field (base64) as a JSON string that is valid whatever bytes the code printed. */
+static struct json_object *output_json(struct json_object *reply, const char *key) {
+        cleanup_free uint8_t *raw = NULL;
+        cleanup_free char *text = NULL;
+        const char *b64 = get_str(reply, key);
+        size_t raw_len = 0, len = 0;
+
+        if (!b64 || b64_decode(b64, strlen(b64), &raw, &raw_len) < 0)
+                return NULL;
+        text = utf8_sanitize(raw, raw_len, &len);
+        return text ? json_object_new_string_len(text, (int) len) : NULL;
+}
+
+/* A runner reply of an error: its status (400, 404, 507 …) and message passed on as they are. */
+static int runner_error(Request *req, struct json_object *reply) {
+        int64_t status = get_int(reply, "status", 502);
+        const char *message = get_str(reply, "error");
+
+        if (!message || status < 400 || status > 599)
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        return reply_error(req, (int) status, "%s", message);
+}
+
+/* How a run or exec ended, in reference 002's words. */
+typedef struct RunEnd {
+        const char *termination; /* success, exit, timeout, memory_limit, killed */
+        int exit_code;
+        bool state_reset;
+        int64_t guest_ms;
+        int64_t cpu_ms;
+        int64_t memory_peak_bytes;
+        struct json_object *stdout_text, *stderr_text; /* owned */
+} RunEnd;
+
+static void run_end_done(RunEnd *e) {
+        json_object_put(e->stdout_text);
+        json_object_put(e->stderr_text);
+        e->stdout_text = e->stderr_text = NULL;
+}
+
+/* Reference 002's response to a run or an exec. */
+static int run_response(Request *req, Context *ctx, const char *id, const SessionRun *run, const RunEnd *e, uint64_t start_usec,
+                        uint64_t queue_usec) {
+        cleanup_json struct json_object *out = json_object_new_object(), *result = json_object_new_object(),
+                                        *usage = json_object_new_object(), *session = NULL;
+        bool ok = strcmp(e->termination, "success") == 0;
+        Session s;
+        int r;
+
+        if (!out || !result || !usage)
+                return -ENOMEM;
+        r = db_session_get(ctx->db, id, &s);
+        if (r < 0)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        session = session_json(&s, true);
+        if (!session || json_object_object_add(session, "state_reset", json_object_new_boolean(e->state_reset)) < 0)
+                return -ENOMEM;
+        if (json_object_object_add(result, "stdout", json_object_get(e->stdout_text)) < 0 ||
+            json_object_object_add(result, "stderr", json_object_get(e->stderr_text)) < 0 ||
+            json_object_object_add(result, "exit_code", json_object_new_int(e->exit_code)) < 0 ||
+            json_object_object_add(result, "termination_reason", json_object_new_string(e->termination)) < 0 ||
+            json_object_object_add(result, "duration_ms",
+                                   json_object_new_double((double) ((now_usec(CLOCK_MONOTONIC) - start_usec) / 100) / 10.0)) < 0 ||
+            json_object_object_add(result, "guest_duration_ms", json_object_new_double((double) e->guest_ms)) < 0)
+                return -ENOMEM;
+        if (json_object_object_add(usage, "execution_time_ms", json_object_new_double((double) e->guest_ms)) < 0 ||
+            json_object_object_add(usage, "queue_wait_ms", json_object_new_double((double) (queue_usec / 100) / 10.0)) < 0 ||
+            json_object_object_add(usage, "timeout_limit_ms", json_object_new_int64((int64_t) run->timeout_s * 1000)) < 0 ||
+            json_object_object_add(usage, "cpu_ms", json_object_new_int64(e->cpu_ms)) < 0 ||
+            json_object_object_add(usage, "memory_peak_bytes", json_object_new_int64(e->memory_peak_bytes)) < 0)
+                return -ENOMEM;
+        if (json_object_object_add(out, "status", json_object_new_string(ok ? "success" : "error")) < 0 ||
+            json_object_object_add(out, "request_id", json_object_new_string(req->id)) < 0 ||
+            json_object_object_add(out, "session_id", json_object_new_string(id)) < 0 ||
+            json_object_object_add(out, "result", TAKE_PTR(result)) < 0 || json_object_object_add(out, "usage", TAKE_PTR(usage)) < 0 ||
+            json_object_object_add(out, "session", TAKE_PTR(session)) < 0)
+                return -ENOMEM;
+        if (!ok) {
+                cleanup_json struct json_object *error = json_object_new_object();
+                char message[128];
+
+                if (strcmp(e->termination, "timeout") == 0)
+                        (void) snprintf(message, sizeof(message), "timed out after %us", run->timeout_s);
+                else if (strcmp(e->termination, "memory_limit") == 0)
+                        (void) snprintf(message, sizeof(message), "the memory limit of %" PRIu64 " MiB was exceeded", ctx->config->memory_max >> 20);
+                else
+                        (void) snprintf(message, sizeof(message), "process exited with code %d", e->exit_code);
+                if (!error || json_object_object_add(error, "code", json_object_new_string(run->language ? "execution_failed" : "exec_failed")) < 0 ||
+                    json_object_object_add(error, "message", json_object_new_string(message)) < 0 ||
+                    json_object_object_add(out, "error", TAKE_PTR(error)) < 0)
+                        return -ENOMEM;
+        }
+        req->has_exit_code = true;
+        req->exit_code = e->exit_code;
+        req->duration_ms = (int64_t) ((now_usec(CLOCK_MONOTONIC) - start_usec) / 1000);
+        return reply_json(req, 200, out);
+}
+
+/* Whether the session's machine ran into its memory limit since it started. */
+static bool memory_hit(Context *ctx, const char *id) {
+        char unit[SANDBOX_ID_MAX + 16];
+        SandboxLimitsHit hit = {};
+
+        if (unit_name_from_id(id, unit, sizeof(unit)) < 0)
+                return false;
+        sandbox_limits_hit(ctx->config->slice, unit, &hit);
+        return hit.memory;
+}
+
+/* The runner's reply to a run or exec, read into *e. A memory kill stops the machine: its cgroup's
+ * count of them starts again with the next one, and its state is lost anyway. */
+static int run_read(Request *req, Context *ctx, const char *id, struct json_object *reply, RunEnd *e) {
+        const char *termination = get_str(reply, "termination");
+        struct json_object *reset = NULL;
+
+        if (get_int(reply, "status", 0) != 200 || !termination || !json_object_object_get_ex(reply, "exit_code", NULL))
+                return -EBADMSG;
+        e->exit_code = (int) get_int(reply, "exit_code", -1);
+        e->guest_ms = get_int(reply, "duration_ms", 0);
+        e->cpu_ms = get_int(reply, "cpu_ms", 0);
+        e->memory_peak_bytes = get_int(reply, "memory_peak_bytes", 0);
+        e->state_reset = json_object_object_get_ex(reply, "state_reset", &reset) && json_object_get_boolean(reset);
+        e->stdout_text = output_json(reply, "stdout_b64");
+        e->stderr_text = output_json(reply, "stderr_b64");
+        if (!e->stdout_text || !e->stderr_text)
+                return -EBADMSG;
+        if (strcmp(termination, "timeout") == 0)
+                e->termination = "timeout";
+        else if (strcmp(termination, "killed") == 0 && memory_hit(ctx, id)) {
+                e->termination = "memory_limit";
+                e->state_reset = true;
+                machine_lost(req, ctx, id, "its machine ran out of memory", true);
+                /* Said in this response: the next run starts afresh, and says nothing more. */
+                (void) db_session_set_reset(ctx->db, id, false);
+        } else if (strcmp(termination, "killed") == 0)
+                e->termination = "killed";
+        else if (strcmp(termination, "exit") == 0)
+                e->termination = e->exit_code == 0 ? "success" : "exit";
+        else
+                return -EBADMSG;
+        return 0;
+}
+
+static int session_run(Request *req, Context *ctx, const SessionRoute *route, bool exec) {
+        cleanup_json struct json_object *body = NULL, *input = json_object_new_object(), *reply = NULL;
+        cleanup_free char *buf = NULL;
+        cleanup_close int fd = -1;
+        uint64_t start = now_usec(CLOCK_MONOTONIC), queue_usec = 0, deadline;
+        size_t max_reply = ctx->config->output_cap_bytes / 3 * 8 + (64U << 10);
+        const char *id = route->id;
+        RunEnd e = {};
+        SessionRun run;
+        Error err = {};
+        Session s;
+        bool pending_reset;
+        int64_t ticket = 0;
+        int r;
+
+        if (!input)
+                return -ENOMEM;
+        if (validate_parse_body(req->body, req->body_len, &body) < 0)
+                return reply_error(req, 400, MSG_INVALID_JSON);
+        if (validate_session_run(body, exec, validate_execute_limits.max_code_bytes, ctx->config->session_timeout_max_s, &run, &err) < 0)
+                return reply_error(req, err.status, "%s", err.message);
+        if (db_session_get(ctx->db, id, &s) < 0)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+
+        r = queue_enter(ctx, id, &ticket, &queue_usec);
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r == -EBUSY)
+                return reply_error(req, 503, MSG_SESSION_BUSY);
+        if (r < 0)
+                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+        r = session_ready(req, ctx, id, &s, &fd, &err);
+        if (r < 0)
+                goto answer_error;
+        pending_reset = s.state_reset;
+
+        if (json_object_object_add(input, "op", json_object_new_string(exec ? "exec" : "run")) < 0 ||
+            (!exec && json_object_object_add(input, "language", json_object_new_string(run.language)) < 0) ||
+            json_object_object_add(input, exec ? "command" : "code", json_object_new_string_len(run.code, (int) run.code_len)) < 0 ||
+            json_object_object_add(input, "timeout_ms", json_object_new_int64((int64_t) run.timeout_s * 1000)) < 0 ||
+            json_object_object_add(input, "output_cap", json_object_new_int64((int64_t) ctx->config->output_cap_bytes)) < 0) {
+                r = -ENOMEM;
+                goto answer_error;
+        }
+        (void) db_session_used(ctx->db, id, exec ? 0 : 1);
+        deadline = now_usec(CLOCK_MONOTONIC) + run.timeout_s * USEC_PER_SEC + RUN_GRACE_USEC;
+        r = runner_call(fd, input, NULL, 0, deadline, max_reply, &reply, NULL, NULL, &buf);
+        if (r >= 0)
+                r = run_read(req, ctx, id, reply, &e);
+        if (r == -ETIME) {
+                /* The runner did not end the run itself: the machine goes with everything in it. */
+                machine_lost(req, ctx, id, "its machine did not end a run that timed out", true);
+                e = (RunEnd){.termination = "timeout", .exit_code = -1, .state_reset = true,
+                             .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
+                r = 0;
+        } else if (r < 0 && db_session_get(ctx->db, id, &s) == -ENOENT) {
+                r = -ENOENT; /* deleted while it ran */
+                goto answer_error;
+        } else if (r < 0 && r != -EBADMSG && r != -EMSGSIZE && r != -ENOMEM) {
+                /* The machine died under the run: the memory limit, or worse. */
+                bool memory = memory_hit(ctx, id);
+
+                machine_lost(req, ctx, id, memory ? "its machine ran out of memory" : "its machine ended during a run", true);
+                e = (RunEnd){.termination = memory ? "memory_limit" : "killed", .exit_code = memory ? 137 : -1, .state_reset = true,
+                             .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
+                (void) db_session_set_reset(ctx->db, id, false);
+                r = 0;
+        }
+        if (r < 0) {
+                if (r == -EBADMSG || r == -EMSGSIZE)
+                        machine_lost(req, ctx, id, "its machine's reply could not be read", true);
+                goto answer_error;
+        }
+        /* A reset still unsaid (a resume, a new machine) is said by this run, and then no more. */
+        if (pending_reset) {
+                e.state_reset = true;
+                if (!exec)
+                        (void) db_session_set_reset(ctx->db, id, false);
+        }
+        (void) db_session_used(ctx->db, id, 0);
+        {
+                char detail[96];
+
+                (void) snprintf(detail, sizeof(detail), "%s: %s, exit code %d", exec ? "exec" : run.language, e.termination, e.exit_code);
+                session_event(req, ctx, id, exec ? "exec" : "run", detail);
+        }
+        queue_leave(ctx, ticket);
+        ticket = 0;
+        r = run_response(req, ctx, id, &run, &e, start, queue_usec);
+        run_end_done(&e);
+        return r;
+
+answer_error:
+        run_end_done(&e);
+        if (ticket)
+                queue_leave(ctx, ticket);
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r == -EUSERS)
+                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
+        if (r == -EHOSTDOWN)
+                return reply_error(req, 502, MSG_SESSION_START, err.message);
+        if (r == -EBADMSG || r == -EMSGSIZE)
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        return reply_error(req, 502, MSG_SESSION_FAILED, strerror(-r));
+}
+
+/* A new session name: "session-" and 12 random characters, as every unit of sandboxd's is named. */
+static int new_session_id(char ret[SANDBOX_ID_MAX]) {
+        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
+
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                return -EIO;
+        return unit_name_sandbox_id("session", rnd, ret);
+}
+
+/* One file operation on the session's runner, with the session's turn held: the reply object, and
+ * for "get" the file's bytes (in *ret_buf). Errors are answered here: -errno then means answered. */
+static int file_op(Request *req, Context *ctx, const char *id, struct json_object *op, const void *data, size_t len,
+                   struct json_object **ret, const char **ret_rest, size_t *ret_rest_len, char **ret_buf) {
+        cleanup_close int fd = -1;
+        Error err = {};
+        Session s;
+        int64_t ticket = 0;
+        uint64_t queue_usec = 0;
+        int r = queue_enter(ctx, id, &ticket, &queue_usec);
+
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND), -ENOENT;
+        if (r == -EBUSY)
+                return reply_error(req, 503, MSG_SESSION_BUSY), -EBUSY;
+        if (r < 0)
+                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db)), r;
+        r = session_ready(req, ctx, id, &s, &fd, &err);
+        if (r >= 0) {
+                r = runner_call(fd, op, data, len, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
+                                ctx->config->session_upload_bytes + (64U << 10), ret, ret_rest, ret_rest_len, ret_buf);
+                if (r < 0 && r != -EMSGSIZE)
+                        machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
+                (void) db_session_used(ctx->db, id, 0);
+        }
+        queue_leave(ctx, ticket);
+        if (r >= 0)
+                return 0;
+        if (r == -ENOENT)
+                (void) reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        else if (r == -EUSERS)
+                (void) reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
+        else if (r == -EHOSTDOWN)
+                (void) reply_error(req, 502, MSG_SESSION_START, err.message);
+        else if (r == -EMSGSIZE)
+                (void) reply_error(req, 413, "the file is larger than %zu bytes, the most sandboxd moves at once (SANDBOXD_SESSION_UPLOAD_BYTES)",
+                                   ctx->config->session_upload_bytes);
+        else
+                (void) reply_error(req, 502, MSG_SESSION_FAILED, strerror(-r));
+        return r;
+}
+
+static struct json_object *op_json(const char *op, const char *key, const char *value) {
+        cleanup_json struct json_object *o = json_object_new_object();
+
+        if (!o || json_object_object_add(o, "op", json_object_new_string(op)) < 0 ||
+            (key && json_object_object_add(o, key, json_object_new_string(value)) < 0))
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+/* A file path of the URL, checked as every path a client names is: 0, or answered (400). */
+static int file_path_check(Request *req, const char *path) {
+        int r = path_relative_check(path, strlen(path), NULL, 0);
+
+        if (r == -EXDEV)
+                return reply_error(req, 400, MSG_PATH_ESCAPES, path), -EINVAL;
+        if (r < 0)
+                return reply_error(req, 400, MSG_SESSION_PATH), -EINVAL;
+        return 0;
+}
+
+static int session_file(Request *req, Context *ctx, const SessionRoute *route) {
+        cleanup_json struct json_object *op = NULL, *reply = NULL;
+        cleanup_free char *buf = NULL;
+        const char *rest = NULL, *event;
+        size_t rest_len = 0;
+        int r;
+
+        if (file_path_check(req, route->path) < 0)
+                return 0;
+        if (strcmp(req->method, "PUT") == 0)
+                op = op_json("put", "path", route->path), event = "upload";
+        else if (strcmp(req->method, "GET") == 0)
+                op = op_json("get", "path", route->path), event = "download";
+        else
+                op = op_json("delete", "path", route->path), event = "remove";
+        if (!op)
+                return -ENOMEM;
+        if (file_op(req, ctx, route->id, op, req->body, req->body ? req->body_len : 0, &reply, &rest, &rest_len, &buf) < 0)
+                return 0;
+        if (get_int(reply, "status", 0) >= 300)
+                return runner_error(req, reply);
+        session_event(req, ctx, route->id, event, route->path);
+        if (strcmp(req->method, "GET") == 0) {
+                if (get_int(reply, "size", -1) != (int64_t) rest_len)
+                        return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+                return reply_bytes(req, 200, "application/octet-stream", rest, rest_len);
+        } else {
+                cleanup_json struct json_object *out = json_object_new_object();
+
+                if (!out || json_object_object_add(out, "path", json_object_new_string(route->path)) < 0)
+                        return -ENOMEM;
+                if (strcmp(req->method, "PUT") == 0)
+                        r = json_object_object_add(out, "size", json_object_new_int64(get_int(reply, "size", 0)));
+                else
+                        r = json_object_object_add(out, "deleted", json_object_new_boolean(1));
+                if (r < 0)
+                        return -ENOMEM;
+                return reply_json(req, strcmp(req->method, "PUT") == 0 ? 201 : 200, out);
+        }
+}
+
+static int session_files(Request *req, Context *ctx, const SessionRoute *route) {
+        cleanup_json struct json_object *op = NULL, *reply = NULL, *out = json_object_new_object();
+        cleanup_free char *buf = NULL;
+        struct json_object *files = NULL;
+        char dir[PATH_MAX_BYTES];
+        int r = query_get(req->query, "dir", dir, sizeof(dir));
+
+        if (!out)
+                return -ENOMEM;
+        if (r < 0)
+                return reply_error(req, 400, MSG_SESSION_DIR);
+        if (r == 0 || strcmp(dir, ".") == 0 || strcmp(dir, "./") == 0)
+                dir[0] = 0;
+        if (dir[0]) {
+                size_t n = strlen(dir);
+
+                while (n > 1 && dir[n - 1] == '/')
+                        dir[--n] = 0;
+                if (path_relative_check(dir, n, NULL, 0) == -EXDEV)
+                        return reply_error(req, 400, MSG_PATH_ESCAPES, dir);
+                if (path_relative_check(dir, n, NULL, 0) < 0)
+                        return reply_error(req, 400, MSG_SESSION_DIR);
+        }
+        op = op_json("list", "dir", dir);
+        if (!op)
+                return -ENOMEM;
+        if (file_op(req, ctx, route->id, op, NULL, 0, &reply, NULL, NULL, &buf) < 0)
+                return 0;
+        if (get_int(reply, "status", 0) >= 300)
+                return runner_error(req, reply);
+        if (!json_object_object_get_ex(reply, "files", &files) || !json_object_is_type(files, json_type_array))
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        if (json_object_object_add(out, "files", json_object_get(files)) < 0)
+                return -ENOMEM;
+        return reply_json(req, 200, out);
+}
+
+static int session_create(Request *req, Context *ctx) {
+        cleanup_json struct json_object *body = NULL, *out = NULL;
+        char id[SANDBOX_ID_MAX];
+        SessionCreate c;
+        Error err = {};
+        Session s;
+        size_t n;
+        int r;
+
+        if (req->body_len > 0 && validate_parse_body(req->body, req->body_len, &body) < 0)
+                return reply_error(req, 400, MSG_INVALID_JSON);
+        if (validate_session_create(body, &validate_execute_limits, &c, &err) < 0)
+                return reply_error(req, err.status, "%s", err.message);
+        if (new_session_id(id) < 0)
+                return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a session name");
+        r = db_session_create(ctx->db, id, c.ttl_s, ctx->config->sessions_max);
+        if (r == -EUSERS)
+                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
+        if (r < 0)
+                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+        (void) snprintf(req->session_id, sizeof(req->session_id), "%s", id);
+        session_event(req, ctx, id, "create", NULL);
+
+        r = machine_start(req, ctx, id, &err);
+        n = c.files ? json_object_array_length(c.files) : 0;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(c.files, i), *p = NULL, *content = NULL, *op, *reply = NULL;
+                cleanup_free uint8_t *raw = NULL;
+                cleanup_free char *buf = NULL;
+                cleanup_close int fd = -1;
+                size_t raw_len = 0;
+
+                (void) json_object_object_get_ex(e, "path", &p);
+                (void) json_object_object_get_ex(e, "content_b64", &content);
+                if (b64_decode(json_object_get_string(content), (size_t) json_object_get_string_len(content), &raw, &raw_len) < 0)
+                        return -EINVAL; /* validated: cannot happen */
+                op = op_json("put", "path", json_object_get_string(p));
+                r = op ? machine_connect(id, &fd) : -ENOMEM;
+                if (r >= 0)
+                        r = runner_call(fd, op, raw, raw_len, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, &reply, NULL, NULL, &buf);
+                json_object_put(op);
+                if (r >= 0 && get_int(reply, "status", 0) != 201) {
+                        const char *m = get_str(reply, "error");
+
+                        r = error_set(&err, -EIO, "could not write '%s': %s", json_object_get_string(p), m ? m : "no reason given");
+                } else if (r < 0)
+                        r = error_set(&err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
+                json_object_put(reply);
+        }
+        if (r < 0) {
+                /* Nothing half-made is left: no session, no machine, no disk. */
+                (void) db_session_delete(ctx->db, id);
+                (void) broker_session_stop(&ctx->broker, id, true, NULL);
+                session_event(req, ctx, id, "delete", err.message);
+                if (r == -EIO)
+                        return reply_error(req, 400, "%s", err.message);
+                return reply_error(req, 502, MSG_SESSION_START, err.message);
+        }
+        r = db_session_get(ctx->db, id, &s);
+        if (r < 0)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        out = session_json(&s, false);
+        return out ? reply_json(req, 201, out) : -ENOMEM;
+}
+
+static int session_list(Request *req, Context *ctx) {
+        cleanup_json struct json_object *out = json_object_new_object(), *list = json_object_new_array();
+        cleanup_free Session *sessions = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!out || !list)
+                return -ENOMEM;
+        r = db_session_list(ctx->db, &sessions, &n);
+        if (r < 0)
+                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+        for (size_t i = 0; i < n; i++)
+                if (json_object_array_add(list, session_json(&sessions[i], false)) < 0)
+                        return -ENOMEM;
+        if (json_object_object_add(out, "sessions", TAKE_PTR(list)) < 0)
+                return -ENOMEM;
+        return reply_json(req, 200, out);
+}
+
+static int session_delete(Request *req, Context *ctx, const char *id) {
+        cleanup_json struct json_object *out = json_object_new_object();
+        char path[POOL_SOCKET_MAX];
+        Error err = {};
+        int r;
+
+        if (!out)
+                return -ENOMEM;
+        r = db_session_delete(ctx->db, id);
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r < 0)
+                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+        /* Its machine and every file go now; operations queued behind find it gone. */
+        r = broker_session_stop(&ctx->broker, id, true, &err);
+        if (r < 0)
+                (void) log_error_errno(r, "Failed to remove the machine and disk of session '%s': %s", id, err.message);
+        session_socket_path(id, path, sizeof(path));
+        (void) unlink(path);
+        session_event(req, ctx, id, "delete", r < 0 ? err.message : NULL);
+        if (json_object_object_add(out, "session_id", json_object_new_string(id)) < 0 ||
+            json_object_object_add(out, "state", json_object_new_string("deleted")) < 0)
+                return -ENOMEM;
+        return reply_json(req, 200, out);
+}
+
+/* pause: its machine stopped, its files kept; resume: its machine started again, its interpreters
+ * afresh. Each with the session's turn. */
+static int session_pause_resume(Request *req, Context *ctx, const char *id, bool pause) {
+        cleanup_json struct json_object *out = NULL;
+        cleanup_close int fd = -1;
+        uint64_t queue_usec = 0;
+        int64_t ticket = 0;
+        bool reset = false;
+        Error err = {};
+        Session s;
+        int r = queue_enter(ctx, id, &ticket, &queue_usec);
+
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r == -EBUSY)
+                return reply_error(req, 503, MSG_SESSION_BUSY);
+        if (r < 0)
+                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+        r = db_session_get(ctx->db, id, &s);
+        if (r >= 0 && pause && strcmp(s.state, "active") == 0) {
+                char path[POOL_SOCKET_MAX];
+
+                r = db_session_claim_down(ctx->db, id);
+                if (r == -ENOENT) /* our own ticket is queued: claim it outright */
+                        r = db_run(ctx->db, "UPDATE sessions SET state = 'pausing' WHERE session_id = ?1 AND state = 'active'", "t", id);
+                if (r >= 0)
+                        r = broker_session_stop(&ctx->broker, id, false, &err);
+                if (r >= 0)
+                        r = db_session_paused(ctx->db, id);
+                if (r < 0) /* still its machine's: active again, the next operation sees to it */
+                        (void) db_run(ctx->db, "UPDATE sessions SET state = 'active' WHERE session_id = ?1 AND state = 'pausing'", "t", id);
+                session_socket_path(id, path, sizeof(path));
+                (void) unlink(path);
+                if (r >= 0)
+                        session_event(req, ctx, id, "pause", NULL);
+        } else if (r >= 0 && !pause) {
+                reset = strcmp(s.state, "active") != 0;
+                r = session_ready(req, ctx, id, &s, &fd, &err);
+        }
+        if (r >= 0)
+                r = db_session_get(ctx->db, id, &s);
+        queue_leave(ctx, ticket);
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r == -EUSERS)
+                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
+        if (r == -EHOSTDOWN)
+                return reply_error(req, 502, MSG_SESSION_START, err.message);
+        if (r < 0)
+                return reply_error(req, 502, MSG_SESSION_FAILED, err.message[0] ? err.message : strerror(-r));
+        out = session_json(&s, false);
+        if (!out || (!pause && json_object_object_add(out, "state_reset", json_object_new_boolean(reset || s.state_reset)) < 0))
+                return -ENOMEM;
+        return reply_json(req, 200, out);
+}
+
+int route_sessions(Request *req, Context *ctx) {
+        cleanup_json struct json_object *out = NULL;
+        SessionRoute route;
+        Session s;
+
+        if (session_route_parse(req->raw_path, &route) < 0)
+                return reply_error(req, 404, MSG_NOT_FOUND);
+        if (!session_route_allows(&route, req->method)) {
+                req->allow = route.allow;
+                return reply_error(req, 405, MSG_METHOD_NOT_ALLOWED);
+        }
+        if (route.action == SESSION_COLLECTION)
+                return strcmp(req->method, "POST") == 0 ? session_create(req, ctx) : session_list(req, ctx);
+
+        (void) snprintf(req->session_id, sizeof(req->session_id), "%s", route.id);
+        /* Any id that is not one of ours is no session: no lookup needed, nothing echoed. */
+        if (!broker_id_valid(route.id, "session") || db_session_get(ctx->db, route.id, &s) < 0) {
+                req->session_id[0] = 0;
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        }
+        switch (route.action) {
+        case SESSION_ONE:
+                if (strcmp(req->method, "DELETE") == 0)
+                        return session_delete(req, ctx, route.id);
+                out = session_json(&s, false);
+                return out ? reply_json(req, 200, out) : -ENOMEM;
+        case SESSION_RUN:
+        case SESSION_EXEC:
+                return session_run(req, ctx, &route, route.action == SESSION_EXEC);
+        case SESSION_PAUSE:
+        case SESSION_RESUME:
+                return session_pause_resume(req, ctx, route.id, route.action == SESSION_PAUSE);
+        case SESSION_FILES:
+                return session_files(req, ctx, &route);
+        case SESSION_FILE:
+                return session_file(req, ctx, &route);
+        default:
+                return reply_error(req, 404, MSG_NOT_FOUND);
+        }
+}
