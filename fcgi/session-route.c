@@ -130,7 +130,8 @@ int session_route_parse(const char *raw_path, SessionRoute *ret) {
                 }
                 if (ret->action == SESSION_FILES)
                         ret->allow = "GET";
-                return *p == 0 ? 0 : -ENOENT;
+                /* ".../files/" lists the working directory, as ".../files" does. */
+                return *p == 0 || (ret->action == SESSION_FILES && strcmp(p, "/") == 0) ? 0 : -ENOENT;
         }
         return -ENOENT;
 }

@@ -192,25 +192,28 @@ static int close_containers(sd_bus_message *m, unsigned n) {
         return 0;
 }
 
-static int append_exec_start(sd_bus_message *m, char **argv) {
+/* ExecStart= of one command, or of several run one after the other (a oneshot's): argvs is a
+ * NULL-terminated list of argv. */
+static int append_exec_start_list(sd_bus_message *m, char **const *argvs) {
         int r;
 
         r = open_array_property(m, "ExecStart", "a(sasb)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'r', "sasb");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", argv[0]);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_strv(m, argv);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "b", 0);
-        if (r < 0)
-                return r;
-        return close_containers(m, 4);
+        for (size_t i = 0; r >= 0 && argvs[i]; i++) {
+                r = sd_bus_message_open_container(m, 'r', "sasb");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", argvs[i][0]);
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, argvs[i]);
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "b", 0);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+        }
+        return r < 0 ? r : close_containers(m, 3);
+}
+
+static int append_exec_start(sd_bus_message *m, char **argv) {
+        return append_exec_start_list(m, (char **const[]){argv, NULL});
 }
 
 /* Lines that nspawn and systemd log for this unit carry the request's or sandbox's id. */
@@ -673,7 +676,7 @@ static int start_transient_and_wait(sd_bus *bus, const char *unit, int (*append)
 
 typedef struct FormatArgs {
         const SandboxSpec *spec;
-        char **argv;
+        char **const *argvs;
 } FormatArgs;
 
 static int append_format(sd_bus_message *m, const void *userdata) {
@@ -689,7 +692,7 @@ static int append_format(sd_bus_message *m, const void *userdata) {
 
         if (r >= 0)
                 r = append_log_fields(m, a->spec);
-        return r < 0 ? r : append_exec_start(m, a->argv);
+        return r < 0 ? r : append_exec_start_list(m, a->argvs);
 }
 
 int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image, uint64_t bytes, uint32_t owner_uid,
@@ -700,10 +703,14 @@ int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image,
          * refuses to overwrite a file system without -F, which it never gets. */
         char *argv[] = {(char *) "/sbin/mke2fs", (char *) "-q", (char *) "-t", (char *) "ext4", (char *) "-m", (char *) "0",
                         (char *) "-E", owner, (char *) image, size, NULL};
+        /* The code's working directory is the file system's root: without mke2fs's lost+found (root's,
+         * which it could neither use nor remove). e2fsck makes one again should it ever need it. */
+        char *unlost[] = {(char *) "/sbin/debugfs", (char *) "-w", (char *) "-R", (char *) "rmdir lost+found", (char *) image, NULL};
 
         (void) snprintf(size, sizeof(size), "%" PRIu64 "k", bytes / 1024);
         (void) snprintf(owner, sizeof(owner), "root_owner=%" PRIu32 ":%" PRIu32 ",nodiscard", owner_uid, owner_uid);
-        return start_transient_and_wait(bus, spec->unit, append_format, &(FormatArgs){spec, argv}, 60 * USEC_PER_SEC, reterr_error);
+        return start_transient_and_wait(bus, spec->unit, append_format, &(FormatArgs){spec, (char **const[]){argv, unlost, NULL}},
+                                        60 * USEC_PER_SEC, reterr_error);
 }
 
 /* systemd's unit name of a mount point made only of [a-z0-9/]: "/run/a/b" is "run-a-b.mount". */

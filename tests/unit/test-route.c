@@ -63,6 +63,11 @@ static void test_table(void) {
                 {"/v1/runtimes", "GET", ROUTE_RUNTIMES},
                 {"/v1/openapi.json", "GET", ROUTE_OPENAPI},
                 {"/execute", "POST", ROUTE_EXECUTE_004},
+                /* The sessions' prefix routes, for any method: the handler answers 405 itself. */
+                {"/v1/sessions", "GET", ROUTE_SESSIONS},
+                {"/v1/sessions", "POST", ROUTE_SESSIONS},
+                {"/v1/sessions/x/files/a", "DELETE", ROUTE_SESSIONS},
+                {"/session/x/run", "POST", ROUTE_SESSIONS},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(expected); i++) {
@@ -73,6 +78,10 @@ static void test_table(void) {
                 tap_ok(r && r->id == expected[i].id, "%s %s: its handler", expected[i].method, expected[i].path);
         }
         tap_is_int(route_find("POST", "/v1/openapi.json", &(const Route *){NULL}), 405, "POST /v1/openapi.json -> 405");
+        /* A prefix covers what lies below it, not what merely starts with its letters. */
+        tap_is_int(route_find("POST", "/v1/sessionsx", &(const Route *){NULL}), 404, "POST /v1/sessionsx -> 404");
+        tap_is_int(route_find("POST", "/sessions/x", &(const Route *){NULL}), 404, "POST /sessions/x -> 404");
+        tap_is_int(route_find("POST", "/sessionx/run", &(const Route *){NULL}), 404, "POST /sessionx/run -> 404");
 }
 
 int main(void) {
