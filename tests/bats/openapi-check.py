@@ -49,9 +49,11 @@ def resolve(doc, obj):
 
 
 def template_regex(template):
-    """A path template ("/v1/x/{id}") as a regular expression: a parameter is one segment."""
+    """A path template ("/v1/x/{id}") as a regular expression: a parameter is one segment, but a
+    trailing {path}, a file's path, which the description says may hold slashes."""
     parts = re.split(r"(\{[^}/]+\})", template)
-    return re.compile("^" + "".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts) + "$")
+    return re.compile("^" + "".join((".+" if p == "{path}" and i == len(parts) - 2 and not parts[-1] else "[^/]+") if p.startswith("{")
+                                    else re.escape(p) for i, p in enumerate(parts)) + "$")
 
 
 def find_response(doc, method, path, status):
