@@ -233,10 +233,69 @@ static int append_log_fields(sd_bus_message *m, const SandboxSpec *spec) {
         return close_containers(m, 3);
 }
 
+/* systemd's unit name of a mount point made only of [a-z0-9/]: "/run/a/b" is "run-a-b.mount". */
+static int mount_unit_name(const char *where, char *buf, size_t size) {
+        size_t n = strlen(where);
+
+        if (where[0] != '/' || n < 2 || n + 6 > size || strspn(where, "abcdefghijklmnopqrstuvwxyz0123456789/") != n || strstr(where, "//") ||
+            where[n - 1] == '/')
+                return -EINVAL;
+        for (size_t i = 1; i <= n; i++)
+                buf[i - 1] = where[i] == '/' ? '-' : where[i];
+        strcat(buf, ".mount");
+        return 0;
+}
+
+typedef struct MountArgs {
+        const char *what;
+        const char *where;
+} MountArgs;
+
+static int append_mount(sd_bus_message *m, const MountArgs *a) {
+        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
+                                     "Description", "s", "sandboxd session disk",
+                                     "What", "s", a->what,
+                                     "Where", "s", a->where,
+                                     "Type", "s", "ext4",
+                                     /* Programs the code writes may run there; nothing on it is a
+                                      * device or gains privileges. */
+                                     "Options", "s", "loop,nosuid,nodev",
+                                     /* Unmounted once the machine that needs it is gone. */
+                                     "StopWhenUnneeded", "b", 1);
+}
+
+/* The session's disk: the unit needs its mount unit, which is created with it (an auxiliary unit of
+ * the same call) and started before it. */
+static int append_disk(sd_bus_message *m, const SandboxSpec *spec, char *mount_unit, size_t size) {
+        int r = mount_unit_name(spec->disk_where, mount_unit, size);
+
+        if (r < 0)
+                return r;
+        return sd_bus_message_append(m, "(sv)(sv)", "Requires", "as", 1, mount_unit, "After", "as", 1, mount_unit);
+}
+
+static int append_disk_unit(sd_bus_message *m, const SandboxSpec *spec, const char *mount_unit) {
+        int r = sd_bus_message_open_container(m, 'a', "(sa(sv))");
+
+        if (r >= 0 && spec->disk_image) {
+                r = sd_bus_message_open_container(m, 'r', "sa(sv)");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", mount_unit);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'a', "(sv)");
+                if (r >= 0)
+                        r = append_mount(m, &(MountArgs){spec->disk_image, spec->disk_where});
+                if (r >= 0)
+                        r = close_containers(m, 2);
+        }
+        return r < 0 ? r : sd_bus_message_close_container(m);
+}
+
+
 /* StartTransientUnit for spec; *ret_reply holds the job path. */
 static int start_unit(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const int fds[3], sd_bus_message **ret_reply, sd_bus_error *error) {
         cleanup_bus_message sd_bus_message *m = NULL;
-        char **argv = NULL;
+        char **argv = NULL, mount_unit[256] = "";
         int r;
 
         r = nspawn_argv(spec->nspawn, &argv);
@@ -259,10 +318,12 @@ static int start_unit(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const 
                 r = append_exec_start(m, argv);
         if (r >= 0)
                 r = append_log_fields(m, spec);
+        if (r >= 0 && spec->disk_image)
+                r = append_disk(m, spec, mount_unit, sizeof(mount_unit));
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+                r = append_disk_unit(m, spec, mount_unit);
         argv = nspawn_argv_free(argv);
         if (r < 0)
                 return r;
@@ -711,53 +772,6 @@ int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image,
         (void) snprintf(owner, sizeof(owner), "root_owner=%" PRIu32 ":%" PRIu32 ",nodiscard", owner_uid, owner_uid);
         return start_transient_and_wait(bus, spec->unit, append_format, &(FormatArgs){spec, (char **const[]){argv, unlost, NULL}},
                                         60 * USEC_PER_SEC, reterr_error);
-}
-
-/* systemd's unit name of a mount point made only of [a-z0-9/]: "/run/a/b" is "run-a-b.mount". */
-static int mount_unit_name(const char *where, char *buf, size_t size) {
-        size_t n = strlen(where);
-
-        if (where[0] != '/' || n < 2 || n + 6 > size || strspn(where, "abcdefghijklmnopqrstuvwxyz0123456789/") != n || strstr(where, "//") ||
-            where[n - 1] == '/')
-                return -EINVAL;
-        for (size_t i = 1; i <= n; i++)
-                buf[i - 1] = where[i] == '/' ? '-' : where[i];
-        strcat(buf, ".mount");
-        return 0;
-}
-
-typedef struct MountArgs {
-        const char *what;
-        const char *where;
-} MountArgs;
-
-static int append_mount(sd_bus_message *m, const void *userdata) {
-        const MountArgs *a = userdata;
-
-        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
-                                     "Description", "s", "sandboxd session disk",
-                                     "What", "s", a->what,
-                                     "Where", "s", a->where,
-                                     "Type", "s", "ext4",
-                                     /* Programs the code writes may run there; nothing on it is a
-                                      * device or gains privileges. */
-                                     "Options", "s", "loop,nosuid,nodev");
-}
-
-int sandbox_disk_mount(sd_bus *bus, const char *image, const char *where, sd_bus_error *reterr_error) {
-        char unit[256];
-        int r = mount_unit_name(where, unit, sizeof(unit));
-
-        if (r < 0)
-                return r;
-        r = start_transient_and_wait(bus, unit, append_mount, &(MountArgs){image, where}, 30 * USEC_PER_SEC, reterr_error);
-        /* Mounted already (a broker restarted between the two): that is the state asked for. */
-        if (r < 0 && sd_bus_error_has_name(reterr_error, "org.freedesktop.systemd1.UnitExists")) {
-                sd_bus_error_free(reterr_error);
-                r = sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "StartUnit", reterr_error, NULL, "ss", unit,
-                                       "replace");
-        }
-        return r;
 }
 
 int sandbox_disk_unmount(sd_bus *bus, const char *where, sd_bus_error *reterr_error) {

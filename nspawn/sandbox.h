@@ -25,6 +25,10 @@ typedef struct SandboxSpec {
         const char *ready_marker;
         uint64_t ready_timeout_usec;
         uint64_t run_timeout_usec;
+        /* Optional: a disk image the unit needs mounted on disk_where (a session's): systemd mounts
+         * it (a loop device) before it starts the unit, and unmounts it once the unit is gone. */
+        const char *disk_image;
+        const char *disk_where;
 } SandboxSpec;
 
 typedef struct SandboxResult {
@@ -81,10 +85,7 @@ int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error);
  * host UID), in a oneshot unit named spec->unit of spec->slice. */
 int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image, uint64_t bytes, uint32_t owner_uid,
                         sd_bus_error *reterr_error);
-/* Mounts image (through a loop device) on where, made of [a-z0-9/], in a mount unit; a mount there
- * already counts as done. */
-int sandbox_disk_mount(sd_bus *bus, const char *image, const char *where, sd_bus_error *reterr_error);
-/* Unmounts where; nothing mounted there counts as done. */
+/* Unmounts where (made of [a-z0-9/]) now, if it is mounted still; nothing mounted counts as done. */
 int sandbox_disk_unmount(sd_bus *bus, const char *where, sd_bus_error *reterr_error);
 /* Waits until unit is inactive, failed (then reset) or gone: 0, -ETIME past timeout_usec. */
 int sandbox_wait_gone(sd_bus *bus, const char *unit, uint64_t timeout_usec);

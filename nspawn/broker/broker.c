@@ -224,6 +224,7 @@ typedef struct SessionPaths {
         char image[512];          /* its disk: <session_dir>/<id>.img */
         char where[64];           /* SESSION_DISK_DIR/<12 characters> while mounted */
         char format_unit[64];     /* the unit that formats a new disk */
+        char mount_unit[64];      /* systemd's name of where's mount */
         char unit[SANDBOX_ID_MAX + 16];
 } SessionPaths;
 
@@ -234,6 +235,7 @@ static int session_paths(const Config *cfg, const char *id, SessionPaths *ret) {
                 return -ENAMETOOLONG;
         (void) snprintf(ret->where, sizeof(ret->where), SESSION_DISK_DIR "/%s", suffix);
         (void) snprintf(ret->format_unit, sizeof(ret->format_unit), "sandboxd-disk-%s.service", suffix);
+        (void) snprintf(ret->mount_unit, sizeof(ret->mount_unit), "run-sandboxd-disks-%s.mount", suffix);
         return unit_name_from_id(id, ret->unit, sizeof(ret->unit));
 }
 
@@ -293,19 +295,15 @@ static int session_start(Broker *b, const BrokerRequest *req, int fd, Error *err
                         return fail(err, r, &error);
                 }
         }
-        r = sandbox_disk_mount(b->bus, sp.image, sp.where, &error);
-        if (r < 0)
-                return fail(err, r, &error);
+        s.spec.disk_image = sp.image;
+        s.spec.disk_where = sp.where;
         r = sandbox_start_detached(b->bus, &s.spec, fd, &error);
-        if (r < 0) {
-                (void) sandbox_disk_unmount(b->bus, sp.where, NULL);
-                return fail(err, r, &error);
-        }
-        return 0;
+        return r < 0 ? fail(err, r, &error) : 0;
 }
 
-/* The session's machine killed and gone, then its disk unmounted (not before: two mounts of one
- * ext4 at once would corrupt it), and with delete the disk removed. */
+/* The session's machine killed and gone, then its disk unmounted, which systemd does once nothing
+ * needs it: waited for, as two mounts of one ext4 at once (a start right after) would corrupt it.
+ * With delete, the disk is removed. */
 static int session_stop(Broker *b, const BrokerRequest *req, Error *err) {
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
         SessionPaths sp;
@@ -319,7 +317,9 @@ static int session_stop(Broker *b, const BrokerRequest *req, Error *err) {
         r = sandbox_wait_gone(b->bus, sp.unit, 15 * USEC_PER_SEC);
         if (r < 0)
                 return error_set(err, r, "the session's machine did not stop");
-        r = sandbox_disk_unmount(b->bus, sp.where, &error);
+        r = sandbox_wait_gone(b->bus, sp.mount_unit, 10 * USEC_PER_SEC);
+        if (r < 0)
+                r = sandbox_disk_unmount(b->bus, sp.where, &error);
         if (r < 0)
                 return fail(err, r, &error);
         if (req->op == BROKER_SESSION_DELETE && unlink(sp.image) < 0 && errno != ENOENT)
