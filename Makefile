@@ -169,10 +169,10 @@ check-unit:
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/image-name.c \
-                nspawn/broker/broker-proto.c
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c \
+                lib/image-name.c nspawn/broker/broker-proto.c
 
-build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
+build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
                          lib/macro.h nspawn/broker/broker-proto.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \

@@ -221,7 +221,10 @@ int db_session_claim_expired(sqlite3 *db, double now, char *ret_id, size_t size)
         Claim c = {.sql = "UPDATE sessions SET state = 'pausing' WHERE session_id = (SELECT session_id FROM sessions s WHERE state = 'active' "
                           "AND last_used + ttl_s < ?1 AND NOT EXISTS (SELECT 1 FROM session_queue q WHERE q.session_id = s.session_id) "
                           "ORDER BY last_used LIMIT 1) RETURNING session_id",
-                   .types = "d", .when = now, .id = ret_id, .size = size};
+                   .types = "d",
+                   .when = now,
+                   .id = ret_id,
+                   .size = size};
 
         return db_transaction(db, claim_locked, &c);
 }
@@ -249,7 +252,10 @@ int db_session_paused(sqlite3 *db, const char *id) {
 int db_session_claim_retained(sqlite3 *db, double before, char *ret_id, size_t size) {
         Claim c = {.sql = "UPDATE sessions SET state = 'deleted', deleted_at = strftime('%s', 'now') WHERE session_id = (SELECT session_id "
                           "FROM sessions WHERE state = 'paused' AND paused_at < ?1 ORDER BY paused_at LIMIT 1) RETURNING session_id",
-                   .types = "d", .when = before, .id = ret_id, .size = size};
+                   .types = "d",
+                   .when = before,
+                   .id = ret_id,
+                   .size = size};
 
         return db_transaction(db, claim_locked, &c);
 }

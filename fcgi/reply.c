@@ -14,17 +14,20 @@
 static const char *reply_reason(int status) {
         switch (status) {
         case 200: return "OK";
-        case 201: return "Created";
+        case 201:
+                return "Created";
         case 400: return "Bad Request";
         case 404: return "Not Found";
         case 405: return "Method Not Allowed";
         case 413: return "Payload Too Large";
-        case 409: return "Conflict";
+        case 409:
+                return "Conflict";
         case 500: return "Internal Server Error";
         case 502: return "Bad Gateway";
         case 503: return "Service Unavailable";
         case 504: return "Gateway Timeout";
-        case 507: return "Insufficient Storage";
+        case 507:
+                return "Insufficient Storage";
         default: return "Unknown";
         }
 }

@@ -497,8 +497,7 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
         if (r == -ETIME) {
                 /* The runner did not end the run itself: the machine goes with everything in it. */
                 machine_lost(req, ctx, id, "its machine did not end a run that timed out", true);
-                e = (RunEnd){.termination = "timeout", .exit_code = -1, .state_reset = true,
-                             .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
+                e = (RunEnd){.termination = "timeout", .exit_code = -1, .state_reset = true, .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
                 r = 0;
         } else if (r < 0 && db_session_get(ctx->db, id, &s) == -ENOENT) {
                 r = -ENOENT; /* deleted while it ran */
@@ -508,8 +507,7 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 bool memory = memory_hit(ctx, id);
 
                 machine_lost(req, ctx, id, memory ? "its machine ran out of memory" : "its machine ended during a run", true);
-                e = (RunEnd){.termination = memory ? "memory_limit" : "killed", .exit_code = memory ? 137 : -1, .state_reset = true,
-                             .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
+                e = (RunEnd){.termination = memory ? "memory_limit" : "killed", .exit_code = memory ? 137 : -1, .state_reset = true, .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
                 (void) db_session_set_reset(ctx->db, id, false);
                 r = 0;
         }

@@ -88,8 +88,11 @@ int session_route_parse(const char *raw_path, SessionRoute *ret) {
                 SessionAction action;
                 bool seed; /* also under reference 002's /session */
         } actions[] = {
-                {"run", SESSION_RUN, true},     {"exec", SESSION_EXEC, true},   {"pause", SESSION_PAUSE, false},
-                {"resume", SESSION_RESUME, false}, {"files", SESSION_FILES, false},
+                {"run", SESSION_RUN, true},
+                {"exec", SESSION_EXEC, true},
+                {"pause", SESSION_PAUSE, false},
+                {"resume", SESSION_RESUME, false},
+                {"files", SESSION_FILES, false},
         };
         const char *p;
         char word[16];

@@ -25,7 +25,7 @@ typedef enum SessionAction {
 typedef struct SessionRoute {
         SessionAction action;
         char id[SANDBOX_ID_MAX];
-        char path[4096]; /* SESSION_FILE: the file's path, percent-decoded, not yet checked */
+        char path[4096];   /* SESSION_FILE: the file's path, percent-decoded, not yet checked */
         const char *allow; /* the methods the route takes, for a 405's Allow: */
 } SessionRoute;
 

@@ -291,7 +291,6 @@ static int append_disk_unit(sd_bus_message *m, const SandboxSpec *spec, const ch
         return r < 0 ? r : sd_bus_message_close_container(m);
 }
 
-
 /* StartTransientUnit for spec; *ret_reply holds the job path. */
 static int start_unit(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const int fds[3], sd_bus_message **ret_reply, sd_bus_error *error) {
         cleanup_bus_message sd_bus_message *m = NULL;

@@ -221,10 +221,10 @@ static uint32_t session_uid_base(const char *id) {
 }
 
 typedef struct SessionPaths {
-        char image[512];          /* its disk: <session_dir>/<id>.img */
-        char where[64];           /* SESSION_DISK_DIR/<12 characters> while mounted */
-        char format_unit[64];     /* the unit that formats a new disk */
-        char mount_unit[64];      /* systemd's name of where's mount */
+        char image[512];      /* its disk: <session_dir>/<id>.img */
+        char where[64];       /* SESSION_DISK_DIR/<12 characters> while mounted */
+        char format_unit[64]; /* the unit that formats a new disk */
+        char mount_unit[64];  /* systemd's name of where's mount */
         char unit[SANDBOX_ID_MAX + 16];
 } SessionPaths;
 

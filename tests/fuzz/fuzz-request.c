@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer target: any bytes as a request body, through the parser, both validators and the pure
+/* libFuzzer target: any bytes as a request body, through the parser, the validators and the pure
  * helpers they lean on (b64, utf8, paths), and as a message to the broker. Sanitizers catch memory errors; the checks below abort()
  * when a module breaks its own contract, which no sanitizer can see. `make fuzz` runs it. */
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fcgi/session-route.h"
 #include "fcgi/validate.h"
 #include "lib/b64.h"
 #include "lib/image-name.h"
@@ -154,6 +155,31 @@ static void fuzz_body(const uint8_t *data, size_t size) {
         else
                 CHECK(c.image && c.module && c.function && c.timeout_s >= 1 && c.timeout_s <= validate_call_limits.max_timeout_s);
 
+        /* Sessions: a create's and a run's or exec's body. */
+        {
+                SessionCreate sc = {};
+                SessionRun run = {};
+
+                verr = (Error){};
+                if (validate_session_create(body, &validate_execute_limits, &sc, &verr) < 0) {
+                        check_error(&verr);
+                        CHECK(verr.status == 400);
+                } else
+                        CHECK(sc.ttl_s >= 1 && sc.ttl_s <= SESSION_TTL_MAX_S);
+                for (int exec = 0; exec < 2; exec++) {
+                        verr = (Error){};
+                        if (validate_session_run(body, exec, validate_execute_limits.max_code_bytes, 300, &run, &verr) < 0)
+                                check_error(&verr);
+                        else {
+                                CHECK(run.code && run.code_len <= validate_execute_limits.max_code_bytes);
+                                CHECK(run.timeout_s >= 1 && run.timeout_s <= 300);
+                                CHECK(exec ? !run.language : run.language && (strcmp(run.language, "python") == 0 || strcmp(run.language, "node") == 0 || strcmp(run.language, "bash") == 0));
+                                if (exec || strcmp(run.language, "bash") == 0)
+                                        CHECK(!memchr(run.code, 0, run.code_len));
+                        }
+                }
+        }
+
         if (json_object_object_get_ex(body, "image", &image) && json_object_is_type(image, json_type_string) &&
             image_name_from_ref(json_object_get_string(image), name, sizeof(name)) == 0)
                 CHECK(name[0] != 0 && strlen(name) <= 64);
@@ -176,6 +202,10 @@ static void fuzz_broker(const uint8_t *data, size_t size) {
         CHECK(req.op >= BROKER_START_WARM && req.op < _BROKER_OP_MAX);
         if (req.op == BROKER_LIST)
                 CHECK(req.id[0] == 0);
+        else if (req.op == BROKER_SESSION_START || req.op == BROKER_SESSION_STOP || req.op == BROKER_SESSION_DELETE)
+                /* It names a disk image and a mount point: nothing but "session-" and 12 of [a-z2-7]. */
+                CHECK(broker_id_valid(req.id, "session") && strlen(req.id) == strlen("session-") + SANDBOX_ID_RANDOM_CHARS &&
+                      strspn(req.id + 8, "abcdefghijklmnopqrstuvwxyz234567") == SANDBOX_ID_RANDOM_CHARS);
         else
                 CHECK(broker_id_valid(req.id, NULL) && strlen(req.id) <= strlen("machine-") + SANDBOX_ID_RANDOM_CHARS &&
                       !strchr(req.id, '.') && !strchr(req.id, '/'));
@@ -186,8 +216,31 @@ static void fuzz_broker(const uint8_t *data, size_t size) {
                       !strchr(req.image, '/') && !strchr(req.request_id, '\n') && strcmp(req.image, "..") != 0);
 }
 
+/* The same bytes as a request path and a query: a route found names an id of one segment and a
+ * decoded file path without NUL. */
+static void fuzz_session_route(const uint8_t *data, size_t size) {
+        cleanup_free char *s = strndup((const char *) data, size);
+        SessionRoute route;
+        char v[256];
+        int r;
+
+        if (!s)
+                return;
+        if (session_route_parse(s, &route) == 0) {
+                CHECK(route.allow && route.allow[0]);
+                if (route.action != SESSION_COLLECTION)
+                        CHECK(route.id[0] && !strchr(route.id, '/'));
+                CHECK(route.action == SESSION_FILE ? route.path[0] != 0 : route.path[0] == 0);
+        }
+        r = query_get(s, "dir", v, sizeof(v));
+        CHECK(r == 0 || r == 1 || r == -EINVAL);
+        if (r == 1)
+                CHECK(strlen(v) < sizeof(v));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_body(data, size);
+        fuzz_session_route(data, size);
         fuzz_broker(data, size);
         fuzz_b64((const char *) data, size);
         fuzz_utf8(data, size);

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Load test: N executions at concurrency C, mixed with timeouts and bombs, against loopback only.
+"""Load test: N requests at concurrency C: executions mixed with timeouts and bombs, and runs in a
+few sessions, against loopback only.
 
-Checks: no lost or crossed response (each normal execution prints its own tag), each timeout and
-each bomb answered as such, every request's X-Request-Id recorded in sqlite (with a final status)
-and in journald, and the pool back at its target afterwards. Bounded in count and time.
+Checks: no lost or crossed response (each normal execution prints its own tag; each session run
+prints its tag and how many runs its session has counted, in a variable kept from run to run, so
+that at the end each session has counted every run sent to it, none twice), each timeout and each
+bomb answered as such, every request's X-Request-Id recorded in sqlite (with a final status) and in
+journald, the sessions deleted with nothing left, and the pool back at its target afterwards.
+Bounded in count and time.
 
 Usage: tests/load/load.py [--url URL] [-n 1000] [-c 16] [--deadline 1200]
 """
@@ -23,7 +27,12 @@ import urllib.parse
 MESSAGE_ID = "8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f"
 
 
+SESSIONS = 4
+
+
 def job(kind, tag):
+    if kind == "session":
+        return {"language": "python", "code": "n = globals().get('n', 0) + 1\nprint(%d, n)" % tag}
     if kind == "timeout":
         return {"code": "while True: pass", "timeout_s": 1}
     if kind == "memory":
@@ -36,7 +45,10 @@ def job(kind, tag):
 def check(kind, tag, status, body):
     if status != 200:
         return "HTTP %d %s" % (status, body)
-    if kind == "timeout":
+    if kind == "session":
+        out = body.get("result", {}).get("stdout", "").split()
+        ok = body.get("status") == "success" and len(out) == 2 and out[0] == str(tag) and not body["session"]["state_reset"]
+    elif kind == "timeout":
         ok = body.get("exit_code") == -1 and body.get("stderr") == "timed out after 1s"
     elif kind == "memory":
         ok = body.get("limit_exceeded") == "memory"
@@ -60,8 +72,25 @@ def main():
     if u.hostname not in ("127.0.0.1", "localhost", "::1"):
         sys.exit("load.py only targets loopback")
 
+    def call(method, path, body=None):
+        c = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=60)
+        try:
+            c.request(method, path, body=json.dumps(body) if body is not None else None, headers={"content-type": "application/json"})
+            r = c.getresponse()
+            return r.status, json.loads(r.read())
+        finally:
+            c.close()
+
+    sessions = []
+    for _ in range(SESSIONS):
+        status, body = call("POST", "/v1/sessions", {"ttl_s": 3600})
+        if status != 201:
+            sys.exit("load: could not create a session: %d %s" % (status, body))
+        sessions.append(body["session_id"])
+
     rng = random.Random(42)
-    kinds = [rng.choices(["print", "timeout", "memory", "fork"], [92, 4, 2, 2])[0] for _ in range(args.n)]
+    kinds = [rng.choices(["print", "timeout", "memory", "fork", "session"], [82, 4, 2, 2, 10])[0] for _ in range(args.n)]
+    where = {i: sessions[rng.randrange(SESSIONS)] for i in range(args.n) if kinds[i] == "session"}
     end = time.monotonic() + args.deadline
     started = time.strftime("%Y-%m-%d %H:%M:%S")
 
@@ -70,7 +99,8 @@ def main():
             return i, None, None, "not sent: deadline"
         conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=180)
         try:
-            conn.request("POST", "/v1/execute", body=json.dumps(job(kinds[i], i)), headers={"content-type": "application/json"})
+            path = "/v1/sessions/%s/run" % where[i] if kinds[i] == "session" else "/v1/execute"
+            conn.request("POST", path, body=json.dumps(job(kinds[i], i)), headers={"content-type": "application/json"})
             r = conn.getresponse()
             body = json.loads(r.read())
             return i, r.getheader("X-Request-Id"), (r.status, body), None
@@ -94,6 +124,22 @@ def main():
         if p:
             problems.append(p)
 
+    # Each session counted every run that reached it, each once: the runs took turns, and the
+    # interpreter's state was kept from one to the next.
+    for sid in sessions:
+        sent = sum(1 for i, rid, resp, err in results if not err and where.get(i) == sid and resp[0] == 200)
+        status, body = call("POST", "/v1/sessions/%s/run" % sid, {"language": "python", "code": "print(n)"})
+        got = body.get("result", {}).get("stdout", "").strip() if status == 200 else "HTTP %d" % status
+        if got != str(sent):
+            problems.append("session %s counted %s runs, %d were answered" % (sid, got, sent))
+        status, body = call("DELETE", "/v1/sessions/" + sid)
+        if status != 200:
+            problems.append("session %s: DELETE answered %d %s" % (sid, status, body))
+    left = subprocess.run(args.host_cmd.split() + ["systemctl", "list-units", "--all", "--plain", "--no-legend", "session-*", "run-sandboxd-disks-*"],
+                          capture_output=True, text=True).stdout.strip()
+    if left:
+        problems.append("left after the sessions were deleted: " + left.replace("\n", "; "))
+
     # Every request recorded, with its final status, in sqlite ...
     db = sqlite3.connect(args.db, timeout=30)
     missing_db = [r for r in rids if db.execute("SELECT status FROM requests WHERE request_id = ?", (r,)).fetchone() in (None, (None,))]
@@ -116,7 +162,8 @@ def main():
         time.sleep(0.1)
 
     counts = {k: kinds.count(k) for k in set(kinds)}
-    print("load: %d executions %s at concurrency %d in %.0f s (%.1f/s)" % (len(rids), counts, args.c, elapsed, len(rids) / elapsed))
+    print("load: %d requests %s (runs in %d sessions) at concurrency %d in %.0f s (%.1f/s)" % (len(rids), counts, SESSIONS, args.c, elapsed,
+                                                                                          len(rids) / elapsed))
     print("load: %d problems, %d not in sqlite, %d not in journald, pool %s" % (len(problems), len(missing_db), len(missing_journal), pool))
     for p in problems[:20]:
         print("  " + p)
