@@ -21,6 +21,10 @@
 #   does not install its own) drops its own frames from tracebacks. What is left to see: one frame
 #   above the code's (sys._getframe(1)).
 #
+# In a session sandbox (zygote-proto.h) the first line names a session's process instead: a python,
+# node or bash that runs one code after another, in the state the earlier ones left, and writes each
+# one's status on fd 4; or an exec command for /bin/sh -c.
+#
 # _allow_path (the import policy's allow-list) and _node_bootstrap (node-bootstrap.js) are defined by
 # the zygote before this file runs.
 import os, sys
@@ -42,6 +46,20 @@ def _read_allow_list():
 
 _allowed = _read_allow_list()
 del _read_allow_list
+
+
+# A session's bash: each code evaluated in the shell itself, so that cd, variables, exports and
+# functions persist; its $? on the done pipe. The runner's descriptors move out of the code's way
+# (62, 63). read -N counts characters: in the C locale, those are the bytes LENGTH counts. The loop
+# in the code's way: `break` or `continue` end the code early (the one-turn for), and what the code
+# itself defines as read, printf or eval is not called (builtin).
+_BASH_SESSION = r"""exec 62>&4 63<&3 3<&- 4>&-
+while IFS= builtin read -r __sandboxd_n <&63; do
+  LC_ALL=C IFS= builtin read -r -N "$__sandboxd_n" __sandboxd_code <&63
+  for __sandboxd_once in 1; do builtin eval "$__sandboxd_code"; done
+  builtin printf '%d\n' "$?" >&62
+done
+"""
 
 
 def _sandboxd_run():
@@ -186,6 +204,8 @@ def _sandboxd_run():
     def run():
         try:
             language, policy = line().split(b" ")
+            if language in SESSION:
+                SESSION[language]()
             if language == b"node":
                 # node reads the rest itself (node-bootstrap.js), once it has started.
                 stdin_file()
@@ -253,7 +273,62 @@ def _sandboxd_run():
         importlib.import_module = guarded_import_module
         mine.update((check.__code__, guarded_import.__code__, guarded_import_module.__code__))
 
-    mine = {sys._getframe(1).f_code, sys._getframe(0).f_code, run.__code__}
+    # A session's processes (zygote-proto.h): long-lived interpreters that run one code after
+    # another, as notebook cells, in the state the earlier ones left; and exec commands.
+    def read_exact(n):
+        out = bytearray()
+        while len(out) < n:
+            c = os.read(3, n - len(out))
+            if not c:
+                os._exit(0)
+            out += c
+        return bytes(out)
+
+    def session_python():
+        # Each code with exec() in __main__'s namespace; its end (an exception printed as the
+        # interpreter prints it: 1; SystemExit's status) is its status on fd 4, and the interpreter
+        # lives on. The runner's descriptors are not the code's subprocesses' to inherit.
+        os.set_inheritable(3, False)
+        os.set_inheritable(4, False)
+        while True:
+            text = read_exact(int(line())).decode("utf-8", "surrogateescape")
+            status = 0
+            try:
+                exec(compile(text, "<string>", "exec"), main)
+            except SystemExit as e:
+                status = exit_status(e)
+            except BaseException as e:
+                sys.last_type, sys.last_value, sys.last_traceback = type(e), e, e.__traceback__
+                try:
+                    sys.excepthook(type(e), e, e.__traceback__)
+                except BaseException as h:
+                    print("Error in sys.excepthook:", file=sys.stderr)
+                    sys.__excepthook__(type(h), h, h.__traceback__)
+                    print("\nOriginal exception was:", file=sys.stderr)
+                    sys.__excepthook__(type(e), e, e.__traceback__)
+                status = 1
+            e = text = None
+            if not flush_std():
+                status = 120
+            os.write(4, b"%d\n" % status)
+
+    def session_node():
+        # node-bootstrap.js, told by its argument to serve a session.
+        become(["/usr/bin/node", "--experimental-vm-modules", "-e", _node_bootstrap, "session"])
+
+    def session_bash():
+        become(["/bin/bash", "-c", _BASH_SESSION])
+
+    def session_exec():
+        with os.fdopen(3, "rb") as f:
+            data = f.read()
+        n, _, rest = data.partition(b"\n")
+        os.close(4)
+        become(["/bin/sh", "-c", rest[:int(n)]])
+
+    SESSION = {b"session-python": session_python, b"session-node": session_node, b"session-bash": session_bash,
+               b"exec": session_exec}
+    mine = {sys._getframe(1).f_code, sys._getframe(0).f_code, run.__code__, session_python.__code__}
     sys.excepthook = excepthook
     run()
 

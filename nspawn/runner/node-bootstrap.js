@@ -9,10 +9,21 @@
 // Everything here stays inside one function: the code's own top-level declarations must not meet
 // any of ours. What is left to see: process.execArgv names the code, as for `node -e CODE`, and a
 // stack trace ends with a few frames of this file below the code's.
+//
+// With the argument "session" (a session's node, zygote-proto.h), it serves one code after another
+// instead, each through vm.runInThisContext in the state the earlier ones left (top-level
+// declarations persist), with the event loop running between them: a completion value that is a
+// promise is awaited; a thrown error or a rejection is printed as node prints an uncaught one, and
+// the code's status is 1. Each code's status goes to fd 4 as a line.
 (function () {
   'use strict';
   const fs = require('fs');
   const vm = require('vm');
+  if (process.argv[1] === 'session') {
+    process.argv.splice(1, 1);
+    session();
+    return;
+  }
   const data = fs.readFileSync(3);
   fs.closeSync(3);
   const nl = data.indexOf(10);
@@ -29,4 +40,59 @@
     displayErrors: true,
     importModuleDynamically: (specifier) => import(specifier),
   });
+
+  function session() {
+    const net = require('net');
+    const util = require('util');
+    // The runner's descriptors. node cannot make them close-on-exec: the code's subprocesses
+    // inherit them, and could only spoil the code's own replies with them.
+    const done = 4;
+    const stream = new net.Socket({ fd: 3, readable: true, writable: false });
+    let pending = Buffer.alloc(0);
+    let busy = false;
+
+    async function one(code) {
+      let status = 0;
+      try {
+        const value = vm.runInThisContext(code, {
+          filename: '[eval]',
+          displayErrors: true,
+          importModuleDynamically: (specifier) => import(specifier),
+        });
+        if (value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function')
+          await value;
+      } catch (e) {
+        status = 1;
+        try {
+          process.stderr.write(util.inspect(e) + '\n');
+        } catch {
+          // Nothing more to say it with.
+        }
+      }
+      fs.writeSync(done, status + '\n');
+    }
+
+    // One code at a time: the runner sends the next once this one's status is back.
+    async function next() {
+      while (!busy) {
+        const nl = pending.indexOf(10);
+        if (nl < 0)
+          return;
+        const length = Number(pending.subarray(0, nl).toString('latin1'));
+        if (pending.length < nl + 1 + length)
+          return;
+        const code = pending.subarray(nl + 1, nl + 1 + length).toString('utf8');
+        pending = pending.subarray(nl + 1 + length);
+        busy = true;
+        await one(code);
+        busy = false;
+      }
+    }
+
+    stream.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      next();
+    });
+    stream.on('end', () => process.exit(0));
+  }
 })();

@@ -18,6 +18,10 @@
  *      exits, which kills whatever C left behind;
  *   C  the code: the sandbox user, no capability in any set, no_new_privs, the system-call filter,
  *      then Py_RunMain().
+ * A session sandbox (--session) is one I in the same namespaces, on the machine's /workspace, that
+ * drops to the sandbox user once its filesystems are made and lives on: it forks a C for every
+ * process the runner asks for (the session's interpreters, its exec commands), each confined as an
+ * execution's C is, and reports each one's end (session_init()).
  * The zygote and the runner stay root of the machine's user namespace and never run user code; the
  * code cannot see them (PID namespace), signal them or trace them (another UID). */
 #include <Python.h>
@@ -30,6 +34,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -40,6 +45,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -135,13 +141,18 @@ static void oom_first(void) {
         (void) close(fd);
 }
 
-/* I, in the namespaces it was forked into: the filesystems of one sandbox. */
-static void make_filesystems(void) {
+/* I, in the namespaces it was forked into: the filesystems of one sandbox. A session's keeps the
+ * machine's /workspace, the session's disk, bound onto itself first: writable even where it is not a
+ * mount of its own, once the root is read-only. */
+static void make_filesystems(bool session) {
         oom_first();
         /* Nothing mounted here may reach the machine's namespace, nor the other way round. */
         must(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "making / private");
+        if (session)
+                must(mount(WORKDIR, WORKDIR, NULL, MS_BIND, NULL), "binding " WORKDIR);
         root_read_only();
-        mount_tmpfs(WORKDIR, arg_config.workspace_bytes, "0700");
+        if (!session)
+                mount_tmpfs(WORKDIR, arg_config.workspace_bytes, "0700");
         mount_tmpfs("/tmp", arg_config.tmp_bytes, "1777");
         mount_tmpfs("/var/tmp", arg_config.tmp_bytes, "1777");
         mount_tmpfs("/dev/shm", arg_config.tmp_bytes, "1777");
@@ -151,11 +162,10 @@ static void make_filesystems(void) {
         loopback_up();
 }
 
-/* Every capability out of every set, then the sandbox user, no new privileges, the filter. */
-static void confine(void) {
+/* Every capability out of every set, then the sandbox user. */
+static void drop_privileges(void) {
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
         struct __user_cap_data_struct d[2] = {};
-        struct sock_fprog prog = {.len = (unsigned short) arg_filter_len, .filter = arg_filter};
         uid_t uid = arg_config.uid;
 
         for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
@@ -164,16 +174,32 @@ static void confine(void) {
         must(setgroups(0, NULL), "setgroups");
         must(setresgid(uid, uid, uid), "setresgid");
         must(setresuid(uid, uid, uid), "setresuid");
-        /* As the sandbox user: the workspace is its own, mode 0700, and root here has no
-         * CAP_DAC_OVERRIDE to enter it. */
-        must(chdir(WORKDIR), "chdir " WORKDIR);
         /* The inheritable set too: nothing for a program with file capabilities to pick up. */
         must((int) syscall(SYS_capset, &h, d), "clearing capabilities");
+}
+
+/* What the code process starts from: the sandbox user's workspace, no capability in any set (checked,
+ * not assumed), no new privileges, the filter. */
+static void restrict_code(void) {
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2] = {};
+        struct sock_fprog prog = {.len = (unsigned short) arg_filter_len, .filter = arg_filter};
+        uid_t uid = arg_config.uid;
+
+        /* As the sandbox user: the workspace is its own, and root here has no CAP_DAC_OVERRIDE to
+         * enter it. */
+        must(chdir(WORKDIR), "chdir " WORKDIR);
         if (syscall(SYS_capget, &h, d) < 0 || d[0].permitted || d[0].effective || d[0].inheritable || d[1].permitted ||
-            d[1].effective || d[1].inheritable || getuid() != uid || geteuid() != uid || setresuid(0, 0, 0) == 0)
+            d[1].effective || d[1].inheritable || getuid() != uid || geteuid() != uid || setresuid(0, 0, 0) == 0 ||
+            prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) != 0)
                 abort();
         must(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
         must(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), "installing the system-call filter");
+}
+
+static void confine(void) {
+        drop_privileges();
+        restrict_code();
 }
 
 /* C, in its sandbox: its descriptors (the code's pipe replaces the zygote's socket as fd 3), its
@@ -221,21 +247,26 @@ static _Noreturn void init_loop(pid_t code, int report) {
         _exit(fd_send_one(report, &st, sizeof(st), -1, 0) < 0 ? 127 : 0);
 }
 
-/* I, in its new namespaces: the sandbox's filesystems, its mount namespace to the runner, then C.
- * Returns only in C, ready for Py_RunMain(). */
-static void make_sandbox(int out, int err, int code, int report) {
+/* I: its own /proc, and its mount namespace to the runner, which writes and reads the execution's
+ * files from inside it. It comes from here: once this process has become the sandbox user and
+ * undumpable, the runner may no longer open it through /proc. */
+static void hand_over_mount_namespace(int report) {
         int mnt;
-        pid_t child;
 
-        make_filesystems();
         must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), "mounting /proc");
-        /* The runner writes and reads the execution's files from inside this namespace. It comes
-         * from here: once this process has become the sandbox user and undumpable, the runner may
-         * no longer open it through /proc. */
         mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
         if (mnt < 0 || fd_send_one(report, &(int32_t){0}, sizeof(int32_t), mnt, 0) < 0)
                 die("handing over the mount namespace");
         (void) close(mnt);
+}
+
+/* I, in its new namespaces: the sandbox's filesystems, its mount namespace to the runner, then C.
+ * Returns only in C, ready for Py_RunMain(). */
+static void make_sandbox(int out, int err, int code, int report) {
+        pid_t child;
+
+        make_filesystems(false);
+        hand_over_mount_namespace(report);
         child = fork();
         if (child < 0)
                 die("fork");
@@ -250,6 +281,167 @@ static void make_sandbox(int out, int err, int code, int report) {
         become_code(out, err, code);
 }
 
+/* A session sandbox's init: the processes it started and not yet reported ended. A session has a
+ * few (an interpreter per language, an exec command at a time); the list grows as it must. */
+typedef struct Started {
+        pid_t pid;
+        uint32_t id;
+} Started;
+
+static Started *started;
+static size_t n_started, max_started;
+
+static int started_add(pid_t pid, uint32_t id) {
+        if (n_started == max_started) {
+                size_t m = max_started ? max_started * 2 : 8;
+                Started *bigger = realloc(started, m * sizeof(*started));
+
+                if (!bigger)
+                        return -ENOMEM;
+                started = bigger;
+                max_started = m;
+        }
+        started[n_started++] = (Started){.pid = pid, .id = id};
+        return 0;
+}
+
+/* C of a session: the four descriptors the runner sent in place (they arrived above fd 4, see
+ * session_init()), standard input /dev/null, the signals as a fresh process has them, then confined
+ * as an execution's code process is (the init dropped its privileges already). Returns to run the
+ * bootstrap, which reads fd 3. */
+static void become_session_code(const int fds[4], int control, int sigfd) {
+        sigset_t none;
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+        (void) close(control);
+        (void) close(sigfd);
+        sigemptyset(&none);
+        if (null < 0 || dup2(null, 0) < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+                die("setting up the process");
+        for (int i = 0; i < 4; i++)
+                if (dup2(fds[i], i + 1) < 0)
+                        die("setting up descriptors");
+        (void) close(null);
+        for (int i = 0; i < 4; i++)
+                (void) close(fds[i]);
+        restrict_code();
+}
+
+/* One start request: four descriptors in, a process out, its PID to the runner. Returns 1 in the
+ * init, 0 in the new process, -1 when the runner is gone. */
+static int session_start(int control, int sigfd) {
+        int fds[4] = {-1, -1, -1, -1};
+        SessionStart req = {};
+        SessionEvent ev = {.what = SESSION_STARTED, .pid = -EPROTO};
+        ssize_t n;
+        pid_t pid;
+
+        n = fd_receive_one(control, &req, sizeof(req), 0, &fds[0]);
+        if (n == 0 || (n < 0 && n != -EINTR && n != -EMSGSIZE && n != -EXFULL))
+                return -1;
+        ev.id = req.id;
+        if (n != (ssize_t) sizeof(req) || req.magic != ZYGOTE_MAGIC || fds[0] < 0)
+                goto reply;
+        for (size_t i = 1; i < ELEMENTSOF(fds); i++) {
+                SessionStart more = {};
+
+                if (fd_receive_one(control, &more, sizeof(more), 0, &fds[i]) != (ssize_t) sizeof(more) || fds[i] < 0 ||
+                    more.id != req.id)
+                        goto reply;
+        }
+        pid = fork();
+        if (pid == 0) {
+                become_session_code(fds, control, sigfd);
+                return 0;
+        }
+        ev.pid = pid < 0 ? -errno : pid;
+        if (pid > 0 && started_add(pid, req.id) < 0)
+                die("remembering a process"); /* unreported, it could never end: the session fails whole */
+reply:
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                closep(&fds[i]);
+        return fd_send_one(control, &ev, sizeof(ev), -1, 0) < 0 ? -1 : 1;
+}
+
+/* Every child that ended: those the runner started are reported, the rest (what the code left
+ * behind, orphaned to the init) only reaped. */
+static int session_reap(int control) {
+        struct rusage ru;
+        int status;
+        pid_t pid;
+
+        while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0)
+                for (size_t i = 0; i < n_started; i++) {
+                        SessionEvent ev = {.what = SESSION_ENDED, .id = started[i].id, .pid = pid};
+
+                        if (started[i].pid != pid)
+                                continue;
+                        started[i] = started[--n_started];
+                        ev.signal = WIFSIGNALED(status) ? (uint32_t) WTERMSIG(status) : 0;
+                        ev.status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+                        ev.cpu_usec = (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000U + (uint64_t) ru.ru_utime.tv_usec +
+                                      (uint64_t) ru.ru_stime.tv_usec;
+                        ev.maxrss_bytes = (uint64_t) ru.ru_maxrss * 1024U;
+                        if (fd_send_one(control, &ev, sizeof(ev), -1, 0) < 0)
+                                return -1;
+                        break;
+                }
+        return 0;
+}
+
+/* I of a session sandbox, in its new namespaces: the sandbox's filesystems, its mount namespace to
+ * the runner, then the sandbox user for good, serving the runner's requests until the runner closes
+ * its end or kills it (and with it every process of the sandbox). Returns only in a process it
+ * started, ready for Py_RunMain(). No signal reaches it from inside but SIGCHLD (init gets only
+ * those it handles; it blocks SIGCHLD to read it from a signalfd), nor ptrace (not dumpable). */
+static void session_init(int control) {
+        sigset_t chld;
+        int sigfd, null, moved;
+
+        make_filesystems(true);
+        hand_over_mount_namespace(control);
+        /* Its descriptors out of the way: fd 3 was the zygote's socket, and what the runner sends
+         * must arrive above the numbers its processes take them as (1 to 4). */
+        moved = fcntl(control, F_DUPFD_CLOEXEC, 10);
+        if (moved < 0)
+                die("moving the runner's socket");
+        (void) close(control);
+        control = moved;
+        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, ZYGOTE_FD) < 0 || dup2(null, ZYGOTE_FD + 1) < 0)
+                die("/dev/null");
+        (void) close(null);
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0 || (sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+                die("signalfd");
+        drop_privileges();
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+        for (;;) {
+                struct pollfd p[] = {{.fd = control, .events = POLLIN}, {.fd = sigfd, .events = POLLIN}};
+                struct signalfd_siginfo si;
+                int r = 1;
+
+                if (poll(p, ELEMENTSOF(p), -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        die("poll");
+                }
+                if (p[1].revents) {
+                        while (read(sigfd, &si, sizeof(si)) == (ssize_t) sizeof(si))
+                                ;
+                        r = session_reap(control) < 0 ? -1 : 1;
+                }
+                if (r >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        r = session_start(control, sigfd);
+                if (r == 0)
+                        return; /* a started process */
+                if (r < 0)
+                        _exit(0); /* the runner is gone: the sandbox ends with this process */
+        }
+}
+
 /* Zombies of sandboxes that ended: the zygote is their parent. */
 static void reap(void) {
         while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -257,11 +449,12 @@ static void reap(void) {
 }
 
 /* One fork request: four descriptors in (the code's stdout, stderr and fd 3, and the init's report
- * socket), the sandbox's init out. */
+ * socket) or, for a session sandbox, one (its init's socket); the sandbox's init out. */
 static int serve_fork(void) {
         int fds[4] = {-1, -1, -1, -1};
         ZygoteFork req = {};
         ZygoteReply rep = {.pid = -EPROTO};
+        size_t n_fds = 1;
         ssize_t n;
         pid_t init;
 
@@ -269,9 +462,11 @@ static int serve_fork(void) {
         n = fd_receive_one(ZYGOTE_FD, &req, sizeof(req), 0, &fds[0]);
         if (n == 0)
                 return 0; /* the runner is gone */
-        if (n != (ssize_t) sizeof(req) || req.magic != ZYGOTE_MAGIC || fds[0] < 0)
+        if (n != (ssize_t) sizeof(req) || req.magic != ZYGOTE_MAGIC || fds[0] < 0 || (req.kind != ZYGOTE_EXECUTION && req.kind != ZYGOTE_SESSION))
                 goto reply;
-        for (size_t i = 1; i < ELEMENTSOF(fds); i++) {
+        if (req.kind == ZYGOTE_EXECUTION)
+                n_fds = ELEMENTSOF(fds);
+        for (size_t i = 1; i < n_fds; i++) {
                 ZygoteFork more = {};
 
                 if (fd_receive_one(ZYGOTE_FD, &more, sizeof(more), 0, &fds[i]) != (ssize_t) sizeof(more) || fds[i] < 0)
@@ -288,7 +483,10 @@ static int serve_fork(void) {
                                NULL, NULL, NULL, 0);
         if (init == 0) {
                 PyOS_AfterFork_Child();
-                make_sandbox(fds[0], fds[1], fds[2], fds[3]);
+                if (req.kind == ZYGOTE_SESSION)
+                        session_init(fds[0]);
+                else
+                        make_sandbox(fds[0], fds[1], fds[2], fds[3]);
                 return 2; /* C: run the code */
         }
         rep.pid = init < 0 ? -errno : init;
