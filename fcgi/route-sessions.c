@@ -251,6 +251,7 @@ static int runner_call(int fd, struct json_object *request, const void *extra, s
         struct json_tokener *tok = NULL;
         struct json_object *o;
         size_t text_len = 0, len = 0, end;
+        const char *nl;
         const char *text = json_object_to_json_string_length(request, JSON_C_TO_STRING_PLAIN, &text_len);
         int r;
 
@@ -267,18 +268,24 @@ static int runner_call(int fd, struct json_object *request, const void *extra, s
                 return r;
         if (len == 0)
                 return -ECONNRESET; /* the runner died before it answered */
+        /* The object is one line (the runner writes it plain: a newline in a string is escaped). */
+        nl = memchr(reply, '\n', len);
+        end = nl ? (size_t) (nl - reply) : len;
         tok = json_tokener_new();
         if (!tok)
                 return -ENOMEM;
-        o = json_tokener_parse_ex(tok, reply, (int) (len > INT32_MAX ? INT32_MAX : len));
-        end = json_tokener_get_parse_end(tok);
+        o = json_tokener_parse_ex(tok, reply, (int) (end > INT32_MAX ? INT32_MAX : end));
+        if (json_tokener_get_parse_end(tok) != end) {
+                json_object_put(o);
+                o = NULL;
+        }
         json_tokener_free(tok);
         if (!o || !json_object_is_type(o, json_type_object)) {
                 json_object_put(o);
                 return -EBADMSG;
         }
         if (ret_rest) {
-                *ret_rest = end < len && reply[end] == '\n' ? reply + end + 1 : reply + len;
+                *ret_rest = nl ? nl + 1 : reply + len;
                 *ret_rest_len = (size_t) (reply + len - *ret_rest);
         }
         *ret = o;
@@ -300,6 +307,14 @@ static const char *get_str(struct json_object *o, const char *key) {
         if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
                 return NULL;
         return json_object_get_string(v);
+}
+
+/* Milliseconds to a tenth, as reference 002 writes them (42.1, not 42.099999999999994). */
+static struct json_object *ms_json(uint64_t usec) {
+        char text[32];
+
+        (void) snprintf(text, sizeof(text), "%.1f", (double) usec / 1000.0);
+        return json_object_new_double_s((double) (usec / 100) / 10.0, text);
 }
 
 /* A runner text field (base64) as a JSON string that is valid whatever bytes the code printed. */
@@ -330,7 +345,7 @@ typedef struct RunEnd {
         const char *termination; /* success, exit, timeout, memory_limit, killed */
         int exit_code;
         bool state_reset;
-        int64_t guest_ms;
+        uint64_t guest_usec; /* the runner's duration_us, or its duration_ms */
         int64_t cpu_ms;
         int64_t memory_peak_bytes;
         struct json_object *stdout_text, *stderr_text; /* owned */
@@ -363,12 +378,11 @@ static int run_response(Request *req, Context *ctx, const char *id, const Sessio
             json_object_object_add(result, "stderr", json_object_get(e->stderr_text)) < 0 ||
             json_object_object_add(result, "exit_code", json_object_new_int(e->exit_code)) < 0 ||
             json_object_object_add(result, "termination_reason", json_object_new_string(e->termination)) < 0 ||
-            json_object_object_add(result, "duration_ms",
-                                   json_object_new_double((double) ((now_usec(CLOCK_MONOTONIC) - start_usec) / 100) / 10.0)) < 0 ||
-            json_object_object_add(result, "guest_duration_ms", json_object_new_double((double) e->guest_ms)) < 0)
+            json_object_object_add(result, "duration_ms", ms_json(now_usec(CLOCK_MONOTONIC) - start_usec)) < 0 ||
+            json_object_object_add(result, "guest_duration_ms", ms_json(e->guest_usec)) < 0)
                 return -ENOMEM;
-        if (json_object_object_add(usage, "execution_time_ms", json_object_new_double((double) e->guest_ms)) < 0 ||
-            json_object_object_add(usage, "queue_wait_ms", json_object_new_double((double) (queue_usec / 100) / 10.0)) < 0 ||
+        if (json_object_object_add(usage, "execution_time_ms", ms_json(e->guest_usec)) < 0 ||
+            json_object_object_add(usage, "queue_wait_ms", ms_json(queue_usec)) < 0 ||
             json_object_object_add(usage, "timeout_limit_ms", json_object_new_int64((int64_t) run->timeout_s * 1000)) < 0 ||
             json_object_object_add(usage, "cpu_ms", json_object_new_int64(e->cpu_ms)) < 0 ||
             json_object_object_add(usage, "memory_peak_bytes", json_object_new_int64(e->memory_peak_bytes)) < 0)
@@ -420,7 +434,8 @@ static int run_read(Request *req, Context *ctx, const char *id, struct json_obje
         if (get_int(reply, "status", 0) != 200 || !termination || !json_object_object_get_ex(reply, "exit_code", NULL))
                 return -EBADMSG;
         e->exit_code = (int) get_int(reply, "exit_code", -1);
-        e->guest_ms = get_int(reply, "duration_ms", 0);
+        e->guest_usec = (uint64_t) (get_int(reply, "duration_us", -1) >= 0 ? get_int(reply, "duration_us", 0)
+                                                                            : get_int(reply, "duration_ms", 0) * 1000);
         e->cpu_ms = get_int(reply, "cpu_ms", 0);
         e->memory_peak_bytes = get_int(reply, "memory_peak_bytes", 0);
         e->state_reset = json_object_object_get_ex(reply, "state_reset", &reset) && json_object_get_boolean(reset);

@@ -8,6 +8,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
+#include "db/sessions.h"
 #include "lib/macro.h"
 #include "tests/unit/tap.h"
 
@@ -374,6 +375,53 @@ static void test_pool_language(sqlite3 *db) {
         tap_ok(db_pool_remove(db, "lang-1") == 0 && db_pool_remove(db, "lang-2") == 0, "language: both removed");
 }
 
+/* Sessions: the active limit, turns in arrival order, a dead worker's turn given up, the idle timer
+ * that spares a session with something queued, pause and retention. */
+static void test_sessions(sqlite3 *db) {
+        int64_t t1 = 0, t2 = 0, t3 = 0, active = -1, paused = -1;
+        char id[64] = "";
+        Session s;
+
+        tap_is_int(db_session_create(db, "session-aaaaaaaaaaaa", 60, 2), 0, "create a");
+        tap_is_int(db_session_create(db, "session-bbbbbbbbbbbb", 60, 2), 0, "create b");
+        tap_is_int(db_session_create(db, "session-cccccccccccc", 60, 2), -EUSERS, "a third past 2 active: -EUSERS");
+        tap_is_int(db_session_get(db, "session-cccccccccccc", &s), -ENOENT, "the refused one does not exist");
+        tap_is_int(db_session_get(db, "session-aaaaaaaaaaaa", &s), 0, "get a");
+        tap_ok(strcmp(s.state, "active") == 0 && s.ttl_s == 60 && s.run_count == 0 && !s.up && !s.state_reset, "a: active, fresh");
+
+        tap_is_int(db_session_enqueue(db, "session-aaaaaaaaaaaa", 11, &t1), 0, "enqueue 1 on a");
+        tap_is_int(db_session_enqueue(db, "session-aaaaaaaaaaaa", 12, &t2), 0, "enqueue 2 on a");
+        tap_is_int(db_session_enqueue(db, "session-bbbbbbbbbbbb", 13, &t3), 0, "enqueue 3 on b");
+        tap_is_int(db_session_turn(db, "session-aaaaaaaaaaaa", t1), 1, "the first on a has its turn");
+        tap_is_int(db_session_turn(db, "session-aaaaaaaaaaaa", t2), 0, "the second on a waits");
+        tap_is_int(db_session_turn(db, "session-bbbbbbbbbbbb", t3), 1, "b's does not wait for a's");
+        /* Nothing queued is idle; a queued session is not, however old its last use. */
+        tap_is_int(db_session_claim_expired(db, 1e12, id, sizeof(id)), -ENOENT, "sessions with something queued are never expired");
+        tap_is_int(db_session_dequeue_worker(db, 11), 1, "the first's worker died: its place is removed");
+        tap_is_int(db_session_turn(db, "session-aaaaaaaaaaaa", t2), 1, "then the second has its turn");
+        (void) db_session_dequeue(db, t2);
+        (void) db_session_dequeue(db, t3);
+        tap_is_int(db_session_claim_expired(db, 0, id, sizeof(id)), -ENOENT, "nothing expired before its ttl_s");
+        tap_is_int(db_session_claim_expired(db, 1e12, id, sizeof(id)), 0, "idle long past ttl_s: claimed");
+        tap_is_int(db_session_get(db, id, &s), 0, "the claimed one");
+        tap_is_str(s.state, "pausing", "claimed: pausing");
+        tap_is_int(db_session_counts(db, &active, &paused), 0, "counts");
+        tap_ok(active == 2 && paused == 0, "pausing still counts as active (%lld, %lld)", (long long) active, (long long) paused);
+        tap_is_int(db_session_resume(db, id, 2), -EAGAIN, "resume while pausing: -EAGAIN");
+        tap_is_int(db_session_paused(db, id), 0, "paused");
+        tap_is_int(db_session_get(db, id, &s), 0, "get it");
+        tap_ok(strcmp(s.state, "paused") == 0 && s.state_reset && s.paused_at > 0, "paused, its state lost, paused_at set");
+        tap_is_int(db_session_create(db, "session-cccccccccccc", 60, 2), 0, "a paused one does not count: a new one fits");
+        tap_is_int(db_session_resume(db, id, 2), -EUSERS, "resume past the limit: -EUSERS");
+        tap_is_int(db_session_claim_retained(db, 0, id, sizeof(id)), -ENOENT, "nothing paused before time 0");
+        tap_is_int(db_session_claim_retained(db, 1e12, id, sizeof(id)), 0, "paused long enough: deleted");
+        tap_is_int(db_session_get(db, id, &s), -ENOENT, "a deleted session is not found");
+        tap_is_int(db_session_delete(db, id), -ENOENT, "nor deleted twice");
+        tap_is_int(db_session_event(db, "session-bbbbbbbbbbbb", "run", "r9", "python: success"), 0, "an event");
+        tap_is_str(column(db, "SELECT event || ' ' || request_id FROM session_events WHERE session_id = ?1", "session-bbbbbbbbbbbb"), "run r9",
+                   "the event's row");
+}
+
 int main(void) {
         sqlite3 *db = NULL;
 
@@ -390,6 +438,7 @@ int main(void) {
         test_pool_language(db);
         test_pool_list(db);
         test_helpers(db);
+        test_sessions(db);
         test_errno();
         test_open_fails();
 
