@@ -174,11 +174,8 @@ int validate_session_create(struct json_object *body, const ValidateLimits *limi
         }
         if (body) {
                 r = validate_files_field(body, limits, &c.files, reterr);
-                if (r < 0) {
-                        /* A path that climbs out is the client's mistake here: no sandbox's words. */
-                        reterr->status = 400;
+                if (r < 0)
                         return r;
-                }
         }
         *ret = c;
         return 0;

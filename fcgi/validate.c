@@ -161,7 +161,7 @@ static int validate_files(struct json_object *body, const ValidateLimits *limits
                     !json_object_object_get_ex(e, "content_b64", &c) || !json_object_is_type(c, json_type_string))
                         return error_set_status(err, 400, -EINVAL, MSG_FILE_ENTRY, i);
 
-                r = validate_entry_path(p, false, true, i, err);
+                r = validate_entry_path(p, false, !req->reference_004, i, err);
                 if (r < 0)
                         return r;
 
@@ -178,7 +178,8 @@ static int validate_files(struct json_object *body, const ValidateLimits *limits
 }
 
 int validate_files_field(struct json_object *body, const ValidateLimits *limits, struct json_object **ret, Error *reterr) {
-        ExecRequest req = {};
+        /* Not /v1/execute's: no sandbox's words for a path that climbs out. */
+        ExecRequest req = {.reference_004 = true};
         int r = validate_files(body, limits, &req, reterr);
 
         if (r >= 0)

@@ -69,8 +69,9 @@ int validate_execute_004(struct json_object *body, const ValidateLimits *limits,
 
 void execute_request_done(ExecRequest *x);
 
-/* The "files" field of body as /v1/execute checks it: *ret the array (borrowed), or NULL when
- * absent. -EINVAL and *reterr on failure. Pure. */
+/* The "files" field of body as /v1/execute checks it, but with no sandbox's words: a path that
+ * climbs out is a 400 naming the field, as any other bad path. *ret the array (borrowed), or NULL
+ * when absent. -EINVAL and *reterr (400) on failure. Pure. */
 int validate_files_field(struct json_object *body, const ValidateLimits *limits, struct json_object **ret, Error *reterr);
 
 /* Validates a parsed /v1/call body (timeouts from limits). -EINVAL and *reterr (400) on failure. */
