@@ -131,6 +131,41 @@ int db_session_turn(sqlite3 *db, const char *id, int64_t ticket) {
         return sqlite3_column_int64(st, 0) == 0 ? 1 : 0;
 }
 
+int db_session_queued(sqlite3 *db, const char *id, int64_t ticket) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, "SELECT count(*) FROM session_queue WHERE session_id = ?1 AND ticket < ?2", "tI", id, ticket);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        return (int) sqlite3_column_int64(st, 0);
+}
+
+int db_session_queue_pids(sqlite3 *db, int **ret, size_t *ret_n) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        cleanup_free int *pids = NULL;
+        size_t n = 0, cap = 0;
+        int r = db_prepare(db, &st, "SELECT DISTINCT worker_pid FROM session_queue", "");
+
+        while (r >= 0 && (r = db_step_row(st)) > 0) {
+                if (n == cap) {
+                        int *more = reallocarray(pids, cap ? cap * 2 : 16, sizeof(*more));
+
+                        if (!more)
+                                return -ENOMEM;
+                        pids = more;
+                        cap = cap ? cap * 2 : 16;
+                }
+                pids[n++] = sqlite3_column_int(st, 0);
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(pids);
+        *ret_n = n;
+        return 0;
+}
+
 int db_session_dequeue(sqlite3 *db, int64_t ticket) {
         int r = db_run(db, "DELETE FROM session_queue WHERE ticket = ?1", "I", ticket);
 

@@ -35,6 +35,10 @@ int db_session_event(sqlite3 *db, const char *id, const char *event, const char 
  * worker's (pid 0: every one, after a restart of the service) by the master. */
 int db_session_enqueue(sqlite3 *db, const char *id, int pid, int64_t *ret_ticket);
 int db_session_turn(sqlite3 *db, const char *id, int64_t ticket);
+/* How many of the session's tickets are ahead of ticket. */
+int db_session_queued(sqlite3 *db, const char *id, int64_t ticket);
+/* The workers holding tickets, all of them: *ret (malloc'd, the caller's) gets *ret_n. */
+int db_session_queue_pids(sqlite3 *db, int **ret, size_t *ret_n);
 int db_session_dequeue(sqlite3 *db, int64_t ticket);
 int db_session_dequeue_worker(sqlite3 *db, int pid);
 

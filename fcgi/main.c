@@ -95,7 +95,9 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
         has_row = true;
 
         found = route_find(req.method, req.path, &route);
-        if (found == 404)
+        if (req.uri_too_long)
+                (void) reply_error(&req, 414, MSG_URI_TOO_LONG);
+        else if (found == 404)
                 (void) reply_error(&req, 404, MSG_NOT_FOUND);
         else if (found == 405) {
                 req.allow = route->method;

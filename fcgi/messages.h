@@ -67,3 +67,6 @@
 #define MSG_SESSION_BUSY "the session is busy with other runs - try again shortly"
 #define MSG_SESSION_DIR "dir must name a directory in the working directory"
 #define MSG_SESSION_PATH "the file path must name a file in the working directory"
+#define MSG_URI_TOO_LONG "the request's path or query is too long"
+#define MSG_BODY_SHORT "the request body ended before its Content-Length"
+#define MSG_SESSION_UPLOAD_SHORT "the file was not written whole: %lld of %zu bytes"

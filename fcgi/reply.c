@@ -20,6 +20,7 @@ static const char *reply_reason(int status) {
         case 404: return "Not Found";
         case 405: return "Method Not Allowed";
         case 413: return "Payload Too Large";
+        case 414: return "URI Too Long";
         case 409:
                 return "Conflict";
         case 500: return "Internal Server Error";

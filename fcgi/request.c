@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcgiapp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,11 @@
 #include "fcgi/request.h"
 #include "lib/time-util.h"
 
-static void copy_param(FCGX_Request *fcgx, const char *name, char *dst, size_t size) {
+/* false when the value did not fit (then it is cut, and must not be acted on). */
+static bool copy_param(FCGX_Request *fcgx, const char *name, char *dst, size_t size) {
         const char *v = FCGX_GetParam(name, fcgx->envp);
 
-        (void) snprintf(dst, size, "%s", v ? v : "");
+        return (size_t) snprintf(dst, size, "%s", v ? v : "") < size;
 }
 
 /* nginx's $request_id is 32 hex digits. Anything else (no nginx in front) gets an id of our own. */
@@ -50,6 +52,8 @@ static int request_read_body(Request *req, size_t max_body) {
                         break; /* short body: the client went away; parse what came */
                 got += (size_t) n;
         }
+        /* What came short is not what the client sent: a file is not written from it. */
+        req->body_short = got < want;
         req->body[got] = 0;
         req->body_len = got;
         return 0;
@@ -63,13 +67,14 @@ int request_read(Request *req, FCGX_Request *fcgx, size_t max_body, size_t max_p
         request_set_id(req);
         copy_param(fcgx, "REQUEST_METHOD", req->method, sizeof(req->method));
         /* DOCUMENT_URI: the decoded path without the query string. */
-        copy_param(fcgx, "DOCUMENT_URI", req->path, sizeof(req->path));
+        req->uri_too_long = !copy_param(fcgx, "DOCUMENT_URI", req->path, sizeof(req->path));
         (void) snprintf(req->route, sizeof(req->route), "%s %s", req->method, req->path);
-        copy_param(fcgx, "REQUEST_URI", req->raw_path, sizeof(req->raw_path));
+        if (!copy_param(fcgx, "REQUEST_URI", req->raw_path, sizeof(req->raw_path)) ||
+            !copy_param(fcgx, "QUERY_STRING", req->query, sizeof(req->query)))
+                req->uri_too_long = true;
         q = strchr(req->raw_path, '?');
         if (q)
                 *q = 0;
-        copy_param(fcgx, "QUERY_STRING", req->query, sizeof(req->query));
         return request_read_body(req, strcmp(req->method, "PUT") == 0 ? max_put_body : max_body);
 }
 

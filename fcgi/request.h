@@ -21,6 +21,8 @@ typedef struct Request {
         char *body;      /* NUL-terminated; NULL if none */
         size_t body_len;
         bool body_too_large;
+        bool body_short;   /* fewer bytes came than CONTENT_LENGTH said */
+        bool uri_too_long; /* the path or the query did not fit: not acted on (414) */
         const char *allow; /* the Allow header of a 405 */
         uint64_t start_usec;
 

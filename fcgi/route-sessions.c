@@ -46,8 +46,9 @@ DEFINE_JSON_CLEANUP
 #define GREETING_TIMEOUT_USEC (30 * USEC_PER_SEC)
 /* Past its own timeout a run gets this long to be answered before its machine is stopped. */
 #define RUN_GRACE_USEC (15 * USEC_PER_SEC)
-/* How long an operation waits for its turn: past it, 503. */
-#define QUEUE_WAIT_MAX_USEC (900 * USEC_PER_SEC)
+/* How long an operation waits for its turn: past it, 503. With a run's timeout (at most 600 s), its
+ * grace, a pause to wait out and a machine start, it stays within nginx's 1200 s. */
+#define QUEUE_WAIT_MAX_USEC (300 * USEC_PER_SEC)
 /* A file operation's answer. */
 #define FILE_OP_TIMEOUT_USEC (120 * USEC_PER_SEC)
 
@@ -95,8 +96,10 @@ static void session_event(Request *req, Context *ctx, const char *id, const char
         log_session_event(event, id, req->id, detail);
 }
 
-/* Starts the session's machine and waits until its runner greets: 0, or -errno with *err. */
-static int machine_start(Request *req, Context *ctx, const char *id, Error *err) {
+/* Starts the session's machine (on a new disk with create) and waits until its runner greets: 0,
+ * -ENOENT when the session was deleted meanwhile (its machine then stopped), or -errno with *err. */
+static int machine_start(Request *req, Context *ctx, const char *id, bool create, Error *err) {
+        Session s;
         cleanup_close int listener = -1, probe = -1;
         char path[POOL_SOCKET_MAX];
         int r;
@@ -105,7 +108,7 @@ static int machine_start(Request *req, Context *ctx, const char *id, Error *err)
         r = pool_listen(path, &listener);
         if (r < 0)
                 return error_set(err, r, "could not make its socket: %s", strerror(-r));
-        r = broker_session_start(&ctx->broker, id, listener, err);
+        r = broker_session_start(&ctx->broker, id, create, listener, err);
         closep(&listener);
         if (r < 0) {
                 (void) unlink(path);
@@ -122,6 +125,12 @@ static int machine_start(Request *req, Context *ctx, const char *id, Error *err)
         r = db_session_set_up(ctx->db, id, true);
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to record that session '%s' is up, ignoring", id);
+        /* A DELETE does not wait for its turn: one that came during the start finds no machine to
+         * stop, so this one stops what it started. */
+        if (db_session_get(ctx->db, id, &s) == -ENOENT) {
+                (void) broker_session_stop(&ctx->broker, id, true, NULL);
+                return -ENOENT;
+        }
         session_event(req, ctx, id, "start", "its machine started");
         return 0;
 }
@@ -144,11 +153,20 @@ static void machine_lost(Request *req, Context *ctx, const char *id, const char 
  * caller's to leave with queue_leave()), -ENOENT when the session is gone, -EBUSY past the wait. */
 static int queue_enter(Context *ctx, const char *id, int64_t *ret_ticket, uint64_t *ret_wait_usec) {
         uint64_t start = now_usec(CLOCK_MONOTONIC);
+        /* Each waiting operation holds a worker: one session never takes them all. */
+        unsigned most = ctx->config->workers > 1 ? ctx->config->workers - 1 : 1;
         int64_t ticket = 0;
         int r = db_session_enqueue(ctx->db, id, (int) getpid(), &ticket);
 
         if (r < 0)
                 return r;
+        r = db_session_queued(ctx->db, id, ticket);
+        if (r >= 0 && (unsigned) r >= most)
+                r = -EBUSY;
+        if (r < 0) {
+                (void) db_session_dequeue(ctx->db, ticket);
+                return r;
+        }
         for (;;) {
                 Session s;
 
@@ -231,9 +249,9 @@ static int session_ready(Request *req, Context *ctx, const char *id, Session *s,
                         machine_lost(req, ctx, id, r == -ETIME ? "its machine did not answer" : "its machine had ended", r == -ETIME);
                         continue;
                 }
-                r = machine_start(req, ctx, id, err);
+                r = machine_start(req, ctx, id, false, err);
                 if (r < 0)
-                        return -EHOSTDOWN;
+                        return r == -ENOENT ? r : -EHOSTDOWN;
                 r = machine_connect(id, ret_fd);
                 if (r < 0)
                         return error_set(err, -EHOSTDOWN, "its machine ended as soon as it started");
@@ -257,13 +275,16 @@ static int runner_call(int fd, struct json_object *request, const void *extra, s
 
         if (!text)
                 return -ENOMEM;
-        input = malloc(text_len + extra_len + 1);
+        /* The object on one line, then the bytes as they are (a put's file): the runner splits at
+         * the newline. */
+        input = malloc(text_len + 1 + extra_len + 1);
         if (!input)
                 return -ENOMEM;
         memcpy(input, text, text_len);
+        input[text_len] = '\n';
         if (extra_len > 0)
-                memcpy(input + text_len, extra, extra_len);
-        r = pool_exchange(fd, input, text_len + extra_len, deadline, max_reply, &reply, &len);
+                memcpy(input + text_len + 1, extra, extra_len);
+        r = pool_exchange(fd, input, text_len + 1 + extra_len, deadline, max_reply, &reply, &len);
         if (r < 0)
                 return r;
         if (len == 0)
@@ -448,9 +469,8 @@ static int run_read(Request *req, Context *ctx, const char *id, struct json_obje
         else if (strcmp(termination, "killed") == 0 && memory_hit(ctx, id)) {
                 e->termination = "memory_limit";
                 e->state_reset = true;
+                /* Said here, and again by the next run, which starts on a new machine. */
                 machine_lost(req, ctx, id, "its machine ran out of memory", true);
-                /* Said in this response: the next run starts afresh, and says nothing more. */
-                (void) db_session_set_reset(ctx->db, id, false);
         } else if (strcmp(termination, "killed") == 0)
                 e->termination = "killed";
         else if (strcmp(termination, "exit") == 0)
@@ -494,7 +514,12 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
         r = session_ready(req, ctx, id, &s, &fd, &err);
         if (r < 0)
                 goto answer_error;
+        /* A reset still unsaid (a resume, a new machine) is said by this run, and then no more;
+         * one that happens during it is set again for the next. */
         pending_reset = s.state_reset;
+        if (pending_reset && !exec)
+                (void) db_session_set_reset(ctx->db, id, false);
+        start = now_usec(CLOCK_MONOTONIC);
 
         if (json_object_object_add(input, "op", json_object_new_string(exec ? "exec" : "run")) < 0 ||
             (!exec && json_object_object_add(input, "language", json_object_new_string(run.language)) < 0) ||
@@ -531,12 +556,8 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                         machine_lost(req, ctx, id, "its machine's reply could not be read", true);
                 goto answer_error;
         }
-        /* A reset still unsaid (a resume, a new machine) is said by this run, and then no more. */
-        if (pending_reset) {
+        if (pending_reset)
                 e.state_reset = true;
-                if (!exec)
-                        (void) db_session_set_reset(ctx->db, id, false);
-        }
         (void) db_session_used(ctx->db, id, 0);
         {
                 char detail[96];
@@ -645,6 +666,8 @@ static int session_file(Request *req, Context *ctx, const SessionRoute *route) {
 
         if (file_path_check(req, route->path) < 0)
                 return 0;
+        if (req->body_short)
+                return reply_error(req, 400, MSG_BODY_SHORT);
         if (strcmp(req->method, "PUT") == 0)
                 op = op_json("put", "path", route->path), event = "upload";
         else if (strcmp(req->method, "GET") == 0)
@@ -657,6 +680,8 @@ static int session_file(Request *req, Context *ctx, const SessionRoute *route) {
                 return 0;
         if (get_int(reply, "status", 0) >= 300)
                 return runner_error(req, reply);
+        if (strcmp(req->method, "PUT") == 0 && get_int(reply, "size", -1) != (int64_t) (req->body ? req->body_len : 0))
+                return reply_error(req, 502, MSG_SESSION_UPLOAD_SHORT, (long long) get_int(reply, "size", -1), req->body ? req->body_len : 0);
         session_event(req, ctx, route->id, event, route->path);
         if (strcmp(req->method, "GET") == 0) {
                 if (get_int(reply, "size", -1) != (int64_t) rest_len)
@@ -709,6 +734,7 @@ static int session_files(Request *req, Context *ctx, const SessionRoute *route) 
                 return runner_error(req, reply);
         if (!json_object_object_get_ex(reply, "files", &files) || !json_object_is_type(files, json_type_array))
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        session_event(req, ctx, route->id, "list", dir[0] ? dir : ".");
         if (json_object_object_add(out, "files", json_object_get(files)) < 0)
                 return -ENOMEM;
         return reply_json(req, 200, out);
@@ -717,6 +743,7 @@ static int session_files(Request *req, Context *ctx, const SessionRoute *route) 
 static int session_create(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *out = NULL;
         char id[SANDBOX_ID_MAX];
+        int64_t ticket = 0;
         SessionCreate c;
         Error err = {};
         Session s;
@@ -737,7 +764,11 @@ static int session_create(Request *req, Context *ctx) {
         (void) snprintf(req->session_id, sizeof(req->session_id), "%s", id);
         session_event(req, ctx, id, "create", NULL);
 
-        r = machine_start(req, ctx, id, &err);
+        /* Its first turn, held until it is made: nothing else starts its machine meanwhile, and the
+         * pool manager does not take it for idle. */
+        r = db_session_enqueue(ctx->db, id, (int) getpid(), &ticket);
+        if (r >= 0)
+                r = machine_start(req, ctx, id, true, &err);
         n = c.files ? json_object_array_length(c.files) : 0;
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 struct json_object *e = json_object_array_get_idx(c.files, i), *p = NULL, *content = NULL, *op, *reply = NULL;
@@ -755,7 +786,7 @@ static int session_create(Request *req, Context *ctx) {
                 if (r >= 0)
                         r = runner_call(fd, op, raw, raw_len, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, &reply, NULL, NULL, &buf);
                 json_object_put(op);
-                if (r >= 0 && get_int(reply, "status", 0) != 201) {
+                if (r >= 0 && (get_int(reply, "status", 0) != 201 || get_int(reply, "size", -1) != (int64_t) raw_len)) {
                         const char *m = get_str(reply, "error");
 
                         r = error_set(&err, -EIO, "could not write '%s': %s", json_object_get_string(p), m ? m : "no reason given");
@@ -763,6 +794,9 @@ static int session_create(Request *req, Context *ctx) {
                         r = error_set(&err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
                 json_object_put(reply);
         }
+        (void) db_session_used(ctx->db, id, 0);
+        if (ticket)
+                queue_leave(ctx, ticket);
         if (r < 0) {
                 /* Nothing half-made is left: no session, no machine, no disk. */
                 (void) db_session_delete(ctx->db, id);
@@ -851,8 +885,11 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
                         r = db_run(ctx->db, "UPDATE sessions SET state = 'pausing' WHERE session_id = ?1 AND state = 'active'", "t", id);
                 if (r >= 0)
                         r = broker_session_stop(&ctx->broker, id, false, &err);
-                if (r >= 0)
+                if (r >= 0) {
                         r = db_session_paused(ctx->db, id);
+                        if (r == -ENOENT) /* the pool manager finished it first */
+                                r = 0;
+                }
                 if (r < 0) /* still its machine's: active again, the next operation sees to it */
                         (void) db_run(ctx->db, "UPDATE sessions SET state = 'active' WHERE session_id = ?1 AND state = 'pausing'", "t", id);
                 session_socket_path(id, path, sizeof(path));

@@ -67,7 +67,8 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 KNOB_U("SANDBOXD_SESSIONS_MAX", sessions_max, 0, 4096, 16),
                 KNOB_T("SANDBOXD_SESSION_DISK_BYTES", session_disk_bytes, 16ULL << 20, 1ULL << 42, 1ULL << 30),
                 KNOB_U("SANDBOXD_SESSION_RETAIN_S", session_retain_s, 1, 366U * 86400U, 7U * 86400U),
-                KNOB_U("SANDBOXD_SESSION_TIMEOUT_MAX_S", session_timeout_max_s, 1, 86400, 300),
+                /* nginx waits 1200 s for a session's answer: the run, its turn and a machine start fit. */
+                KNOB_U("SANDBOXD_SESSION_TIMEOUT_MAX_S", session_timeout_max_s, 1, 600, 300),
                 KNOB_Z("SANDBOXD_SESSION_UPLOAD_BYTES", session_upload_bytes, 1024, 1ULL << 32, 128ULL << 20),
 #undef KNOB_U
 #undef KNOB_Z

@@ -252,8 +252,10 @@ typedef struct MountArgs {
 } MountArgs;
 
 static int append_mount(sd_bus_message *m, const MountArgs *a) {
-        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
+        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
                                      "Description", "s", "sandboxd session disk",
+                                     /* A mount that failed is unloaded too: the next start makes it anew. */
+                                     "CollectMode", "s", "inactive-or-failed",
                                      "What", "s", a->what,
                                      "Where", "s", a->where,
                                      "Type", "s", "ext4",

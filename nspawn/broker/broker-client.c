@@ -96,8 +96,8 @@ int broker_start_warm(int *conn, const char *id, int listen_fd, Error *reterr) {
         return r < 0 ? error_from_reply(&rep, r, reterr) : 0;
 }
 
-int broker_session_start(int *conn, const char *id, int listen_fd, Error *reterr) {
-        BrokerRequest req = request(BROKER_SESSION_START, id);
+int broker_session_start(int *conn, const char *id, bool create, int listen_fd, Error *reterr) {
+        BrokerRequest req = request(create ? BROKER_SESSION_CREATE : BROKER_SESSION_START, id);
         BrokerReply rep = {};
         int r = call(conn, &req, listen_fd, &rep, NULL);
 

@@ -17,8 +17,9 @@ typedef struct SandboxResult SandboxResult;
  * the caller closes it. Each returns 0 or a negative errno; *reterr (if given) gets the broker's reason. */
 int broker_start_warm(int *conn, const char *id, int listen_fd, Error *reterr);
 int broker_kill(int *conn, const char *id);
-/* A session's machine (broker-proto.h): started on its disk, or stopped, its disk kept or deleted. */
-int broker_session_start(int *conn, const char *id, int listen_fd, Error *reterr);
+/* A session's machine (broker-proto.h): started on its disk (made first with create), or stopped,
+ * its disk kept or deleted. */
+int broker_session_start(int *conn, const char *id, bool create, int listen_fd, Error *reterr);
 int broker_session_stop(int *conn, const char *id, bool delete, Error *reterr);
 int broker_reset_failed(int *conn, const char *id);
 /* sandboxd's own units, every one: *ret (malloc'd, the caller's to free) gets *ret_n of them. */

@@ -67,6 +67,7 @@ int broker_request_check(const BrokerRequest *req, size_t size) {
         case BROKER_SESSION_START:
         case BROKER_SESSION_STOP:
         case BROKER_SESSION_DELETE:
+        case BROKER_SESSION_CREATE:
                 return broker_id_valid(req->id, "session") ? 0 : -EINVAL;
         default:
                 return -EINVAL;

@@ -29,11 +29,13 @@ typedef enum BrokerOp {
         BROKER_KILL,
         BROKER_RESET_FAILED,
         BROKER_LIST, /* the reply carries a memfd of n_units BrokerUnit records */
-        /* A session's machine (id "session-…"), on the session's own disk, made on its first start
-         * and kept until SESSION_DELETE. fd: the listening socket the runner gets as stdin. */
+        /* A session's machine (id "session-…"), on the session's own disk: made by SESSION_CREATE
+         * (which refuses one that exists), kept until SESSION_DELETE; SESSION_START refuses a disk
+         * that is gone. fd: the listening socket the runner gets as stdin. */
         BROKER_SESSION_START,
         BROKER_SESSION_STOP,   /* the machine killed and gone, its disk unmounted: kept */
         BROKER_SESSION_DELETE, /* the same, and the disk removed */
+        BROKER_SESSION_CREATE, /* a new disk formatted, then as SESSION_START */
         _BROKER_OP_MAX,
 } BrokerOp;
 

@@ -282,11 +282,15 @@ static int session_start(Broker *b, const BrokerRequest *req, int fd, Error *err
 
         if (!broker_bus(b))
                 return fail(err, -ENOTCONN, NULL);
-        if (stat(sp.image, &st) < 0) {
+        /* Only a new session gets a new disk: one whose disk is gone (deleted while it was being
+         * resumed, or lost) is not brought back empty. */
+        if (stat(sp.image, &st) < 0 && (errno != ENOENT || req->op != BROKER_SESSION_CREATE))
+                return error_set(err, -errno, "the session's disk %s: %s", sp.image, strerror(errno));
+        if (req->op == BROKER_SESSION_CREATE) {
                 SandboxSpec format = s.spec;
 
-                if (errno != ENOENT)
-                        return error_set(err, -errno, "the session's disk %s: %s", sp.image, strerror(errno));
+                if (stat(sp.image, &st) == 0)
+                        return error_set(err, -EEXIST, "the session's disk %s exists already", sp.image);
                 format.unit = sp.format_unit;
                 /* The sandbox user (nspawn/runner/passwd) inside the session's UID range. */
                 r = sandbox_disk_format(b->bus, &format, sp.image, cfg->session_disk_bytes, s.ns.uid_base + 1000, &error);
@@ -534,6 +538,7 @@ static void serve(Broker *b, size_t i) {
                 r = list(b, &rep, &out, &err);
                 break;
         case BROKER_SESSION_START:
+        case BROKER_SESSION_CREATE:
                 r = session_start(b, &req, passed, &err);
                 break;
         case BROKER_SESSION_STOP:

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,8 +248,10 @@ static void sessions_housekeeping(Poold *p) {
         }
         if (db_session_list(p->db, &list, &n) < 0)
                 return;
+        /* A pause left half-done by a pool manager, never one a worker is doing: that one holds
+         * the session's turn. */
         for (size_t i = 0; i < n; i++)
-                if (strcmp(list[i].state, "pausing") == 0)
+                if (strcmp(list[i].state, "pausing") == 0 && db_session_turn(p->db, list[i].id, INT64_MAX) == 1)
                         session_pause(p, list[i].id, "pause", "its pause had not finished");
 }
 
@@ -256,8 +259,15 @@ static void sessions_housekeeping(Poold *p) {
  * pool manager ran) are paused, as an idle one would be; their next operation resumes them. */
 static void sessions_reconcile(Poold *p) {
         cleanup_free Session *list = NULL;
-        size_t n = 0;
+        cleanup_free int *pids = NULL;
+        size_t n = 0, n_pids = 0;
 
+        /* Turns held by workers that are gone (the service stopped with requests in flight): the
+         * master removes them too, but it starts after the pool manager. */
+        if (db_session_queue_pids(p->db, &pids, &n_pids) >= 0)
+                for (size_t i = 0; i < n_pids; i++)
+                        if (pids[i] > 0 && kill(pids[i], 0) < 0 && errno == ESRCH)
+                                (void) db_session_dequeue_worker(p->db, pids[i]);
         if (db_session_list(p->db, &list, &n) < 0)
                 return;
         for (size_t i = 0; i < n; i++) {

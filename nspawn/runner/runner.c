@@ -1259,7 +1259,7 @@ static char *session_answer(const char *data, size_t len, Session *s, char **ret
         cleanup_json struct json_object *reply = json_object_new_object();
         struct json_tokener *tok = json_tokener_new();
         struct json_object *req = NULL;
-        const char *op = NULL, *text;
+        const char *op = NULL, *text, *nl;
         Error error = {};
         size_t end = 0;
         int r = -EINVAL;
@@ -1268,16 +1268,25 @@ static char *session_answer(const char *data, size_t len, Session *s, char **ret
                 json_tokener_free(tok);
                 return NULL;
         }
-        req = json_tokener_parse_ex(tok, data, (int) len);
-        if (req && json_tokener_get_error(tok) == json_tokener_success)
-                end = json_tokener_get_parse_end(tok);
+        /* The object is the first line (the worker writes it plain, a newline in a string escaped);
+         * a put's file is every byte after that newline, as it is: json-c would have skipped the
+         * file's leading blanks and comments as its own. */
+        nl = memchr(data, '\n', len);
+        end = nl ? (size_t) (nl - data) : len;
+        req = json_tokener_parse_ex(tok, data, (int) end);
+        if (req && (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != end)) {
+                (void) json_object_put(req);
+                req = NULL;
+        }
         json_tokener_free(tok);
+        if (nl)
+                end++;
         if (!json_object_is_type(req, json_type_object))
                 (void) error_set(&error, -EINVAL, "request is not JSON");
         else if (!(op = get_word(req, "op", ops)) || !json_object_object_get_ex(req, "op", NULL))
                 (void) error_set(&error, -EINVAL, "unknown op");
         /* Bytes after the object: a put's file, and nothing else's. */
-        else if (strcmp(op, "put") != 0 && strspn(data + end, " \t\r\n") != len - end)
+        else if (strcmp(op, "put") != 0 && end != len)
                 (void) error_set(&error, -EINVAL, "request is not JSON");
         else if (strcmp(op, "run") == 0 || strcmp(op, "exec") == 0)
                 r = session_execute(s, req, strcmp(op, "exec") == 0, reply, &error);

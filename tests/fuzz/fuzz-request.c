@@ -202,7 +202,8 @@ static void fuzz_broker(const uint8_t *data, size_t size) {
         CHECK(req.op >= BROKER_START_WARM && req.op < _BROKER_OP_MAX);
         if (req.op == BROKER_LIST)
                 CHECK(req.id[0] == 0);
-        else if (req.op == BROKER_SESSION_START || req.op == BROKER_SESSION_STOP || req.op == BROKER_SESSION_DELETE)
+        else if (req.op == BROKER_SESSION_START || req.op == BROKER_SESSION_STOP || req.op == BROKER_SESSION_DELETE ||
+                 req.op == BROKER_SESSION_CREATE)
                 /* It names a disk image and a mount point: nothing but "session-" and 12 of [a-z2-7]. */
                 CHECK(broker_id_valid(req.id, "session") && strlen(req.id) == strlen("session-") + SANDBOX_ID_RANDOM_CHARS &&
                       strspn(req.id + 8, "abcdefghijklmnopqrstuvwxyz234567") == SANDBOX_ID_RANDOM_CHARS);
