@@ -12,8 +12,8 @@ With --session, the runner serves a session (--session) on a /workspace that is 
 bytes made in the machine; REQUESTS_JSON is a list, each item one connection, one line printed for
 each, in order; the runner is killed at the end.
   runner-client.py --session (--workspace=DIR | --workspace-tmpfs=SIZE) RUNNER REQUESTS_JSON
-An item is a request object, sent as JSON text, except:
-  a "_content_b64" member: not sent; its bytes follow the JSON text (a put's file);
+An item is a request object, sent as one line of JSON text, as the worker sends it, except:
+  a "_content_b64" member: not sent; its bytes follow the line (a put's file);
   a "_content_file" member: the same, with the bytes of that host file;
   {"_raw": TEXT}: TEXT sent as it is;
   {"_host": COMMAND}: no request: COMMAND run on the host by /bin/sh, the line printed is
@@ -221,7 +221,7 @@ def session_item(path, item):
         if "_content_file" in item:
             with open(item.pop("_content_file"), "rb") as f:
                 content = f.read()
-        request = json.dumps(item).encode() + content
+        request = json.dumps(item).encode() + b"\n" + content
     reply = exchange(path, request)
     # The reply's JSON text ends where its object does (ASCII braces, whatever its strings hold).
     _, end = json.JSONDecoder().raw_decode(reply.decode("latin-1"))

@@ -289,3 +289,16 @@ bytes_b64() {
     [ "$(line 11)" = '{"probe": "ready\n"}' ]
     [ "$(summary 12)" = '[0,"exit",false,"still here\n",""]' ]
 }
+
+@test "session files: a put's bytes are every byte after the request's line, leading blanks and comments too" {
+    session "$(jq -cn '{op: "put", path: "nl", _content_b64: ("\n  x" | @base64)}')" \
+        "$(jq -cn '{op: "put", path: "comment.js", _content_b64: ("// c\n/* d */x" | @base64)}')" \
+        "$(jq -cn '{op: "put", path: "slash", _content_b64: ("/usr/bin" | @base64)}')" \
+        "$(jq -cn '{op: "get", path: "nl"}')" "$(jq -cn '{op: "get", path: "comment.js"}')" "$(jq -cn '{op: "get", path: "slash"}')"
+    [ "$(line 1)" = '{"status":201,"size":4}' ]
+    [ "$(line 2)" = '{"status":201,"size":13}' ]
+    [ "$(line 3)" = '{"status":201,"size":8}' ]
+    [ "$(bytes_b64 4)" = "$(printf '\n  x' | base64)" ]
+    [ "$(bytes_b64 5)" = "$(printf '// c\n/* d */x' | base64)" ]
+    [ "$(bytes_b64 6)" = "$(printf '/usr/bin' | base64)" ]
+}
