@@ -78,9 +78,13 @@ int reply_error(Request *req, int status, const char *fmt, ...) {
 }
 
 int reply_bytes(Request *req, int status, const char *content_type, const void *data, size_t len) {
+        char head[256];
+
         req->status = status;
-        if (FCGX_FPrintF(req->fcgx->out, "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n\r\n", status,
-                         reply_reason(status), content_type, len) < 0)
+        /* libfcgi's own printf knows no %zu: the header is made here. */
+        if ((size_t) snprintf(head, sizeof(head), "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n\r\n",
+                              status, reply_reason(status), content_type, len) >= sizeof(head) ||
+            FCGX_PutS(head, req->fcgx->out) < 0)
                 return -EIO;
         /* FCGX_PutStr takes an int: a large file goes in pieces. */
         for (size_t off = 0; off < len;) {

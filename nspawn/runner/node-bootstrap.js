@@ -13,8 +13,9 @@
 // With the argument "session" (a session's node, zygote-proto.h), it serves one code after another
 // instead, each through vm.runInThisContext in the state the earlier ones left (top-level
 // declarations persist), with the event loop running between them: a completion value that is a
-// promise is awaited; a thrown error or a rejection is printed as node prints an uncaught one, and
-// the code's status is 1. Each code's status goes to fd 4 as a line.
+// promise is awaited, and code with a top-level await runs in an async function that is; a thrown
+// error or a rejection is printed as node prints an uncaught one, and the code's status is 1. Each
+// code's status goes to fd 4 as a line.
 (function () {
   'use strict';
   const fs = require('fs');
@@ -54,11 +55,21 @@
     async function one(code) {
       let status = 0;
       try {
-        const value = vm.runInThisContext(code, {
+        const options = {
           filename: '[eval]',
-          displayErrors: true,
           importModuleDynamically: (specifier) => import(specifier),
-        });
+        };
+        let script;
+        try {
+          script = new vm.Script(code, options);
+        } catch (e) {
+          // Top-level await, which a script may not hold: the code runs in an async function
+          // instead (its own declarations then stay in it), and its promise is awaited.
+          if (!(e instanceof SyntaxError) || !/\bawait\b/.test(code))
+            throw e;
+          script = new vm.Script('(async () => {\n' + code + '\n})()', { ...options, lineOffset: -1 });
+        }
+        const value = script.runInThisContext({ displayErrors: true });
         if (value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function')
           await value;
       } catch (e) {

@@ -47,7 +47,25 @@ check() {
     expect_error 400 "code is required and must be a string"
     api POST /v1/call '{}'
     expect_error 400 "image and function are required"
-    [ "$(jq -r '.paths | keys | sort | join(" ")' "$DOCUMENT")" = "/execute /v1/call /v1/execute /v1/openapi.json /v1/pool /v1/runtimes" ]
+    # The sessions' paths, with an id that is no session's: each answers as its description says.
+    for p in /v1/sessions/session-aaaaaaaaaaaa /v1/sessions/session-aaaaaaaaaaaa/files /v1/sessions/session-aaaaaaaaaaaa/files/x; do
+        api GET "$p"
+        expect_error 404 "session not found"
+    done
+    for p in run exec pause resume; do
+        api POST "/v1/sessions/session-aaaaaaaaaaaa/$p" '{"language":"python","code":"1","command":"true"}'
+        expect_error 404 "session not found"
+    done
+    for p in run exec; do
+        api POST "/session/session-aaaaaaaaaaaa/$p" '{"language":"python","code":"1","command":"true"}'
+        expect_error 404 "session not found"
+    done
+    api GET /v1/sessions
+    expect_status 200
+    [ "$(jq -r '.paths | keys | sort | join(" ")' "$DOCUMENT")" = "/execute /session/{session_id}/exec /session/{session_id}/run /v1/call /v1/execute \
+/v1/openapi.json /v1/pool /v1/runtimes /v1/sessions /v1/sessions/{session_id} /v1/sessions/{session_id}/exec \
+/v1/sessions/{session_id}/files /v1/sessions/{session_id}/files/{path} /v1/sessions/{session_id}/pause \
+/v1/sessions/{session_id}/resume /v1/sessions/{session_id}/run" ]
 }
 
 @test "the check passes a response as the description has it, and fails one that drifted from it" {
