@@ -47,7 +47,11 @@ check() {
     expect_error 400 "code is required and must be a string"
     api POST /v1/call '{}'
     expect_error 400 "image and function are required"
-    [ "$(jq -r '.paths | keys | sort | join(" ")' "$DOCUMENT")" = "/execute /v1/call /v1/execute /v1/openapi.json /v1/pool /v1/runtimes" ]
+    hdr="$BATS_TEST_TMPDIR/hdr"
+    code=$(curl -s -D "$hdr" -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' "$SANDBOXD_URL/metrics")
+    [ "$code" = 200 ]
+    openapi_check_file --headers "$hdr" GET /metrics 200 "$BATS_TEST_TMPDIR/body"
+    [ "$(jq -r '.paths | keys | sort | join(" ")' "$DOCUMENT")" = "/execute /metrics /session/{session_id}/exec /session/{session_id}/run /v1/call /v1/execute /v1/openapi.json /v1/pool /v1/runtimes /v1/sessions /v1/sessions/{session_id} /v1/sessions/{session_id}/exec /v1/sessions/{session_id}/files /v1/sessions/{session_id}/files/{path} /v1/sessions/{session_id}/pause /v1/sessions/{session_id}/resume /v1/sessions/{session_id}/run" ]
 }
 
 @test "the check passes a response as the description has it, and fails one that drifted from it" {
