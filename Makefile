@@ -11,11 +11,12 @@ ETCDIR  := /etc/sandboxd
 # The services whose binaries `make test` builds with sanitizers.
 SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service
 
-# Debian packages the build, the service and the tests need.
+# Debian packages the build, the service and the tests need. prometheus (about 100 MB) for its
+# promtool, which checks GET /metrics: it also installs a Prometheus server, which Debian enables.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev \
-                procps shellcheck clang-format file python3-jsonschema
+                procps shellcheck clang-format file python3-jsonschema prometheus
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -39,12 +40,12 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
                lib/image-name.c lib/signal-util.c lib/daemon.c
 # The workers' and the pool manager's side of the broker and of the pool.
-CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-socket.c nspawn/unit-name.c
-DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c
+CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c nspawn/unit-name.c
+DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c lib/error-count.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
-               fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c \
+               fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
                fcgi/route-sessions.c fcgi/session-route.c fcgi/validate.c nspawn/sandbox-result.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
@@ -78,8 +79,11 @@ $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/i
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/time-util.c)
-$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c lib/time-util.c)
+$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c lib/error-count.c lib/time-util.c)
 $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
+$(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
+$(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
+$(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
         images fuzz openapi-check
@@ -188,7 +192,8 @@ UNITS := sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sa
          sandboxd-broker.service sandboxd-poold.service sandboxd-nginx.service
 
 install: all
-	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)$(SYSUSERSDIR)
+	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)$(SYSUSERSDIR) \
+	    $(DESTDIR)$(ETCDIR)/nginx-metrics.d
 	install -m 0644 units/sandboxd.sysusers $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
 	if [ -z "$(DESTDIR)" ]; then systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf; fi
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
@@ -206,6 +211,7 @@ install: all
 # Leaves /etc/sandboxd/sandboxd.conf (the administrator's settings) and the records in /var/lib/sandboxd.
 uninstall: stop
 	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
+	-rmdir $(DESTDIR)$(ETCDIR)/nginx-metrics.d 2>/dev/null
 	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 
 # Up on $(LISTEN), then one request to show it works. The images are built the first time (a few

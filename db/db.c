@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "lib/error-count.h"
 #include "lib/macro.h"
 
 /* db/schema.sql, embedded at build time; steps start with a "-- step N" line. */
@@ -43,6 +44,15 @@ int db_errno(int rc) {
         }
 }
 
+/* db_errno() of a result of sqlite's, each failure counted where it happened (GET /metrics). */
+static int check(int rc) {
+        int r = db_errno(rc);
+
+        if (r < 0)
+                error_count_inc(ERROR_COUNT_SQLITE);
+        return r;
+}
+
 void sqlite3_finalizep(sqlite3_stmt **st) {
         (void) sqlite3_finalize(*st);
 }
@@ -51,7 +61,7 @@ void sqlite3_finalizep(sqlite3_stmt **st) {
 static int db_step_done(sqlite3_stmt *st) {
         int rc = sqlite3_step(st);
 
-        return rc == SQLITE_DONE ? 0 : db_errno(rc);
+        return rc == SQLITE_DONE ? 0 : check(rc);
 }
 
 int db_step_row(sqlite3_stmt *st) {
@@ -59,11 +69,11 @@ int db_step_row(sqlite3_stmt *st) {
 
         if (rc == SQLITE_ROW)
                 return 1;
-        return rc == SQLITE_DONE ? 0 : db_errno(rc);
+        return rc == SQLITE_DONE ? 0 : check(rc);
 }
 
 int db_exec(sqlite3 *db, const char *sql) {
-        return db_errno(sqlite3_exec(db, sql, NULL, NULL, NULL));
+        return check(sqlite3_exec(db, sql, NULL, NULL, NULL));
 }
 
 static int bind_all(sqlite3_stmt *st, const char *types, va_list ap) {
@@ -105,7 +115,7 @@ static int bind_all(sqlite3_stmt *st, const char *types, va_list ap) {
                         return -EINVAL; /* a programmer's error, refused rather than guessed */
                 }
                 if (rc != SQLITE_OK)
-                        return db_errno(rc);
+                        return check(rc);
         }
         return 0;
 }
@@ -114,7 +124,7 @@ static int vprepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql, const char
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r;
 
-        r = db_errno(sqlite3_prepare_v2(db, sql, -1, &st, NULL));
+        r = check(sqlite3_prepare_v2(db, sql, -1, &st, NULL));
         if (r >= 0)
                 r = bind_all(st, types, ap);
         if (r < 0)
@@ -146,6 +156,13 @@ int db_run(sqlite3 *db, const char *sql, const char *types, ...) {
         return r < 0 ? r : sqlite3_changes(db);
 }
 
+/* Some errors (a full disk, an I/O error) end the transaction already: a ROLLBACK then would be
+ * an error of its own. */
+static void rollback(sqlite3 *db) {
+        if (!sqlite3_get_autocommit(db))
+                (void) db_exec(db, "ROLLBACK");
+}
+
 int db_transaction(sqlite3 *db, int (*f)(sqlite3 *db, void *userdata), void *userdata) {
         int r, c;
 
@@ -154,12 +171,12 @@ int db_transaction(sqlite3 *db, int (*f)(sqlite3 *db, void *userdata), void *use
                 return r;
         r = f(db, userdata);
         if (r < 0) {
-                (void) db_exec(db, "ROLLBACK");
+                rollback(db);
                 return r;
         }
         c = db_exec(db, "COMMIT");
         if (c < 0) {
-                (void) db_exec(db, "ROLLBACK");
+                rollback(db);
                 return c;
         }
         return r;
@@ -240,9 +257,9 @@ int db_open(const char *path, sqlite3 **ret) {
         sqlite3 *db = NULL;
         int r;
 
-        r = db_errno(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL));
+        r = check(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL));
         if (r >= 0)
-                r = db_errno(sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS));
+                r = check(sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS));
         /* WAL: readers never block the writer; NORMAL: no fsync per commit, no corruption either. */
         if (r >= 0)
                 r = db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");

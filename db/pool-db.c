@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "db/db.h"
+#include "db/metrics-db.h"
 #include "db/pool-db.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
@@ -30,11 +31,11 @@ static int add_locked(sqlite3 *db, void *userdata) {
         int r = db_run(db, "INSERT INTO pool (machine_id, state, socket, created_at, settings) VALUES (?1, 'starting', ?2, ?3, ?4)", "ttdt",
                        a->machine_id, a->socket, unix_now(), a->settings);
 
-        return r < 0 ? r : 0;
+        return r < 0 ? r : db_event_add(db, "machine_created", "", 1);
 }
 
 int db_pool_add(sqlite3 *db, const char *machine_id, const char *socket, const char *settings) {
-        return add_locked(db, &(PoolAdd){machine_id, socket, settings});
+        return db_transaction(db, add_locked, &(PoolAdd){machine_id, socket, settings});
 }
 
 int db_pool_ready(sqlite3 *db, const char *machine_id) {
@@ -135,10 +136,22 @@ int db_pool_claim_stale(sqlite3 *db, int owner_pid, const char *settings, char *
         return claim(db, &(Claim){.st = st, .id = ret_machine_id, .id_size = id_size, .socket = ret_socket, .socket_size = socket_size});
 }
 
-int db_pool_remove(sqlite3 *db, const char *machine_id) {
-        int r = db_run(db, "DELETE FROM pool WHERE machine_id = ?1", "t", machine_id);
+typedef struct PoolRemove {
+        const char *machine_id, *reason;
+} PoolRemove;
 
-        return r < 0 ? r : 0;
+static int remove_locked(sqlite3 *db, void *userdata) {
+        const PoolRemove *p = userdata;
+        int r = db_run(db, "DELETE FROM pool WHERE machine_id = ?1", "t", p->machine_id);
+
+        /* Counted once, by whoever removed the row. */
+        if (r <= 0 || !p->reason)
+                return r < 0 ? r : 0;
+        return db_event_add(db, "machine_retired", p->reason, 1);
+}
+
+int db_pool_remove(sqlite3 *db, const char *machine_id, const char *reason) {
+        return db_transaction(db, remove_locked, &(PoolRemove){machine_id, reason});
 }
 
 /* 1 if the query (with text ?1, if given) has a row, 0 if not, -errno. */

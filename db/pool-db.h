@@ -16,7 +16,7 @@ typedef struct PoolCounts {
 
 #define POOL_SOCKET_MAX 256
 
-/* A new machine in state 'starting'. */
+/* A new machine in state 'starting', counted as created (event 'machine_created'). */
 int db_pool_add(sqlite3 *db, const char *machine_id, const char *socket, const char *settings);
 
 /* 'starting' -> 'ready'. -ENOENT if the row is gone or not starting. */
@@ -46,7 +46,9 @@ int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t 
 int db_pool_claim_stale(sqlite3 *db, int owner_pid, const char *settings, char *ret_machine_id, size_t id_size, char *ret_socket,
                         size_t socket_size);
 
-int db_pool_remove(sqlite3 *db, const char *machine_id);
+/* Removes a machine's row and, if there was one, counts it as retired for reason (event
+ * 'machine_retired'; NULL: not counted). */
+int db_pool_remove(sqlite3 *db, const char *machine_id, const char *reason);
 
 /* 1 if some sandbox is ready, 0 if none, -errno: a read, so waiting workers need not take the
  * write lock that a claim takes. */

@@ -7,9 +7,22 @@
 #include "db/requests.h"
 #include "lib/macro.h"
 
-int db_request_begin(sqlite3 *db, const char *request_id, const char *route, int worker_pid) {
-        int r = db_run(db, "INSERT INTO requests (request_id, route, worker_pid) VALUES (?1, ?2, ?3)", "tti",
-                       request_id, route, worker_pid);
+const char *db_termination_label(Termination t) {
+        static const char *const labels[_TERMINATION_MAX] = {
+                [TERMINATION_OK] = "ok",
+                [TERMINATION_EXIT_NONZERO] = "exit_nonzero",
+                [TERMINATION_TIMEOUT] = "timeout",
+                [TERMINATION_MEMORY_LIMIT] = "memory_limit",
+                [TERMINATION_TASKS_LIMIT] = "tasks_limit",
+                [TERMINATION_FAILED] = "failed",
+        };
+
+        return t > TERMINATION_NONE && t < _TERMINATION_MAX ? labels[t] : NULL;
+}
+
+int db_request_begin(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid) {
+        int r = db_run(db, "INSERT INTO requests (request_id, route, endpoint, worker_pid) VALUES (?1, ?2, ?3, ?4)", "ttti",
+                       request_id, route, endpoint, worker_pid);
 
         return r < 0 ? r : 0;
 }
@@ -17,9 +30,11 @@ int db_request_begin(sqlite3 *db, const char *request_id, const char *route, int
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o) {
         int r = db_run(db,
                        "UPDATE requests SET sandbox_id = ?2, status = ?3, exit_code = ?4, duration_ms = ?5, error = ?6, "
-                       "machine_id = ?7, session_id = ?8, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
-                       "tti?i?Ittt", request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
-                       (int) (o->duration_ms >= 0), o->duration_ms, o->error, o->machine_id, o->session_id);
+                       "machine_id = ?7, session_id = ?8, language = ?9, termination = ?10, "
+                       "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
+                       "tti?i?Ittttt", request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
+                       (int) (o->duration_ms >= 0), o->duration_ms, o->error, o->machine_id, o->session_id, o->language,
+                       db_termination_label(o->termination));
 
         if (r < 0)
                 return r;
@@ -33,9 +48,9 @@ int db_request_abandon(sqlite3 *db, int worker_pid, const char *error) {
                       "it", worker_pid, error);
 }
 
-int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_id, const char *machine_id) {
-        int r = db_run(db, "UPDATE requests SET sandbox_id = ?2, machine_id = ?3 WHERE request_id = ?1", "ttt", request_id, sandbox_id,
-                       machine_id);
+int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_id, const char *machine_id, const char *language) {
+        int r = db_run(db, "UPDATE requests SET sandbox_id = ?2, machine_id = ?3, language = ?4 WHERE request_id = ?1", "tttt", request_id,
+                       sandbox_id, machine_id, language);
 
         return r < 0 ? r : 0;
 }

@@ -6,6 +6,22 @@
 
 typedef struct sqlite3 sqlite3;
 
+/* How an execution ended (GET /metrics: sandboxd_executions_total{termination}). */
+typedef enum Termination {
+        TERMINATION_NONE, /* not an execution, or not handed to a sandbox */
+        TERMINATION_OK,
+        TERMINATION_EXIT_NONZERO,
+        TERMINATION_TIMEOUT,
+        TERMINATION_MEMORY_LIMIT,
+        TERMINATION_TASKS_LIMIT,
+        TERMINATION_FAILED, /* no answer, or one that could not be passed on */
+        _TERMINATION_MAX,
+} Termination;
+
+/* "ok", "exit_nonzero", "timeout", "memory_limit", "tasks_limit", "failed"; NULL for
+ * TERMINATION_NONE and out of range. Pure. */
+const char *db_termination_label(Termination t);
+
 /* How a request ended, for its row. Strings are borrowed; NULL stores NULL. */
 typedef struct RequestOutcome {
         const char *sandbox_id;
@@ -16,11 +32,13 @@ typedef struct RequestOutcome {
         int64_t duration_ms; /* < 0: none */
         const char *error;
         const char *session_id; /* the session it acted on; NULL for none */
+        const char *language;   /* an execution's; NULL: not one */
+        Termination termination; /* an execution's end once handed to a sandbox */
 } RequestOutcome;
 
-/* Inserts the row of a request that has just arrived (status NULL: in flight). -EEXIST if the id is
- * already recorded. */
-int db_request_begin(sqlite3 *db, const char *request_id, const char *route, int worker_pid);
+/* Inserts the row of a request that has just arrived (status NULL: in flight), with the path of the
+ * route it matched (NULL: none). -EEXIST if the id is already recorded. */
+int db_request_begin(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid);
 
 /* Records how the request ended. */
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o);
@@ -29,9 +47,10 @@ int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome 
  * the given error; returns how many it closed. */
 int db_request_abandon(sqlite3 *db, int worker_pid, const char *error);
 
-/* Records the sandbox a request started and the machine it runs in (NULL: the sandbox is a unit of
- * its own), before it starts, so a worker's death can be cleaned up. */
-int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_id, const char *machine_id);
+/* Records the sandbox a request started, the machine it runs in (NULL: the sandbox is a unit of
+ * its own) and the language of its code (NULL: not an execution), before it starts, so a worker's
+ * death can be cleaned up, and counted. */
+int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_id, const char *machine_id, const char *language);
 
 /* Calls f for the unit of each request that the worker worker_pid (0: any worker) left in flight
  * with a sandbox recorded: its machine, or the sandbox itself when it is a unit of its own. f must

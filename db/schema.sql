@@ -100,3 +100,68 @@ CREATE TABLE session_queue (
 );
 CREATE INDEX session_queue_session ON session_queue(session_id, ticket);
 ALTER TABLE requests ADD COLUMN session_id TEXT;
+
+-- step 7
+-- GET /metrics. A request's row says which route it matched (the route table's path; NULL: none),
+-- and an execution's its language and how it ended. Totals are kept as rows finish, by the
+-- triggers below and by the code that counts events, so that a scrape reads a few small tables
+-- whatever the number of requests recorded. They count from this step on.
+ALTER TABLE requests ADD COLUMN endpoint TEXT;
+ALTER TABLE requests ADD COLUMN language TEXT;     -- python, node, bash; NULL: not an execution
+ALTER TABLE requests ADD COLUMN termination TEXT;  -- ok, exit_nonzero, timeout, memory_limit, tasks_limit, failed
+CREATE TABLE request_totals (
+    endpoint TEXT NOT NULL,                -- 'unmatched' for the requests that matched no route
+    status   INTEGER NOT NULL,
+    count    INTEGER NOT NULL,
+    PRIMARY KEY (endpoint, status)
+) WITHOUT ROWID;
+CREATE TABLE execution_totals (
+    language    TEXT NOT NULL,
+    termination TEXT NOT NULL,
+    count       INTEGER NOT NULL,
+    PRIMARY KEY (language, termination)
+) WITHOUT ROWID;
+-- The execution duration histogram: its buckets' upper bounds, how many executions of each
+-- language took at most each bound (cumulative, as Prometheus has it), and their count and sum.
+CREATE TABLE duration_bounds (le_ms INTEGER PRIMARY KEY);
+INSERT INTO duration_bounds (le_ms) VALUES (5), (10), (25), (50), (100), (250), (500), (1000), (2500), (5000), (10000), (20000),
+    (30000), (60000);
+CREATE TABLE duration_buckets (
+    language TEXT NOT NULL,
+    le_ms    INTEGER NOT NULL,
+    count    INTEGER NOT NULL,
+    PRIMARY KEY (language, le_ms)
+) WITHOUT ROWID;
+CREATE TABLE duration_totals (
+    language TEXT PRIMARY KEY,
+    count    INTEGER NOT NULL,
+    sum_ms   INTEGER NOT NULL
+) WITHOUT ROWID;
+-- A request is counted once, when its status is first set: by the worker that answered it, or by
+-- the master that closed it after its worker died. An execution without a termination recorded
+-- (its worker died) ended as 'failed'; one without a duration (no answer) is not in the histogram.
+CREATE TRIGGER requests_finished AFTER UPDATE OF status ON requests
+WHEN OLD.status IS NULL AND NEW.status IS NOT NULL
+BEGIN
+    INSERT INTO request_totals (endpoint, status, count) VALUES (coalesce(NEW.endpoint, 'unmatched'), NEW.status, 1)
+        ON CONFLICT DO UPDATE SET count = count + 1;
+    INSERT INTO execution_totals (language, termination, count)
+        SELECT NEW.language, coalesce(NEW.termination, 'failed'), 1 WHERE NEW.language IS NOT NULL
+        ON CONFLICT DO UPDATE SET count = count + 1;
+    INSERT INTO duration_buckets (language, le_ms, count)
+        SELECT NEW.language, le_ms, 1 FROM duration_bounds
+        WHERE NEW.language IS NOT NULL AND NEW.duration_ms IS NOT NULL AND NEW.duration_ms <= le_ms
+        ON CONFLICT DO UPDATE SET count = count + 1;
+    INSERT INTO duration_totals (language, count, sum_ms)
+        SELECT NEW.language, 1, NEW.duration_ms WHERE NEW.language IS NOT NULL AND NEW.duration_ms IS NOT NULL
+        ON CONFLICT DO UPDATE SET count = count + 1, sum_ms = sum_ms + excluded.sum_ms;
+END;
+-- Events counted where they happen: machines created ('machine_created', ''), retired
+-- ('machine_retired', the reason), sqlite errors ('sqlite_error', ''), failed broker calls
+-- ('broker_error', the operation).
+CREATE TABLE event_totals (
+    event TEXT NOT NULL,
+    label TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (event, label)
+) WITHOUT ROWID;

@@ -19,6 +19,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "db/db.h"
+#include "db/metrics-db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
 #include "db/sessions.h"
@@ -50,6 +51,7 @@ static const RouteHandler handlers[_ROUTE_MAX] = {
         [ROUTE_RUNTIMES] = route_runtimes,
         [ROUTE_OPENAPI] = route_openapi,
         [ROUTE_SESSIONS] = route_sessions,
+        [ROUTE_METRICS] = route_metrics,
 };
 
 /* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */
@@ -61,7 +63,9 @@ static void record(Request *req, Context *ctx, bool has_row) {
                             .exit_code = req->exit_code,
                             .duration_ms = req->duration_ms,
                             .error = req->error,
-                            .session_id = req->session_id[0] ? req->session_id : NULL};
+                            .session_id = req->session_id[0] ? req->session_id : NULL,
+                            .language = req->language,
+                            .termination = (Termination) req->termination};
         int r;
 
         if (has_row) {
@@ -86,7 +90,9 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
                 goto done;
         }
 
-        r = db_request_begin(ctx->db, req.id, req.route, (int) getpid());
+        /* The route first, pure: the row names the one the request matched. */
+        found = route_find(req.method, req.path, &route);
+        r = db_request_begin(ctx->db, req.id, req.route, found == 404 ? NULL : route->path, (int) getpid());
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to record the request: %s", db_errmsg(ctx->db));
                 (void) reply_error(&req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
@@ -94,7 +100,6 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
         }
         has_row = true;
 
-        found = route_find(req.method, req.path, &route);
         if (req.uri_too_long)
                 (void) reply_error(&req, 414, MSG_URI_TOO_LONG);
         else if (found == 404)
@@ -135,10 +140,13 @@ static int worker_main(void) {
                 /* The client has its answer: now the machine goes back to the pool, or goes. */
                 if (ctx.machine.id[0]) {
                         /* One machine fewer: the pool manager starts its replacement. */
-                        if (pool_put_back(&ctx.broker, ctx.db, ctx.machine.id, ctx.machine.socket, ctx.machine.retire, ctx.machine.prepared))
+                        if (pool_put_back(&ctx.broker, ctx.db, ctx.machine.id, ctx.machine.socket, (PoolRetire) ctx.machine.retire,
+                                          ctx.machine.prepared))
                                 (void) pool_wake(ctx.wake_fd, POOL_WAKE_SOCKET);
                         ctx.machine = (ClaimedMachine){};
                 }
+                /* The errors the request met, sqlite's and the broker's, into their totals. */
+                (void) db_error_counts_flush(ctx.db);
         }
 
         closep(&ctx.broker);
@@ -184,7 +192,7 @@ static void abandon_requests(pid_t pid) {
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to read the sandboxes of worker %d, ignoring: %s", (int) pid, db_errmsg(db));
         for (size_t i = 0; i < n_claimed; i++)
-                pool_destroy(&broker, db, claimed[i].machine_id, claimed[i].socket, "its worker died");
+                pool_destroy(&broker, db, claimed[i].machine_id, claimed[i].socket, POOL_RETIRE_WORKER_DIED);
 
         /* Its places in sessions' queues: the operations behind it go on. */
         r = db_session_dequeue_worker(db, (int) pid);
@@ -194,6 +202,7 @@ static void abandon_requests(pid_t pid) {
         r = db_request_abandon(db, (int) pid, "sandbox execution failed: the worker handling the request died");
         if (r > 0)
                 log_warning("Closed %d request(s) left in flight by worker %d", r, (int) pid);
+        (void) db_error_counts_flush(db);
         db = db_close(db);
 }
 

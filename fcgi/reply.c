@@ -51,6 +51,16 @@ int reply_json(Request *req, int status, struct json_object *body) {
         return 0;
 }
 
+int reply_text(Request *req, int status, const char *content_type, const char *text, size_t len) {
+        req->status = status;
+        if (FCGX_FPrintF(req->fcgx->out, "Status: %d %s\r\nContent-Type: %s\r\nCache-Control: no-store\r\n\r\n", status, reply_reason(status),
+                         content_type) < 0)
+                return -EIO;
+        if (len > 0 && FCGX_PutStr(text, (int) len, req->fcgx->out) < 0)
+                return -EIO;
+        return 0;
+}
+
 int reply_error(Request *req, int status, const char *fmt, ...) {
         struct json_object *body;
         char *message = NULL;

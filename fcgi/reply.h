@@ -9,6 +9,10 @@ struct json_object;
 /* Sends status and a JSON body (borrowed), and remembers the status for the request's record. */
 int reply_json(Request *req, int status, struct json_object *body);
 
+/* Sends status and a body of len bytes (borrowed) of the given content type, and remembers the
+ * status for the request's record. */
+int reply_text(Request *req, int status, const char *content_type, const char *text, size_t len);
+
 /* Sends {"error": "<message>"} with the given status; the message is remembered for the record.
  * Messages come from messages.h. */
 /* Sends status and len raw bytes of content_type (a file's content). */

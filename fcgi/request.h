@@ -36,6 +36,8 @@ typedef struct Request {
         int64_t duration_ms;
         uint64_t cpu_usec;
         char session_id[64]; /* the session the request acted on, if any */
+        const char *language; /* an execution's, once handed to a sandbox (static) */
+        int termination;      /* a Termination (db/requests.h) */
 } Request;
 
 /* Reads the parameters and, up to max_body bytes (max_put_body for a PUT: an uploaded file), the

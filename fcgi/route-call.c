@@ -153,7 +153,7 @@ int route_call(Request *req, Context *ctx) {
 
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd) || unit_name_sandbox_id("tool", rnd, req->sandbox_id) < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no randomness");
-        r = db_request_sandbox(ctx->db, req->id, req->sandbox_id, NULL);
+        r = db_request_sandbox(ctx->db, req->id, req->sandbox_id, NULL, NULL);
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to record sandbox '%s' of the request, ignoring", req->sandbox_id);
 

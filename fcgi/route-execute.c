@@ -333,7 +333,7 @@ static int claim(Request *req, Context *ctx, const char *language, Error *reterr
                         (void) snprintf(req->machine_id, sizeof(req->machine_id), "%s", m->id);
                         /* Its runner ends after this many: the machine is not put back. */
                         if (executions >= (int64_t) ctx->config->executions_per_machine)
-                                m->retire = "it served its executions";
+                                m->retire = POOL_RETIRE_SERVED;
                         if (waited)
                                 wake_pool(ctx);
                         return 0;
@@ -366,6 +366,19 @@ static size_t reply_cap(const Config *cfg, const ExecRequest *x) {
         return cap;
 }
 
+/* How an execution that was answered, or not, ended, for its record: a limit it hit first, then
+ * what it answered. */
+static void set_termination(Request *req, const SandboxLimitsHit *hit) {
+        if (hit->memory)
+                req->termination = TERMINATION_MEMORY_LIMIT;
+        else if (hit->tasks)
+                req->termination = TERMINATION_TASKS_LIMIT;
+        else if (req->status != 200 || !req->has_exit_code)
+                req->termination = TERMINATION_FAILED;
+        else
+                req->termination = req->exit_code == 0 ? TERMINATION_OK : TERMINATION_EXIT_NONZERO;
+}
+
 /* Hands the request to the claimed machine and waits for the reply, at most timeout_s. Whatever
  * leaves the machine in doubt retires it: a timeout, a limit hit, a code process killed by a signal,
  * a reply missing or unreadable. */
@@ -383,12 +396,14 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         r = pool_exchange(fd, input, input_len, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
         if (r == -ETIME) {
                 /* systemd kills every process of the machine now, not when the answer is sent. */
-                ctx->machine.retire = "its execution timed out";
+                ctx->machine.retire = POOL_RETIRE_TIMEOUT;
+                req->termination = TERMINATION_TIMEOUT;
                 (void) broker_kill(&ctx->broker, req->machine_id);
                 return execute_timeout(req, x, now_usec(CLOCK_MONOTONIC) - start);
         }
         if (r == -EMSGSIZE) {
-                ctx->machine.retire = "its reply was too large";
+                ctx->machine.retire = POOL_RETIRE_REPLY_TOO_LARGE;
+                req->termination = TERMINATION_FAILED;
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
         }
 
@@ -396,10 +411,10 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         (void) unit_name_from_id(req->machine_id, unit, sizeof(unit));
         sandbox_limits_hit(cfg->slice, unit, &hit);
         if (hit.memory || hit.tasks)
-                ctx->machine.retire = hit.memory ? "its execution hit the memory limit" : "its execution hit the task limit";
+                ctx->machine.retire = hit.memory ? POOL_RETIRE_MEMORY_LIMIT : POOL_RETIRE_TASKS_LIMIT;
         if (r < 0 || len == 0) {
                 if (!ctx->machine.retire)
-                        ctx->machine.retire = "it ended before it answered";
+                        ctx->machine.retire = POOL_RETIRE_NO_ANSWER;
                 char why[128];
 
                 if (hit.memory)
@@ -407,16 +422,19 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
                 else
                         (void) snprintf(why, sizeof(why), "the sandbox ended before it answered");
                 (void) log_error_errno(r, "Sandbox '%s' ended without an answer: %s", req->sandbox_id, why);
-                return reply_error(req, 502, MSG_SANDBOX_FAILED, why);
+                r = reply_error(req, 502, MSG_SANDBOX_FAILED, why);
+                set_termination(req, &hit);
+                return r;
         }
         r = execute_answer(req, ctx, x, reply, len, &hit);
+        set_termination(req, &hit);
         if (ctx->machine.retire)
                 return r;
         if (req->status != 200)
-                ctx->machine.retire = "its reply was refused";
+                ctx->machine.retire = POOL_RETIRE_REPLY_REFUSED;
         else if (req->has_exit_code && req->exit_code >= 128)
                 /* Dead by a signal (128 + N): perhaps the OOM killer, perhaps a crash. */
-                ctx->machine.retire = "its code died of a signal";
+                ctx->machine.retire = POOL_RETIRE_SIGNAL;
         return r;
 }
 
@@ -438,7 +456,7 @@ static int claim_connected(Request *req, Context *ctx, const char *language, Err
                         return 0;
                 }
                 (void) log_warning_errno(r, "Machine '%s' does not answer, trying another", req->machine_id);
-                if (pool_put_back(&ctx->broker, ctx->db, ctx->machine.id, ctx->machine.socket, "it did not answer", NULL))
+                if (pool_put_back(&ctx->broker, ctx->db, ctx->machine.id, ctx->machine.socket, POOL_RETIRE_UNRESPONSIVE, NULL))
                         wake_pool(ctx);
                 ctx->machine = (ClaimedMachine){};
                 req->machine_id[0] = 0;
@@ -473,7 +491,9 @@ static int execute(Request *req, Context *ctx, const ExecRequest *x) {
                 (void) log_error_errno(r, "Failed to claim a sandbox: %s", db_errmsg(ctx->db));
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
         }
-        r = db_request_sandbox(ctx->db, req->id, req->sandbox_id, req->machine_id);
+        /* From here on it is an execution: counted by its language and how it ends. */
+        req->language = x->language;
+        r = db_request_sandbox(ctx->db, req->id, req->sandbox_id, req->machine_id, req->language);
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to record sandbox '%s' of the request, ignoring", req->sandbox_id);
 

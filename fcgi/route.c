@@ -9,6 +9,8 @@ static const Route routes[] = {
         {.path = "/v1/call", .method = "POST", .id = ROUTE_CALL},
         {.path = "/v1/runtimes", .method = "GET", .id = ROUTE_RUNTIMES},
         {.path = "/v1/openapi.json", .method = "GET", .id = ROUTE_OPENAPI},
+        /* Prometheus' path; nginx lets only loopback (and what the operator adds) reach it. */
+        {.path = "/metrics", .method = "GET", .id = ROUTE_METRICS},
         /* Reference 004's own path and shape. */
         {.path = "/execute", .method = "POST", .id = ROUTE_EXECUTE_004},
         {.path = "/v1/sessions", .method = "*", .id = ROUTE_SESSIONS, .prefix = true},

@@ -10,7 +10,7 @@ typedef struct sqlite3 sqlite3;
 typedef struct ClaimedMachine {
         char id[64];
         char socket[256];
-        const char *retire;   /* a static string, or NULL */
+        int retire;           /* a PoolRetire (nspawn/pool/pool-retire.h); 0: none */
         const char *prepared; /* what its runner made the next sandbox ready for: "node", or NULL */
 } ClaimedMachine;
 
@@ -37,6 +37,7 @@ typedef enum RouteId {
         ROUTE_RUNTIMES,
         ROUTE_OPENAPI,
         ROUTE_SESSIONS,
+        ROUTE_METRICS,
         _ROUTE_MAX,
 } RouteId;
 
@@ -59,3 +60,4 @@ int route_execute_004(Request *req, Context *ctx);
 int route_runtimes(Request *req, Context *ctx);
 int route_openapi(Request *req, Context *ctx);
 int route_sessions(Request *req, Context *ctx);
+int route_metrics(Request *req, Context *ctx);

@@ -215,6 +215,8 @@ static int validate_return_files(struct json_object *body, const ValidateLimits 
         return 0;
 }
 
+const char *const validate_languages[VALIDATE_LANGUAGES_N] = {"python", "node", "bash"};
+
 static int validate_strings(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
         struct json_object *code = field(body, "code"), *lang = field(body, "language"), *in = field(body, "stdin");
 
@@ -227,14 +229,12 @@ static int validate_strings(struct json_object *body, const ValidateLimits *limi
 
         if (lang && !json_object_is_type(lang, json_type_string))
                 return error_set_status(err, 400, -EINVAL, MSG_LANGUAGE_TYPE);
-        req->language = "python";
+        req->language = validate_languages[0];
         if (lang) {
-                static const char *const languages[] = {"python", "node", "bash"};
-
                 req->language = NULL;
-                for (size_t i = 0; i < ELEMENTSOF(languages); i++)
-                        if (strcmp(json_object_get_string(lang), languages[i]) == 0)
-                                req->language = languages[i];
+                for (size_t i = 0; i < VALIDATE_LANGUAGES_N; i++)
+                        if (strcmp(json_object_get_string(lang), validate_languages[i]) == 0)
+                                req->language = validate_languages[i];
                 if (!req->language)
                         return error_set_status(err, 400, -EINVAL, MSG_UNSUPPORTED_LANGUAGE, json_object_get_string(lang));
         }

@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/error-count.h"
 #include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "nspawn/broker/broker-client.h"
@@ -51,9 +52,31 @@ static int recv_reply(int fd, BrokerReply *ret, int *ret_fd) {
         return 0;
 }
 
+/* A failed call, counted for GET /metrics: the broker was not reached or not understood, or it
+ * failed to do what was asked. Killing or resetting a unit that is gone already is not a failure:
+ * what was asked holds; nor is a tool call on an image that does not exist or has no python3: the
+ * request was wrong, not the broker. */
+static void count_failure(BrokerOp op, int r) {
+        static const ErrorCount which[_BROKER_OP_MAX] = {
+                [BROKER_START_WARM] = ERROR_COUNT_BROKER_START,
+                [BROKER_RUN_TOOL] = ERROR_COUNT_BROKER_RUN_TOOL,
+                [BROKER_KILL] = ERROR_COUNT_BROKER_KILL,
+                [BROKER_RESET_FAILED] = ERROR_COUNT_BROKER_RESET_FAILED,
+                [BROKER_LIST] = ERROR_COUNT_BROKER_LIST,
+        };
+
+        if (r >= 0 || op <= 0 || op >= _BROKER_OP_MAX)
+                return;
+        if ((op == BROKER_KILL || op == BROKER_RESET_FAILED) && r == -ENOENT)
+                return;
+        if (op == BROKER_RUN_TOOL && (r == -ENOENT || r == -ENOEXEC))
+                return;
+        error_count_inc(which[op]);
+}
+
 /* A request and its reply on *conn, connecting (once more if the broker restarted) as needed;
  * *ret_fd (if not NULL) gets the descriptor the reply carried, or -1. */
-static int call(int *conn, const BrokerRequest *req, int pass_fd, BrokerReply *ret, int *ret_fd) {
+static int call_once_more(int *conn, const BrokerRequest *req, int pass_fd, BrokerReply *ret, int *ret_fd) {
         int r = -ENOTCONN;
 
         for (int attempt = 0; attempt < 2; attempt++) {
@@ -70,6 +93,13 @@ static int call(int *conn, const BrokerRequest *req, int pass_fd, BrokerReply *r
                 closep(conn);
                 *conn = -1;
         }
+        return r;
+}
+
+static int call(int *conn, const BrokerRequest *req, int pass_fd, BrokerReply *ret, int *ret_fd) {
+        int r = call_once_more(conn, req, pass_fd, ret, ret_fd);
+
+        count_failure((BrokerOp) req->op, r);
         return r;
 }
 
@@ -139,8 +169,10 @@ int broker_list(int *conn, BrokerUnit **ret, size_t *ret_n) {
         if (r < 0)
                 return r;
         size = (size_t) rep.n_units * sizeof(*units);
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size != size)
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size != size) {
+                count_failure(BROKER_LIST, -EPROTO);
                 return -EPROTO;
+        }
         units = malloc(size ? size : 1);
         if (!units)
                 return -ENOMEM;
@@ -181,10 +213,13 @@ int broker_run_tool(const char *id, const char *request_id, const char *image, u
                 r = recv_reply(conn, &rep, &out);
         if (r >= 0)
                 r = rep.error;
+        count_failure(BROKER_RUN_TOOL, r);
         if (r < 0)
                 return error_from_reply(&rep, r, reterr);
-        if (out < 0 || rep.reply_len > TOOL_MAX_REPLY_BYTES + strlen(TOOL_READY_MARKER) || rep.diag_len > (1U << 20))
+        if (out < 0 || rep.reply_len > TOOL_MAX_REPLY_BYTES + strlen(TOOL_READY_MARKER) || rep.diag_len > (1U << 20)) {
+                count_failure(BROKER_RUN_TOOL, -EPROTO);
                 return -EPROTO;
+        }
 
         reply = malloc(rep.reply_len + 1);
         diag = malloc(rep.diag_len + 1);

@@ -23,6 +23,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "db/db.h"
+#include "db/metrics-db.h"
 #include "db/pool-db.h"
 #include "db/sessions.h"
 #include "lib/config.h"
@@ -109,7 +110,7 @@ static int start_one(Poold *p) {
         if (r < 0) {
                 log_pool_event(LOG_ERR, "failed", s->id, "Failed to start sandbox '%s': %s", s->id, error_message(&err, r));
                 (void) db_pool_health_failed(p->db, error_message(&err, r));
-                pool_destroy(&p->broker, p->db, s->id, s->socket, "start failed");
+                pool_destroy(&p->broker, p->db, s->id, s->socket, POOL_RETIRE_START_FAILED);
                 return r;
         }
 
@@ -132,7 +133,7 @@ static void start_failed(Poold *p, size_t i, const char *why) {
         (void) snprintf(reason, sizeof(reason), "%s (journalctl -u %s.service tells why)", why, p->starting[i].id);
         (void) db_pool_health_failed(p->db, reason);
         log_pool_event(LOG_ERR, "failed", p->starting[i].id, "Machine '%s' failed to start: %s", p->starting[i].id, why);
-        pool_destroy(&p->broker, p->db, p->starting[i].id, p->starting[i].socket, why);
+        pool_destroy(&p->broker, p->db, p->starting[i].id, p->starting[i].socket, POOL_RETIRE_START_FAILED);
         starting_remove(p, i);
         p->failures++;
         p->backoff_until = now_usec(CLOCK_MONOTONIC) + (backoff < BACKOFF_MAX_USEC ? backoff : BACKOFF_MAX_USEC);
@@ -152,7 +153,7 @@ static void probe(Poold *p, size_t i) {
         r = db_pool_ready(p->db, s->id);
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to mark sandbox '%s' ready: %s", s->id, db_errmsg(p->db));
-                pool_destroy(&p->broker, p->db, s->id, s->socket, "lost its record");
+                pool_destroy(&p->broker, p->db, s->id, s->socket, POOL_RETIRE_LOST_RECORD);
         } else
                 log_pool_event(LOG_INFO, "ready", s->id, "Machine '%s' ready", s->id);
         if (p->failures > 0)
@@ -295,7 +296,7 @@ static void retire_stale(Poold *p) {
                 memcpy(p->settings, now, sizeof(now));
         }
         while (db_pool_claim_stale(p->db, (int) getpid(), p->settings, id, sizeof(id), socket, sizeof(socket)) >= 0)
-                pool_destroy(&p->broker, p->db, id, socket, "made with an older runtime image");
+                pool_destroy(&p->broker, p->db, id, socket, POOL_RETIRE_STALE);
 }
 
 /* Retires idle machines past their TTL, and those above what is wanted once they have been idle for
@@ -307,7 +308,7 @@ static void retire_idle(Poold *p, unsigned want) {
 
         while (db_pool_claim_idle(p->db, (int) getpid(), now - p->config->pool_ttl_s, (int64_t) want,
                                   now - (double) (BOOST_HOLD_USEC / USEC_PER_SEC), id, sizeof(id), socket, sizeof(socket)) >= 0)
-                pool_destroy(&p->broker, p->db, id, socket, "idle");
+                pool_destroy(&p->broker, p->db, id, socket, POOL_RETIRE_IDLE);
 }
 
 static void fill(Poold *p) {
@@ -439,7 +440,7 @@ static void reconcile(Poold *p) {
                         kept++;
                         continue;
                 }
-                pool_destroy(&p->broker, p->db, l->machine_id, l->socket, "left by a previous instance");
+                pool_destroy(&p->broker, p->db, l->machine_id, l->socket, POOL_RETIRE_PREVIOUS_INSTANCE);
         }
         if (n > 0)
                 log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, n);
@@ -491,6 +492,8 @@ static int run(Poold *p) {
                         p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
                 }
                 fill(p);
+                /* The errors met since, sqlite's and the broker's, into their totals. */
+                (void) db_error_counts_flush(p->db);
                 r = poll_events(p);
                 if (r < 0)
                         return log_error_errno(r, "Pool: poll failed");
@@ -499,7 +502,7 @@ static int run(Poold *p) {
         (void) sd_notify(0, "STOPPING=1");
         /* Sandboxes still booting are not worth keeping; ready ones stay for the next start. */
         while (p->n_starting > 0) {
-                pool_destroy(&p->broker, p->db, p->starting[0].id, p->starting[0].socket, "pool manager stopping");
+                pool_destroy(&p->broker, p->db, p->starting[0].id, p->starting[0].socket, POOL_RETIRE_SHUTDOWN);
                 starting_remove(p, 0);
         }
         return 0;

@@ -4,7 +4,7 @@
 
   openapi-check.py [--headers HEADER_FILE] METHOD PATH STATUS BODY_FILE
       The response (its status and its body, JSON) must be one the description lists for METHOD PATH:
-      the operation's response for STATUS (or its "default"), its schema. A path the description does
+      the operation's response for STATUS (or its "default"), its schema (text/plain: UTF-8 text). A path the description does
       not have must answer 404, a method its path does not take 405, as components.responses says.
       With the response's header block (curl -D), its content type and the headers the description
       requires are checked too.
@@ -118,13 +118,24 @@ def check_headers(doc, where, response, headers):
 def check_response(doc, method, path, status, body_file, header_file=None):
     where, response = find_response(doc, method, path, status)
     content = response.get("content", {})
-    if "application/json" not in content:
-        fail(f"{where}: the description has no application/json content for it")
+    if "application/json" not in content and "text/plain" not in content:
+        fail(f"{where}: the description has no application/json or text/plain content for it")
     if header_file:
         check_headers(doc, where, response, read_headers(header_file))
-    schema = content["application/json"].get("schema")
     with open(body_file, "rb") as f:
         raw = f.read()
+    if "application/json" not in content:
+        # Text (GET /metrics): UTF-8, of the schema the description gives it, if any.
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            fail(f"{where}: the body is not UTF-8 text ({e})")
+        schema = content["text/plain"].get("schema")
+        error = best_match(Draft202012Validator(schema, resolver=RefResolver("", doc)).iter_errors(text)) if schema else None
+        if error is not None:
+            fail(f"{where}: the body: {error.message[:300]}")
+        return
+    schema = content["application/json"].get("schema")
     try:
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db.h"
+#include "db/metrics-db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
 #include "db/sessions.h"
+#include "lib/error-count.h"
 #include "lib/macro.h"
 #include "tests/unit/tap.h"
 
@@ -66,7 +69,7 @@ static void test_open(sqlite3 *db) {
 static void test_begin(sqlite3 *db) {
         const char *started;
 
-        tap_is_int(db_request_begin(db, "r1", "POST /v1/execute", 100), 0, "begin r1");
+        tap_is_int(db_request_begin(db, "r1", "POST /v1/execute", "/v1/execute", 100), 0, "begin r1");
         tap_is_str(COL(db, "route", "r1"), "POST /v1/execute", "r1: route");
         tap_is_str(COL(db, "worker_pid", "r1"), "100", "r1: worker_pid");
         tap_is_str(COL(db, "status", "r1"), "NULL", "r1: status NULL (in flight)");
@@ -76,24 +79,24 @@ static void test_begin(sqlite3 *db) {
         tap_ok(strlen(started) == strlen("2024-01-01T00:00:00.000Z") && started[10] == 'T' && started[23] == 'Z',
                "r1: started_at is an RFC 3339 UTC time ('%s')", started);
 
-        tap_is_int(db_request_begin(db, "r1", "GET /v1/other", 200), -EEXIST, "begin r1 again: -EEXIST");
+        tap_is_int(db_request_begin(db, "r1", "GET /v1/other", "/v1/execute", 200), -EEXIST, "begin r1 again: -EEXIST");
         tap_is_str(COL(db, "worker_pid", "r1"), "100", "r1: the duplicate changed nothing");
         tap_is_str(COL(db, "route", "r1"), "POST /v1/execute", "r1: route unchanged");
         tap_is_int(ROWS(db), 1, "still one row");
 
         /* Bound, not formatted into the SQL. */
-        tap_is_int(db_request_begin(db, "x'); DROP TABLE requests; --", "POST /v1/execute", 100), 0, "begin with a quote in the id");
+        tap_is_int(db_request_begin(db, "x'); DROP TABLE requests; --", "POST /v1/execute", "/v1/execute", 100), 0, "begin with a quote in the id");
         tap_is_str(COL(db, "request_id", "x'); DROP TABLE requests; --"), "x'); DROP TABLE requests; --", "id stored verbatim");
         tap_is_int(ROWS(db), 2, "table intact, two rows");
 }
 
 static void test_sandbox(sqlite3 *db) {
-        tap_is_int(db_request_sandbox(db, "r1", "sandbox-abcdefghijkl", "machine-abcdefghijkl"), 0, "record r1's sandbox and machine");
+        tap_is_int(db_request_sandbox(db, "r1", "sandbox-abcdefghijkl", "machine-abcdefghijkl", "python"), 0, "record r1's sandbox and machine");
         tap_is_str(COL(db, "sandbox_id", "r1"), "sandbox-abcdefghijkl", "r1: sandbox_id set");
         tap_is_str(COL(db, "machine_id", "r1"), "machine-abcdefghijkl", "r1: machine_id set");
         tap_is_str(COL(db, "status", "r1"), "NULL", "r1: still in flight");
 
-        tap_is_int(db_request_sandbox(db, "nope", "sandbox-x", NULL), 0, "sandbox for an unknown id: no error");
+        tap_is_int(db_request_sandbox(db, "nope", "sandbox-x", NULL, NULL), 0, "sandbox for an unknown id: no error");
         tap_is_str(COL(db, "sandbox_id", "nope"), "(no row)", "... and no row created");
 }
 
@@ -125,7 +128,7 @@ static void test_finish(sqlite3 *db) {
         tap_is_str(column(db, "SELECT finished_at >= started_at FROM requests WHERE request_id = ?1", "r1"), "1",
                    "r1: finished_at not before started_at");
 
-        tap_is_int(db_request_begin(db, "r2", "POST /v1/execute", 100), 0, "begin r2");
+        tap_is_int(db_request_begin(db, "r2", "POST /v1/execute", "/v1/execute", 100), 0, "begin r2");
         tap_is_int(db_request_finish(db, "r2", &failed), 0, "finish r2 with 400");
         tap_is_str(COL(db, "status", "r2"), "400", "r2: status 400");
         tap_is_str(COL(db, "exit_code", "r2"), "NULL", "r2: no exit code stores NULL");
@@ -152,7 +155,7 @@ static void test_abandon(sqlite3 *db) {
         int before, in_flight;
 
         for (size_t i = 0; i < ELEMENTSOF(rows); i++)
-                tap_is_int(db_request_begin(db, rows[i].id, "POST /v1/execute", rows[i].pid), 0, "begin %s (pid %d)", rows[i].id, rows[i].pid);
+                tap_is_int(db_request_begin(db, rows[i].id, "POST /v1/execute", "/v1/execute", rows[i].pid), 0, "begin %s (pid %d)", rows[i].id, rows[i].pid);
         tap_is_int(db_request_finish(db, "a4", &done), 0, "finish a4 before its worker dies");
         before = ROWS(db);
 
@@ -201,11 +204,11 @@ static void see(const char *sandbox_id, void *userdata) {
 static void test_in_flight(sqlite3 *db) {
         Seen seen = {};
 
-        tap_is_int(db_request_begin(db, "f1", "POST /v1/execute", 400), 0, "begin f1 (pid 400)");
-        tap_is_int(db_request_begin(db, "f2", "POST /v1/execute", 400), 0, "begin f2 (pid 400), no sandbox yet");
-        tap_is_int(db_request_begin(db, "f3", "POST /v1/execute", 500), 0, "begin f3 (pid 500)");
-        tap_is_int(db_request_sandbox(db, "f1", "sandbox-f1", "machine-f1"), 0, "f1 has a sandbox in a machine");
-        tap_is_int(db_request_sandbox(db, "f3", "tool-f3", NULL), 0, "f3 has a sandbox that is a unit of its own");
+        tap_is_int(db_request_begin(db, "f1", "POST /v1/execute", "/v1/execute", 400), 0, "begin f1 (pid 400)");
+        tap_is_int(db_request_begin(db, "f2", "POST /v1/execute", "/v1/execute", 400), 0, "begin f2 (pid 400), no sandbox yet");
+        tap_is_int(db_request_begin(db, "f3", "POST /v1/execute", "/v1/execute", 500), 0, "begin f3 (pid 500)");
+        tap_is_int(db_request_sandbox(db, "f1", "sandbox-f1", "machine-f1", "python"), 0, "f1 has a sandbox in a machine");
+        tap_is_int(db_request_sandbox(db, "f3", "tool-f3", NULL, NULL), 0, "f3 has a sandbox that is a unit of its own");
         tap_is_int(db_request_foreach_in_flight(db, 400, see, &seen), 0, "the units pid 400 left");
         tap_ok(seen.n == 1 && strcmp(seen.ids[0], "machine-f1") == 0, "are f1's machine only (%zu)", seen.n);
         seen.n = 0;
@@ -333,7 +336,7 @@ static void test_pool(sqlite3 *db) {
         tap_is_int(db_pool_claim(db, 9, NULL, id, sizeof(id), sock, sizeof(sock), NULL), -ENOENT, "pool: no machine is claimed twice");
         tap_ok(db_pool_counts(db, &c) == 0 && c.created_total == 3, "pool: a sandbox made for each execution");
         tap_is_int(db_pool_exists(db, "sandbox-a"), 1, "pool: a has a row");
-        tap_is_int(db_pool_remove(db, "sandbox-a"), 0, "pool: remove a");
+        tap_is_int(db_pool_remove(db, "sandbox-a", "idle"), 0, "pool: remove a");
         tap_is_int(db_pool_exists(db, "sandbox-a"), 0, "pool: a is gone");
         tap_ok(db_pool_counts(db, &c) == 0 && c.claimed == 1 && c.ready == 0 && c.created_total == 3, "pool: 1 in flight, the lifetime count kept");
         tap_is_int(db_counter_add(db, "waits", 3), 0, "pool: count waits");
@@ -372,7 +375,154 @@ static void test_pool_language(sqlite3 *db) {
         tap_ok(db_pool_claim_stale(db, 13, "t", id, sizeof(id), sock, sizeof(sock)) == 0 && strcmp(id, "lang-2") == 0,
                "stale: 2, made with other settings, idle");
         tap_ok(db_pool_claim_stale(db, 13, "t", id, sizeof(id), sock, sizeof(sock)) == -ENOENT, "stale: 1 is busy, not claimed");
-        tap_ok(db_pool_remove(db, "lang-1") == 0 && db_pool_remove(db, "lang-2") == 0, "language: both removed");
+        tap_ok(db_pool_remove(db, "lang-1", NULL) == 0 && db_pool_remove(db, "lang-2", NULL) == 0, "language: both removed");
+}
+
+/* The count of table t's row with that key, label and number as db_metrics_rows() reads it; -1
+ * when there is no such row. */
+static long long metrics_count(sqlite3 *db, MetricsTable t, const char *key, const char *label, int64_t number, int64_t *ret_sum) {
+        cleanup_free MetricsRow *rows = NULL;
+        size_t n = 0;
+
+        if (db_metrics_rows(db, t, &rows, &n) < 0)
+                return -2;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(rows[i].key, key) == 0 && strcmp(rows[i].label, label) == 0 && rows[i].number == number) {
+                        if (ret_sum)
+                                *ret_sum = rows[i].sum;
+                        return rows[i].count;
+                }
+        return -1;
+}
+
+/* A request that runs through begin, sandbox (when it has a language) and finish. */
+static void request_run(sqlite3 *db, const char *id, const char *endpoint, const char *language, const RequestOutcome *o) {
+        bool ok = db_request_begin(db, id, "POST /v1/execute", endpoint, 600) == 0 &&
+                  (!language || db_request_sandbox(db, id, "sandbox-x", "machine-x", language) == 0) &&
+                  (!o || db_request_finish(db, id, o) == 0);
+
+        tap_ok(ok, "totals: request %s recorded", id);
+}
+
+/* Requests are counted once, when they end, by route and status; executions by language and
+ * termination, and their durations into the histogram's buckets. */
+static void test_totals(void) {
+        sqlite3 *db = NULL;
+        int64_t sum = 0;
+
+        if (!tap_is_int(db_open(":memory:", &db), 0, "totals: a database of their own"))
+                return;
+        tap_is_int(metrics_count(db, METRICS_REQUESTS, "/v1/execute", "", 200, NULL), -1, "totals: no request counted at first");
+
+        request_run(db, "t1", "/v1/execute", "python", &(RequestOutcome){.status = 200, .has_exit_code = true, .duration_ms = 30, .language = "python", .termination = TERMINATION_OK});
+        request_run(db, "t2", "/v1/execute", "node", &(RequestOutcome){.status = 200, .has_exit_code = true, .exit_code = 3, .duration_ms = 700, .language = "node", .termination = TERMINATION_EXIT_NONZERO});
+        request_run(db, "t3", "/v1/execute", "python", &(RequestOutcome){.status = 200, .has_exit_code = true, .exit_code = -1, .duration_ms = 1000, .language = "python", .termination = TERMINATION_TIMEOUT});
+        request_run(db, "t4", "/v1/execute", NULL, &(RequestOutcome){.status = 400, .duration_ms = -1});
+        request_run(db, "t5", NULL, NULL, &(RequestOutcome){.status = 404, .duration_ms = -1});
+        /* In flight when its worker dies: an execution that failed, without a duration. */
+        request_run(db, "t6", "/v1/execute", "python", NULL);
+        tap_is_int(db_request_abandon(db, 600, "worker died"), 1, "totals: t6 abandoned");
+
+        tap_is_int(metrics_count(db, METRICS_REQUESTS, "/v1/execute", "", 200, NULL), 3, "totals: 3 requests of /v1/execute answered 200");
+        tap_is_int(metrics_count(db, METRICS_REQUESTS, "/v1/execute", "", 400, NULL), 1, "totals: 1 answered 400");
+        tap_is_int(metrics_count(db, METRICS_REQUESTS, "/v1/execute", "", 502, NULL), 1, "totals: 1 closed with 502");
+        tap_is_int(metrics_count(db, METRICS_REQUESTS, "unmatched", "", 404, NULL), 1, "totals: 1 that matched no route, 404");
+        tap_is_int(metrics_count(db, METRICS_EXECUTIONS, "python", "ok", 0, NULL), 1, "totals: python ok 1");
+        tap_is_int(metrics_count(db, METRICS_EXECUTIONS, "node", "exit_nonzero", 0, NULL), 1, "totals: node exit_nonzero 1");
+        tap_is_int(metrics_count(db, METRICS_EXECUTIONS, "python", "timeout", 0, NULL), 1, "totals: python timeout 1");
+        tap_is_int(metrics_count(db, METRICS_EXECUTIONS, "python", "failed", 0, NULL), 1, "totals: python failed 1 (its worker died)");
+        tap_is_int(metrics_count(db, METRICS_BUCKETS, "python", "", 25, NULL), -1, "histogram: no python execution took 25 ms or less");
+        tap_is_int(metrics_count(db, METRICS_BUCKETS, "python", "", 50, NULL), 1, "histogram: one took 50 ms or less");
+        tap_is_int(metrics_count(db, METRICS_BUCKETS, "python", "", 500, NULL), 1, "histogram: still one at 500 ms");
+        tap_is_int(metrics_count(db, METRICS_BUCKETS, "python", "", 1000, NULL), 2, "histogram: two at 1 s (the bound is inclusive)");
+        tap_is_int(metrics_count(db, METRICS_BUCKETS, "node", "", 500, NULL), -1, "histogram: node: none at 500 ms");
+        tap_is_int(metrics_count(db, METRICS_BUCKETS, "node", "", 1000, NULL), 1, "histogram: node: one at 1 s");
+        tap_ok(metrics_count(db, METRICS_DURATIONS, "python", "", 0, &sum) == 2 && sum == 1030,
+               "histogram: python: 2 executions with a duration (not the abandoned one), 1030 ms in all");
+        tap_is_int(metrics_count(db, METRICS_BOUNDS, "", "", 60000, NULL), 0, "histogram: its last bound is 60 s");
+
+        /* Counted once: a row that has its status already is not counted again. */
+        tap_is_int(db_request_finish(db, "t1", &(RequestOutcome){.status = 200, .duration_ms = 30, .language = "python", .termination = TERMINATION_OK}),
+                   0, "totals: t1 finished twice");
+        tap_is_int(metrics_count(db, METRICS_EXECUTIONS, "python", "ok", 0, NULL), 1, "totals: and still counted once");
+        tap_is_int(metrics_count(db, METRICS_REQUESTS, "/v1/execute", "", 200, NULL), 3, "totals: its request too");
+
+        /* Sessions, by state, from their table; none counted while it is empty, or when a schema has
+         * no such table. */
+        tap_is_int(metrics_count(db, METRICS_SESSIONS, "active", "", 0, NULL), -1, "sessions: none yet");
+        tap_is_int(db_exec(db, "INSERT INTO sessions (session_id, state, ttl_s, created_at, last_used) VALUES "
+                               "('s1', 'active', 600, 0, 0), ('s2', 'active', 600, 0, 0), ('s3', 'paused', 600, 0, 0), "
+                               "('s4', 'deleted', 600, 0, 0)"),
+                   0, "sessions: four of them");
+        tap_is_int(metrics_count(db, METRICS_SESSIONS, "active", "", 0, NULL), 2, "sessions: 2 active");
+        tap_is_int(metrics_count(db, METRICS_SESSIONS, "paused", "", 0, NULL), 1, "sessions: 1 paused");
+        tap_is_int(db_exec(db, "DROP TABLE sessions"), 0, "sessions: a schema without their table");
+        tap_is_int(metrics_count(db, METRICS_SESSIONS, "active", "", 0, NULL), -1, "sessions: no table, no rows, no error");
+        db = db_close(db);
+}
+
+/* Machines are counted when their row is added, and retired by reason when it is removed, once. */
+static void test_machine_events(void) {
+        sqlite3 *db = NULL;
+
+        if (!tap_is_int(db_open(":memory:", &db), 0, "machines: a database of their own"))
+                return;
+        tap_ok(db_pool_add(db, "m-1", "/run/m1.sock", "") == 0 && db_pool_add(db, "m-2", "/run/m2.sock", "") == 0, "machines: two added");
+        tap_is_int(db_pool_add(db, "m-1", "/run/m1.sock", ""), -EEXIST, "machines: one of them again: refused");
+        tap_is_int(metrics_count(db, METRICS_EVENTS, "machine_created", "", 0, NULL), 2, "machines: 2 created (the refused one not)");
+        tap_is_int(db_pool_remove(db, "m-1", "timeout"), 0, "machines: m-1 retired after a timeout");
+        tap_is_int(db_pool_remove(db, "m-1", "timeout"), 0, "machines: m-1 removed again");
+        tap_is_int(db_pool_remove(db, "m-2", "idle"), 0, "machines: m-2 retired idle");
+        tap_is_int(metrics_count(db, METRICS_EVENTS, "machine_retired", "timeout", 0, NULL), 1, "machines: 1 retired for a timeout, once");
+        tap_is_int(metrics_count(db, METRICS_EVENTS, "machine_retired", "idle", 0, NULL), 1, "machines: 1 retired idle");
+        db = db_close(db);
+}
+
+/* sqlite's errors are counted where they happen, the broker's by whoever calls it; both are written
+ * down at the next flush, and are pending no more. */
+static void test_error_counts(void) {
+        uint64_t pending[_ERROR_COUNT_MAX];
+        sqlite3 *db = NULL;
+        long long before;
+
+        if (!tap_is_int(db_open(":memory:", &db), 0, "errors: a database of their own"))
+                return;
+        /* What the tests above met (they make sqlite fail on purpose) is written down first. */
+        tap_is_int(db_error_counts_flush(db), 0, "errors: what is pending, flushed");
+        error_count_pending(pending);
+        tap_is_int((long long) pending[ERROR_COUNT_SQLITE], 0, "errors: no sqlite error pending");
+        before = metrics_count(db, METRICS_EVENTS, "sqlite_error", "", 0, NULL);
+        tap_ok(before > 0, "errors: the tests above failed sqlite calls, counted (%lld)", before);
+        tap_is_int(metrics_count(db, METRICS_EVENTS, "broker_error", "kill", 0, NULL), -1, "errors: no failed broker call");
+
+        tap_ok(db_run(db, "SELECT * FROM no_such_table", "") < 0, "errors: a statement that fails");
+        tap_ok(db_run(db, "INSERT INTO counters (name, value) VALUES ('waits', 1)", "") == -EEXIST, "errors: a constraint that fails");
+        error_count_inc(ERROR_COUNT_BROKER_KILL);
+        error_count_pending(pending);
+        tap_is_int((long long) pending[ERROR_COUNT_SQLITE], 2, "errors: both counted, pending");
+        tap_is_int((long long) pending[ERROR_COUNT_BROKER_KILL], 1, "errors: a broker kill pending");
+        tap_is_int(metrics_count(db, METRICS_EVENTS, "sqlite_error", "", 0, NULL), before, "errors: not in the totals yet");
+        tap_is_int(db_error_counts_flush(db), 0, "errors: flushed");
+        tap_is_int(metrics_count(db, METRICS_EVENTS, "sqlite_error", "", 0, NULL), before + 2, "errors: 2 more sqlite errors in the totals");
+        tap_is_int(metrics_count(db, METRICS_EVENTS, "broker_error", "kill", 0, NULL), 1, "errors: 1 failed kill in the totals");
+        error_count_pending(pending);
+        tap_ok(pending[ERROR_COUNT_SQLITE] == 0 && pending[ERROR_COUNT_BROKER_KILL] == 0, "errors: nothing pending after the flush");
+        tap_is_int(db_error_counts_flush(db), 0, "errors: flushed again");
+        tap_is_int(metrics_count(db, METRICS_EVENTS, "sqlite_error", "", 0, NULL), before + 2, "errors: counted once");
+        db = db_close(db);
+}
+
+static void test_termination_labels(void) {
+        tap_ok(db_termination_label(TERMINATION_NONE) == NULL && db_termination_label(_TERMINATION_MAX) == NULL,
+               "termination: none and out of range have no label");
+        for (Termination t = TERMINATION_NONE + 1; t < _TERMINATION_MAX; t++) {
+                const char *l = db_termination_label(t);
+
+                tap_ok(l && strspn(l, "abcdefghijklmnopqrstuvwxyz_") == strlen(l) && *l, "termination %d: '%s'", (int) t, l ? l : "(null)");
+                for (Termination u = TERMINATION_NONE + 1; l && u < t; u++)
+                        if (strcmp(l, db_termination_label(u)) == 0)
+                                tap_ok(false, "termination %d: '%s' is also %d's", (int) t, l, (int) u);
+        }
 }
 
 /* Sessions: the active limit, turns in arrival order, a dead worker's turn given up, the idle timer
@@ -441,6 +591,10 @@ int main(void) {
         test_sessions(db);
         test_errno();
         test_open_fails();
+        test_totals();
+        test_machine_events();
+        test_error_counts();
+        test_termination_labels();
 
         tap_ok(db_errmsg(db) != NULL, "db_errmsg(db) gives a text");
         db = db_close(db);

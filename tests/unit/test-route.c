@@ -68,6 +68,7 @@ static void test_table(void) {
                 {"/v1/sessions", "POST", ROUTE_SESSIONS},
                 {"/v1/sessions/x/files/a", "DELETE", ROUTE_SESSIONS},
                 {"/session/x/run", "POST", ROUTE_SESSIONS},
+                {"/metrics", "GET", ROUTE_METRICS},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(expected); i++) {

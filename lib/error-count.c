@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#include <stddef.h>
+
+#include "lib/error-count.h"
+
+/* Per process: every process that counts is single-threaded. */
+static uint64_t pending[_ERROR_COUNT_MAX];
+
+static const struct {
+        const char *event, *label;
+} names[_ERROR_COUNT_MAX] = {
+        [ERROR_COUNT_SQLITE] = {"sqlite_error", ""},
+        [ERROR_COUNT_BROKER_START] = {"broker_error", "start"},
+        [ERROR_COUNT_BROKER_KILL] = {"broker_error", "kill"},
+        [ERROR_COUNT_BROKER_RESET_FAILED] = {"broker_error", "reset_failed"},
+        [ERROR_COUNT_BROKER_LIST] = {"broker_error", "list"},
+        [ERROR_COUNT_BROKER_RUN_TOOL] = {"broker_error", "run_tool"},
+};
+
+void error_count_inc(ErrorCount which) {
+        if (which >= 0 && which < _ERROR_COUNT_MAX)
+                pending[which]++;
+}
+
+void error_count_pending(uint64_t ret[_ERROR_COUNT_MAX]) {
+        for (size_t i = 0; i < _ERROR_COUNT_MAX; i++)
+                ret[i] = pending[i];
+}
+
+void error_count_written(const uint64_t written[_ERROR_COUNT_MAX]) {
+        for (size_t i = 0; i < _ERROR_COUNT_MAX; i++)
+                pending[i] -= written[i] <= pending[i] ? written[i] : pending[i];
+}
+
+const char *error_count_event(ErrorCount which) {
+        return which >= 0 && which < _ERROR_COUNT_MAX ? names[which].event : NULL;
+}
+
+const char *error_count_label(ErrorCount which) {
+        return which >= 0 && which < _ERROR_COUNT_MAX ? names[which].label : NULL;
+}
