@@ -232,8 +232,9 @@ images: install
 stop:
 	@if [ -x $(SBINDIR)/sandboxd-host ]; then $(SBINDIR)/sandboxd-host down; fi
 
+E2E_SUITES ?= tests/bats
 e2e:
-	SANDBOXD_URL=http://$(LISTEN) bats tests/bats
+	SANDBOXD_URL=http://$(LISTEN) bats $(E2E_SUITES)
 
 # Everything CI runs: dependencies, build, unit tests under sanitizers, the fuzzer, the stack with
 # sanitized workers, bats; the stack is taken down whatever happened, and any failure fails it.
@@ -261,7 +262,9 @@ test: deps
 # The load test (several minutes): 1,000 executions at concurrency 16 mixed with timeouts and
 # bombs, on a stack of its own. CI runs it after make test.
 # The end-to-end suites again with a machine per execution (SANDBOXD_EXECUTIONS_PER_MACHINE=1, as
-# before machines served several), then the load test in the default mode.
+# before machines served several), but for the sessions' (a session's machine is its own, whatever
+# that setting), then the load test in the default mode.
+SESSION_SUITES := tests/bats/sessions.bats tests/bats/runner-session.bats
 MODE_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service
 test-slow: deps
 	$(MAKE) install
@@ -270,7 +273,8 @@ test-slow: deps
 	$(MAKE) stop
 	$(SBINDIR)/sandboxd-host up
 	tests/wait-http $(LISTEN)
-	status=0; $(MAKE) e2e || status=$$?; $(MAKE) stop || status=$$?; \
+	status=0; $(MAKE) e2e E2E_SUITES="$(filter-out $(SESSION_SUITES),$(wildcard tests/bats/*.bats))" || status=$$?; \
+	    $(MAKE) stop || status=$$?; \
 	    for u in $(MODE_UNITS); do rm -f /etc/systemd/system/$$u.d/zz-mode.conf; done; \
 	    tests/check-down || status=1; exit $$status
 	$(SBINDIR)/sandboxd-host up
