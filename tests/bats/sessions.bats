@@ -395,6 +395,23 @@ shm" ] || { echo "$body" >&2; false; }
     [ "$code" = 404 ]
 }
 
+@test "a session has no network: the host's loopback answers this suite, not the session; its own loopback works" {
+    session_new
+    # Positive control: the host's port is open (this suite talks to it).
+    curl -s -o /dev/null "$SANDBOXD_URL/v1/pool"
+    exec_in "$sid" 'python3 -c "import socket; socket.create_connection((\"127.0.0.1\", 8080), timeout=2)" 2>&1 | tail -n 1; ls /sys/class/net'
+    [[ $(field .result.stdout) == *"Connection refused"*lo ]] || { echo "$body" >&2; false; }
+    run_in "$sid" python 'import socket
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen()
+c = socket.create_connection(srv.getsockname())
+a, _ = srv.accept()
+c.sendall(b"hi")
+print(a.recv(2).decode())'
+    [ "$(field .result.stdout)" = hi ]
+}
+
 @test "files go up and down exactly: 0 bytes, 1 byte, binary, 50 MiB; listed, removed" {
     session_new
     d=$BATS_TEST_TMPDIR
