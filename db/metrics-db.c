@@ -7,6 +7,7 @@
 
 #include "db/db.h"
 #include "db/metrics-db.h"
+#include "lib/alloc-util.h"
 #include "lib/error-count.h"
 #include "lib/macro.h"
 
@@ -103,14 +104,8 @@ int db_metrics_rows(sqlite3 *db, MetricsTable table, MetricsRow **ret, size_t *r
         if (r < 0)
                 return r;
         while ((r = db_step_row(st)) > 0) {
-                if (n == cap) {
-                        MetricsRow *more = reallocarray(rows, cap ? cap * 2 : 16, sizeof(*rows));
-
-                        if (!more)
-                                return -ENOMEM;
-                        rows = more;
-                        cap = cap ? cap * 2 : 16;
-                }
+                if (ARRAY_GROW(rows, cap, n, 16) < 0)
+                        return -ENOMEM;
                 row_read(st, &rows[n++]);
         }
         if (r < 0)

@@ -9,6 +9,7 @@
 #include "db/db.h"
 #include "db/metrics-db.h"
 #include "db/pool-db.h"
+#include "lib/alloc-util.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
 
@@ -235,14 +236,8 @@ int db_pool_list(sqlite3 *db, const char *state, int owner_pid, PoolRow **ret, s
         if (r < 0)
                 return r;
         while ((r = db_step_row(st)) > 0) {
-                if (n == cap) {
-                        PoolRow *more = reallocarray(rows, cap ? cap * 2 : 16, sizeof(*rows));
-
-                        if (!more)
-                                return -ENOMEM;
-                        rows = more;
-                        cap = cap ? cap * 2 : 16;
-                }
+                if (ARRAY_GROW(rows, cap, n, 16) < 0)
+                        return -ENOMEM;
                 rows[n] = (PoolRow){.owner_pid = sqlite3_column_int(st, 3)};
                 (void) snprintf(rows[n].machine_id, sizeof(rows[n].machine_id), "%s", (const char *) sqlite3_column_text(st, 0));
                 (void) snprintf(rows[n].state, sizeof(rows[n].state), "%s", (const char *) sqlite3_column_text(st, 1));

@@ -7,6 +7,7 @@
 
 #include "db/db.h"
 #include "db/sessions.h"
+#include "lib/alloc-util.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
 
@@ -87,14 +88,8 @@ int db_session_list(sqlite3 *db, Session **ret, size_t *ret_n) {
         int r = db_prepare(db, &st, "SELECT " SESSION_COLUMNS " FROM sessions WHERE state != 'deleted' ORDER BY created_at, session_id", "");
 
         while (r >= 0 && (r = db_step_row(st)) > 0) {
-                if (n == cap) {
-                        Session *more = reallocarray(list, cap ? cap * 2 : 16, sizeof(*more));
-
-                        if (!more)
-                                return -ENOMEM;
-                        list = more;
-                        cap = cap ? cap * 2 : 16;
-                }
+                if (ARRAY_GROW(list, cap, n, 16) < 0)
+                        return -ENOMEM;
                 read_row(st, &list[n++]);
         }
         if (r < 0)
@@ -149,14 +144,8 @@ int db_session_queue_pids(sqlite3 *db, int **ret, size_t *ret_n) {
         int r = db_prepare(db, &st, "SELECT DISTINCT worker_pid FROM session_queue", "");
 
         while (r >= 0 && (r = db_step_row(st)) > 0) {
-                if (n == cap) {
-                        int *more = reallocarray(pids, cap ? cap * 2 : 16, sizeof(*more));
-
-                        if (!more)
-                                return -ENOMEM;
-                        pids = more;
-                        cap = cap ? cap * 2 : 16;
-                }
+                if (ARRAY_GROW(pids, cap, n, 16) < 0)
+                        return -ENOMEM;
                 pids[n++] = sqlite3_column_int(st, 0);
         }
         if (r < 0)

@@ -26,6 +26,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 
+#include "lib/alloc-util.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
 #include "lib/error.h"
@@ -433,15 +434,9 @@ static void list_unit(const char *unit, const char *active, void *userdata) {
         if (!broker_id_valid(u.id, NULL))
                 return;
         (void) snprintf(u.state, sizeof(u.state), "%s", active);
-        if (l->n == l->cap) {
-                BrokerUnit *more = reallocarray(l->units, l->cap ? l->cap * 2 : 64, sizeof(*more));
-
-                if (!more) {
-                        l->error = -ENOMEM;
-                        return;
-                }
-                l->units = more;
-                l->cap = l->cap ? l->cap * 2 : 64;
+        if (ARRAY_GROW(l->units, l->cap, l->n, 64) < 0) {
+                l->error = -ENOMEM;
+                return;
         }
         l->units[l->n++] = u;
 }
