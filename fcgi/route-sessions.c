@@ -195,6 +195,30 @@ static void queue_leave(Context *ctx, int64_t ticket) {
                 (void) log_error_errno(r, "Failed to leave a session's queue: %s", db_errmsg(ctx->db));
 }
 
+/* The answer to a session operation that did not get its turn (queue_enter()'s error). */
+static int queue_error(Request *req, Context *ctx, int r) {
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r == -EBUSY)
+                return reply_error(req, 503, MSG_SESSION_BUSY);
+        return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+}
+
+/* The answer to a session operation that failed after its turn: the session gone, too many active
+ * to resume it, its machine not starting (*err says why), a reply not to be read, or its machine
+ * failing. */
+static int session_error(Request *req, Context *ctx, int r, const Error *err) {
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r == -EUSERS)
+                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
+        if (r == -EHOSTDOWN)
+                return reply_error(req, 502, MSG_SESSION_START, err->message);
+        if (r == -EBADMSG || r == -EMSGSIZE)
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        return reply_error(req, 502, MSG_SESSION_FAILED, err->message[0] ? err->message : strerror(-r));
+}
+
 /* Connects to the session's runner and waits for its greeting: -EHOSTDOWN when it is not there. */
 static int machine_connect(const char *id, int *ret_fd) {
         cleanup_close int fd = -1;
@@ -505,12 +529,8 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
 
         r = queue_enter(ctx, id, &ticket, &queue_usec);
-        if (r == -ENOENT)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        if (r == -EBUSY)
-                return reply_error(req, 503, MSG_SESSION_BUSY);
         if (r < 0)
-                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+                return queue_error(req, ctx, r);
         r = session_ready(req, ctx, id, &s, &fd, &err);
         if (r < 0)
                 goto answer_error;
@@ -575,15 +595,7 @@ answer_error:
         run_end_done(&e);
         if (ticket)
                 queue_leave(ctx, ticket);
-        if (r == -ENOENT)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        if (r == -EUSERS)
-                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
-        if (r == -EHOSTDOWN)
-                return reply_error(req, 502, MSG_SESSION_START, err.message);
-        if (r == -EBADMSG || r == -EMSGSIZE)
-                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-        return reply_error(req, 502, MSG_SESSION_FAILED, strerror(-r));
+        return session_error(req, ctx, r, &err);
 }
 
 /* A new session name: "session-" and 12 random characters, as every unit of sandboxd's is named. */
@@ -606,12 +618,10 @@ static int file_op(Request *req, Context *ctx, const char *id, struct json_objec
         uint64_t queue_usec = 0;
         int r = queue_enter(ctx, id, &ticket, &queue_usec);
 
-        if (r == -ENOENT)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND), -ENOENT;
-        if (r == -EBUSY)
-                return reply_error(req, 503, MSG_SESSION_BUSY), -EBUSY;
-        if (r < 0)
-                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db)), r;
+        if (r < 0) {
+                (void) queue_error(req, ctx, r);
+                return r;
+        }
         r = session_ready(req, ctx, id, &s, &fd, &err);
         if (r >= 0) {
                 r = runner_call(fd, op, data, len, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
@@ -623,17 +633,12 @@ static int file_op(Request *req, Context *ctx, const char *id, struct json_objec
         queue_leave(ctx, ticket);
         if (r >= 0)
                 return 0;
-        if (r == -ENOENT)
-                (void) reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        else if (r == -EUSERS)
-                (void) reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
-        else if (r == -EHOSTDOWN)
-                (void) reply_error(req, 502, MSG_SESSION_START, err.message);
-        else if (r == -EMSGSIZE)
+        /* Too large to move is the file's size, not a fault of the machine's reply. */
+        if (r == -EMSGSIZE)
                 (void) reply_error(req, 413, "the file is larger than %zu bytes, the most sandboxd moves at once (SANDBOXD_SESSION_UPLOAD_BYTES)",
                                    ctx->config->session_upload_bytes);
         else
-                (void) reply_error(req, 502, MSG_SESSION_FAILED, strerror(-r));
+                (void) session_error(req, ctx, r, &err);
         return r;
 }
 
@@ -870,12 +875,8 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
         Session s;
         int r = queue_enter(ctx, id, &ticket, &queue_usec);
 
-        if (r == -ENOENT)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        if (r == -EBUSY)
-                return reply_error(req, 503, MSG_SESSION_BUSY);
         if (r < 0)
-                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+                return queue_error(req, ctx, r);
         r = db_session_get(ctx->db, id, &s);
         if (r >= 0 && pause && strcmp(s.state, "active") == 0) {
                 char path[POOL_SOCKET_MAX];
@@ -903,14 +904,8 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
         if (r >= 0)
                 r = db_session_get(ctx->db, id, &s);
         queue_leave(ctx, ticket);
-        if (r == -ENOENT)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        if (r == -EUSERS)
-                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
-        if (r == -EHOSTDOWN)
-                return reply_error(req, 502, MSG_SESSION_START, err.message);
         if (r < 0)
-                return reply_error(req, 502, MSG_SESSION_FAILED, err.message[0] ? err.message : strerror(-r));
+                return session_error(req, ctx, r, &err);
         out = session_json(&s, false);
         if (!out || (!pause && json_object_object_add(out, "state_reset", json_object_new_boolean(reset || s.state_reset)) < 0))
                 return -ENOMEM;

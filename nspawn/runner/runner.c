@@ -1253,6 +1253,31 @@ static int session_file_op(const char *op, struct json_object *req, const char *
         return r;
 }
 
+/* The next request on the listening socket (stdin): a connection greeted, and all it sent until it
+ * shut down its write side, into *ret_conn and the returned buffer (*ret_len bytes). A connection
+ * that sends nothing (the pool's readiness probe) or goes away is closed, and the next awaited. */
+static char *next_request(int *ret_conn, size_t *ret_len) {
+        for (;;) {
+                cleanup_close int conn = accept4(STDIN_FILENO, NULL, NULL, SOCK_CLOEXEC);
+                char *data;
+
+                if (conn < 0) {
+                        if (errno == EINTR || errno == ECONNABORTED)
+                                continue;
+                        die("accept");
+                }
+                if (fd_write_all(conn, "ready\n", 6) < 0)
+                        continue;
+                data = read_all(conn, ret_len);
+                if (!data || *ret_len == 0) {
+                        free(data);
+                        continue;
+                }
+                *ret_conn = TAKE_FD(conn);
+                return data;
+        }
+}
+
 /* The reply to one request's bytes, as JSON text; a get's file in *ret_body. */
 static char *session_answer(const char *data, size_t len, Session *s, char **ret_body, size_t *ret_body_len) {
         static const char *const ops[] = {"run", "exec", "put", "get", "list", "delete", NULL};
@@ -1335,20 +1360,11 @@ static _Noreturn void session_serve(void) {
                 die("making the session sandbox");
 
         for (;;) {
-                cleanup_close int conn = accept4(STDIN_FILENO, NULL, NULL, SOCK_CLOEXEC);
-                cleanup_free char *data = NULL, *reply = NULL, *body = NULL;
+                cleanup_free char *reply = NULL, *body = NULL;
+                cleanup_close int conn = -1;
                 size_t len = 0, body_len = 0;
+                cleanup_free char *data = next_request(&conn, &len);
 
-                if (conn < 0) {
-                        if (errno == EINTR || errno == ECONNABORTED)
-                                continue;
-                        die("accept");
-                }
-                if (fd_write_all(conn, "ready\n", 6) < 0)
-                        continue;
-                data = read_all(conn, &len);
-                if (!data || len == 0)
-                        continue;
                 reply = session_answer(data, len, &s, &body, &body_len);
                 if (!reply)
                         die("reply");
@@ -1448,20 +1464,11 @@ int main(int argc, char **argv) {
                 die("making the first sandbox");
 
         for (;;) {
-                cleanup_close int conn = accept4(STDIN_FILENO, NULL, NULL, SOCK_CLOEXEC);
-                cleanup_free char *data = NULL, *reply = NULL;
+                cleanup_free char *reply = NULL;
+                cleanup_close int conn = -1;
                 size_t len = 0;
+                cleanup_free char *data = next_request(&conn, &len);
 
-                if (conn < 0) {
-                        if (errno == EINTR || errno == ECONNABORTED)
-                                continue;
-                        die("accept");
-                }
-                if (fd_write_all(conn, "ready\n", 6) < 0)
-                        continue;
-                data = read_all(conn, &len);
-                if (!data || len == 0)
-                        continue;
                 reply = answer(data, len, &sandbox);
                 if (!reply)
                         die("reply");
