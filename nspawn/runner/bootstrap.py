@@ -129,6 +129,18 @@ def _sandboxd_run():
         finally:
             os._exit(status)
 
+    def print_uncaught(e):
+        # As the interpreter prints an exception that ends a program: kept in sys.last_*, through
+        # sys.excepthook, and through the default one should that fail too.
+        sys.last_type, sys.last_value, sys.last_traceback = type(e), e, e.__traceback__
+        try:
+            sys.excepthook(type(e), e, e.__traceback__)
+        except BaseException as h:
+            print("Error in sys.excepthook:", file=sys.stderr)
+            sys.__excepthook__(type(h), h, h.__traceback__)
+            print("\nOriginal exception was:", file=sys.stderr)
+            sys.__excepthook__(type(e), e, e.__traceback__)
+
     def finish():
         # What it needs after the modules the code imported are cleared, taken first: gc, atexit
         # and signal may be among them.
@@ -140,14 +152,7 @@ def _sandboxd_run():
         if isinstance(e, SystemExit):
             status = exit_status(e)
         elif e is not None:
-            sys.last_type, sys.last_value, sys.last_traceback = type(e), e, e.__traceback__
-            try:
-                sys.excepthook(type(e), e, e.__traceback__)
-            except BaseException as h:
-                print("Error in sys.excepthook:", file=sys.stderr)
-                sys.__excepthook__(type(h), h, h.__traceback__)
-                print("\nOriginal exception was:", file=sys.stderr)
-                sys.__excepthook__(type(e), e, e.__traceback__)
+            print_uncaught(e)
             status, sigint = 1, isinstance(e, KeyboardInterrupt)
         e = None
         threading = sys.modules.get("threading")
@@ -298,14 +303,7 @@ def _sandboxd_run():
             except SystemExit as e:
                 status = exit_status(e)
             except BaseException as e:
-                sys.last_type, sys.last_value, sys.last_traceback = type(e), e, e.__traceback__
-                try:
-                    sys.excepthook(type(e), e, e.__traceback__)
-                except BaseException as h:
-                    print("Error in sys.excepthook:", file=sys.stderr)
-                    sys.__excepthook__(type(h), h, h.__traceback__)
-                    print("\nOriginal exception was:", file=sys.stderr)
-                    sys.__excepthook__(type(e), e, e.__traceback__)
+                print_uncaught(e)
                 status = 1
             e = text = None
             if not flush_std():
