@@ -60,7 +60,9 @@ POOLD_SRCS  := nspawn/pool/poold.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/er
 RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/session-files.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
-SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS))
+# sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
+CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c
+SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote
 
 # Each unit test links its own test program and the modules it tests, nothing else.
@@ -88,7 +90,7 @@ $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
         images fuzz openapi-check
 
-all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf
+all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/sandboxctl
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -104,6 +106,9 @@ $(BUILD)/sandboxd-broker: $(call objs,$(BROKER_SRCS))
 
 $(BUILD)/sandboxd-poold: $(call objs,$(POOLD_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd sqlite3 2>/dev/null)
+
+$(BUILD)/sandboxctl: $(call objs,$(CTL_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 2>/dev/null)
 
 $(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
@@ -203,6 +208,7 @@ install: all
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
 	install -m 0644 $(addprefix units/,$(UNITS)) $(DESTDIR)$(UNITDIR)/
 	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
+	install -m 0755 $(BUILD)/sandboxctl $(DESTDIR)$(SBINDIR)/sandboxctl
 	install -m 0755 nspawn/images/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxd-image
 	sed 's/@LISTEN@/$(LISTEN)/' nginx/sandboxd.conf >$(DESTDIR)$(ETCDIR)/nginx.conf
 	# The settings are the administrator's once installed: a new install keeps them.
@@ -212,7 +218,7 @@ install: all
 uninstall: stop
 	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
 	-rmdir $(DESTDIR)$(ETCDIR)/nginx-metrics.d 2>/dev/null
-	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxctl $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 
 # Up on $(LISTEN), then one request to show it works. The images are built the first time (a few
 # minutes) and reused after.

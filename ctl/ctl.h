@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* sandboxctl: the administrator's command for a running sandboxd. Each verb is a file of its own
+ * (ctl/verb-*.c) with one entry point and its own --help; sandboxctl.c parses the options every verb
+ * shares and dispatches. A verb returns the process's exit status: 0, EXIT_FAILURE, or (run) the
+ * snippet's own exit code. Errors go to stderr, one line, prefixed "sandboxctl: ". */
+
+#include <stdbool.h>
+
+typedef struct CtlOptions {
+        const char *url; /* the service's base URL: --url, else $SANDBOXD_URL, else http://127.0.0.1:8080 */
+        bool json;       /* --json: what a verb lists, as one JSON document on stdout */
+} CtlOptions;
+
+typedef struct CtlVerb {
+        const char *name;
+        const char *summary;                                     /* one line for sandboxctl --help */
+        int (*run)(const CtlOptions *o, int argc, char *argv[]); /* argv[0] is the verb */
+} CtlVerb;
+
+/* Prints "sandboxctl: " and the message to stderr; returns EXIT_FAILURE. */
+int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
