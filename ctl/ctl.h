@@ -10,6 +10,7 @@
 
 typedef struct CtlOptions {
         const char *url; /* the service's base URL: --url, else $SANDBOXD_URL, else http://127.0.0.1:8080 */
+        const char *token; /* an API key for the service, when it requires one: --token, else $SANDBOXD_TOKEN; NULL: none */
         bool json;       /* --json: what a verb lists, as one JSON document on stdout */
 } CtlOptions;
 

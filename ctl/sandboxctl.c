@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* sandboxctl [--url URL] [--json] VERB [ARGS...]: what an administrator asks of sandboxd. */
+/* sandboxctl [--url URL] [--token TOKEN] [--json] VERB [ARGS...]: what an administrator asks of sandboxd. */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,12 +25,13 @@ int ctl_fail(const char *fmt, ...) {
 }
 
 static void help(FILE *f) {
-        fputs("Usage: sandboxctl [--url URL] [--json] VERB [ARGS...]\n"
+        fputs("Usage: sandboxctl [--url URL] [--token TOKEN] [--json] VERB [ARGS...]\n"
               "\n"
               "Looks at and manages a running sandboxd. VERB --help says more of each.\n"
               "\n"
               "Options:\n"
               "  --url URL   the service (default: $SANDBOXD_URL, else http://127.0.0.1:8080)\n"
+              "  --token TOKEN  an API key, when the service requires one (default: $SANDBOXD_TOKEN)\n"
               "  --json      print what a verb lists as JSON\n"
               "  -h, --help  this text\n"
               "\n"
@@ -44,20 +45,26 @@ static void help(FILE *f) {
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 {"url", required_argument, NULL, 'u'},
+                {"token", required_argument, NULL, 't'},
                 {"json", no_argument, NULL, 'j'},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        CtlOptions o = {.url = getenv("SANDBOXD_URL")};
+        CtlOptions o = {.url = getenv("SANDBOXD_URL"), .token = getenv("SANDBOXD_TOKEN")};
         int c;
 
         if (!o.url || !*o.url)
                 o.url = "http://127.0.0.1:8080";
+        if (o.token && !*o.token)
+                o.token = NULL;
         /* "+": options after the verb are the verb's, not ours. */
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
                 switch (c) {
                 case 'u':
                         o.url = optarg;
+                        break;
+                case 't':
+                        o.token = optarg;
                         break;
                 case 'j':
                         o.json = true;
