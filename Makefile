@@ -57,7 +57,7 @@ BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/sandbo
 POOLD_SRCS  := nspawn/pool/poold.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/signal-util.c lib/daemon.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
-RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/session-files.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
+RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.

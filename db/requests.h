@@ -34,6 +34,8 @@ typedef struct RequestOutcome {
         const char *session_id; /* the session it acted on; NULL for none */
         const char *language;   /* an execution's; NULL: not one */
         Termination termination; /* an execution's end once handed to a sandbox */
+        int64_t cpu_ms;          /* what it used, from its cgroup; < 0: not counted */
+        int64_t memory_peak_bytes; /* < 0: not counted */
 } RequestOutcome;
 
 /* Inserts the row of a request that has just arrived (status NULL: in flight), with the path of the

@@ -165,3 +165,9 @@ CREATE TABLE event_totals (
     count INTEGER NOT NULL,
     PRIMARY KEY (event, label)
 ) WITHOUT ROWID;
+
+-- step 8
+-- What each execution, session run and tool call used, from its cgroup: CPU time and peak memory
+-- (NULL: not counted, e.g. a request that ran nothing). The limit it hit is its termination.
+ALTER TABLE requests ADD COLUMN cpu_ms INTEGER;
+ALTER TABLE requests ADD COLUMN memory_peak_bytes INTEGER;

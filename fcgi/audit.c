@@ -13,11 +13,16 @@
 #include "lib/time-util.h"
 
 void audit_request(const Request *req) {
-        char exit_code[32] = "";
+        char exit_code[32] = "", cpu_ms[32] = "", memory_peak[32] = "";
         int64_t duration_ms = req->duration_ms;
 
         if (req->has_exit_code)
                 (void) snprintf(exit_code, sizeof(exit_code), "%i", req->exit_code);
+        /* Empty when not counted: no figure rather than a zero that reads as one. */
+        if (req->cpu_ms >= 0)
+                (void) snprintf(cpu_ms, sizeof(cpu_ms), "%lld", (long long) req->cpu_ms);
+        if (req->memory_peak_bytes >= 0)
+                (void) snprintf(memory_peak, sizeof(memory_peak), "%lld", (long long) req->memory_peak_bytes);
         if (duration_ms < 0)
                 duration_ms = (int64_t) ((now_usec(CLOCK_MONOTONIC) - req->start_usec) / 1000);
 
@@ -34,7 +39,8 @@ void audit_request(const Request *req) {
                                "STATUS=%i", req->status,
                                "EXIT_CODE=%s", exit_code,
                                "DURATION_MS=%lld", (long long) duration_ms,
-                               "CPU_USEC=%llu", req->cpu_usec == UINT64_MAX ? 0ULL : (unsigned long long) req->cpu_usec,
+                               "CPU_MS=%s", cpu_ms,
+                               "MEMORY_PEAK_BYTES=%s", memory_peak,
                                "ERROR=%s", req->error ? req->error : "",
                                NULL);
 }

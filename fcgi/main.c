@@ -65,7 +65,9 @@ static void record(Request *req, Context *ctx, bool has_row) {
                             .error = req->error,
                             .session_id = req->session_id[0] ? req->session_id : NULL,
                             .language = req->language,
-                            .termination = (Termination) req->termination};
+                            .termination = (Termination) req->termination,
+                            .cpu_ms = req->cpu_ms,
+                            .memory_peak_bytes = req->memory_peak_bytes};
         int r;
 
         if (has_row) {

@@ -33,6 +33,23 @@ static const char *reply_reason(int status) {
         }
 }
 
+static struct json_object *count_or_null(int64_t v) {
+        return v >= 0 ? json_object_new_int64(v) : NULL;
+}
+
+int reply_add_usage(const Request *req, struct json_object *out) {
+        struct json_object *usage = json_object_new_object();
+
+        if (!usage)
+                return -ENOMEM;
+        if (json_object_object_add(usage, "cpu_ms", count_or_null(req->cpu_ms)) < 0 ||
+            json_object_object_add(usage, "memory_peak_bytes", count_or_null(req->memory_peak_bytes)) < 0) {
+                json_object_put(usage);
+                return -ENOMEM;
+        }
+        return json_object_object_add(out, "usage", usage);
+}
+
 int reply_json(Request *req, int status, struct json_object *body) {
         size_t len = 0;
         const char *text = json_object_to_json_string_length(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);

@@ -7,6 +7,10 @@ typedef struct Request Request;
 struct json_object;
 
 /* Sends status and a JSON body (borrowed), and remembers the status for the request's record. */
+/* "usage": {"cpu_ms", "memory_peak_bytes"} of the request (null for what was not counted) into
+ * out. -ENOMEM. */
+int reply_add_usage(const Request *req, struct json_object *out);
+
 int reply_json(Request *req, int status, struct json_object *body);
 
 /* Sends status and a body of len bytes (borrowed) of the given content type, and remembers the

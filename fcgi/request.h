@@ -34,7 +34,10 @@ typedef struct Request {
         bool has_exit_code;
         int exit_code;
         int64_t duration_ms;
-        uint64_t cpu_usec;
+        /* What it used, from its sandbox's cgroup (or its machine's, when that was killed first);
+         * -1: not counted. */
+        int64_t cpu_ms;
+        int64_t memory_peak_bytes;
         char session_id[64]; /* the session the request acted on, if any */
         const char *language; /* an execution's, once handed to a sandbox (static) */
         int termination;      /* a Termination (db/requests.h) */

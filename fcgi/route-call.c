@@ -60,7 +60,7 @@ static int call_reply(Request *req, const SandboxResult *res, struct json_object
                 return reply_error(req, 502, MSG_CALL_INVALID);
 
         req->duration_ms = (int64_t) (res->duration_usec / 1000);
-        if (json_object_object_add(out, "duration_ms", json_object_new_int64(req->duration_ms)) < 0)
+        if (json_object_object_add(out, "duration_ms", json_object_new_int64(req->duration_ms)) < 0 || reply_add_usage(req, out) < 0)
                 return -ENOMEM;
         return reply_json(req, 200, out);
 }
@@ -125,7 +125,10 @@ static int call_run(Request *req, const CallRequest *c, const char *image, const
                 (void) log_error_errno(r, "Failed to run tool sandbox '%s': %s", req->sandbox_id, error_message(&err, r));
                 return reply_error(req, 503, MSG_CALL_START, error_message(&err, r));
         }
-        req->cpu_usec = res.cpu_usec;
+        if (res.cpu_usec != UINT64_MAX)
+                req->cpu_ms = (int64_t) (res.cpu_usec / 1000);
+        if (res.memory_peak_bytes != UINT64_MAX)
+                req->memory_peak_bytes = (int64_t) res.memory_peak_bytes;
         r = call_answer(req, c, &res);
         sandbox_result_done(&res);
         return r;

@@ -142,6 +142,15 @@ typedef struct Outcome {
         int64_t duration_ms;
 } Outcome;
 
+/* A non-negative integer field of the runner's reply, or -1. */
+static int64_t reply_count(struct json_object *reply, const char *key) {
+        struct json_object *v = NULL;
+
+        if (!json_object_object_get_ex(reply, key, &v) || !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+                return -1;
+        return json_object_get_int64(v);
+}
+
 /* The runner's 200 reply, turned into the API's response. */
 static int execute_success(Request *req, const ExecRequest *x, struct json_object *reply, const Config *cfg, const SandboxLimitsHit *hit,
                            const Outcome *o) {
@@ -155,6 +164,8 @@ static int execute_success(Request *req, const ExecRequest *x, struct json_objec
             json_object_object_add(out, "duration_ms", json_object_new_int64(o->duration_ms)) < 0 ||
             add_flag(out, "stdout_truncated", reply) < 0 || add_flag(out, "stderr_truncated", reply) < 0)
                 return -EBADMSG;
+        if (reply_add_usage(req, out) < 0)
+                return -ENOMEM;
         if (x->return_files && add_files(out, reply) < 0)
                 return -EBADMSG;
         if (add_limit(out, out, cfg, hit) < 0)
@@ -215,7 +226,7 @@ static int execute_success_004(Request *req, struct json_object *reply, const Co
             add_int(details, "cpu_ms", reply) < 0 || add_int(details, "memory_peak_bytes", reply) < 0 ||
             add_flag(details, "stdout_truncated", reply) < 0 || add_flag(details, "stderr_truncated", reply) < 0)
                 return -EBADMSG;
-        if (add_limit(out, details, cfg, hit) < 0)
+        if (add_limit(out, details, cfg, hit) < 0 || reply_add_usage(req, out) < 0)
                 return -ENOMEM;
         if (json_object_object_add(out, "execution_details", TAKE_PTR(details)) < 0)
                 return -ENOMEM;
@@ -244,7 +255,7 @@ static int execute_timeout(Request *req, const ExecRequest *x, uint64_t duration
                 return -ENOMEM;
         if (json_object_object_add(out, "stdout", json_object_new_string("")) < 0 ||
             json_object_object_add(out, "stderr", json_object_new_string(msg)) < 0 ||
-            json_object_object_add(out, "exit_code", json_object_new_int(-1)) < 0)
+            json_object_object_add(out, "exit_code", json_object_new_int(-1)) < 0 || reply_add_usage(req, out) < 0)
                 return -ENOMEM;
         return reply_json(req, 200, out);
 }
@@ -276,6 +287,8 @@ static int execute_answer(Request *req, Context *ctx, const ExecRequest *x, cons
             !json_object_object_get_ex(reply, "duration_ms", &dur) || !json_object_is_type(dur, json_type_int))
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
         o = (Outcome){.exit_code = json_object_get_int(code), .duration_ms = json_object_get_int64(dur)};
+        req->cpu_ms = reply_count(reply, "cpu_ms");
+        req->memory_peak_bytes = reply_count(reply, "memory_peak_bytes");
         r = x->reference_004 ? execute_success_004(req, reply, cfg, hit, &o) : execute_success(req, x, reply, cfg, hit, &o);
         if (r == -EBADMSG)
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
@@ -379,6 +392,18 @@ static void set_termination(Request *req, const SandboxLimitsHit *hit) {
                 req->termination = req->exit_code == 0 ? TERMINATION_OK : TERMINATION_EXIT_NONZERO;
 }
 
+/* For an execution whose runner never answered: what its machine's cgroup counted since the
+ * execution began (CPU) and at most (memory, which includes the machine's own processes). */
+static void machine_usage(Request *req, const Config *cfg, const char *unit, const SandboxUsage *before) {
+        SandboxUsage now;
+
+        sandbox_usage(cfg->slice, unit, &now);
+        if (now.cpu_usec != UINT64_MAX && before->cpu_usec != UINT64_MAX && now.cpu_usec >= before->cpu_usec)
+                req->cpu_ms = (int64_t) ((now.cpu_usec - before->cpu_usec) / 1000);
+        if (now.memory_peak_bytes != UINT64_MAX)
+                req->memory_peak_bytes = (int64_t) now.memory_peak_bytes;
+}
+
 /* Hands the request to the claimed machine and waits for the reply, at most timeout_s. Whatever
  * leaves the machine in doubt retires it: a timeout, a limit hit, a code process killed by a signal,
  * a reply missing or unreadable. */
@@ -388,16 +413,20 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         cleanup_free char *reply = NULL;
         char unit[SANDBOX_ID_MAX + 16];
         SandboxLimitsHit hit = {};
+        SandboxUsage before;
         size_t len = 0;
         uint64_t start;
         int r;
 
+        (void) unit_name_from_id(req->machine_id, unit, sizeof(unit));
+        sandbox_usage(cfg->slice, unit, &before);
         start = now_usec(CLOCK_MONOTONIC);
         r = pool_exchange(fd, input, input_len, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
         if (r == -ETIME) {
                 /* systemd kills every process of the machine now, not when the answer is sent. */
                 ctx->machine.retire = POOL_RETIRE_TIMEOUT;
                 req->termination = TERMINATION_TIMEOUT;
+                machine_usage(req, cfg, unit, &before);
                 (void) broker_kill(&ctx->broker, req->machine_id);
                 return execute_timeout(req, x, now_usec(CLOCK_MONOTONIC) - start);
         }
@@ -408,13 +437,13 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         }
 
         /* A machine that retires clean never hit a limit: what its cgroup counted, this one did. */
-        (void) unit_name_from_id(req->machine_id, unit, sizeof(unit));
         sandbox_limits_hit(cfg->slice, unit, &hit);
         if (hit.memory || hit.tasks)
                 ctx->machine.retire = hit.memory ? POOL_RETIRE_MEMORY_LIMIT : POOL_RETIRE_TASKS_LIMIT;
         if (r < 0 || len == 0) {
                 if (!ctx->machine.retire)
                         ctx->machine.retire = POOL_RETIRE_NO_ANSWER;
+                machine_usage(req, cfg, unit, &before);
                 char why[128];
 
                 if (hit.memory)

@@ -483,6 +483,8 @@ static int run_read(Request *req, Context *ctx, const char *id, struct json_obje
                                                                             : get_int(reply, "duration_ms", 0) * 1000);
         e->cpu_ms = get_int(reply, "cpu_ms", 0);
         e->memory_peak_bytes = get_int(reply, "memory_peak_bytes", 0);
+        req->cpu_ms = e->cpu_ms;
+        req->memory_peak_bytes = e->memory_peak_bytes;
         e->state_reset = json_object_object_get_ex(reply, "state_reset", &reset) && json_object_get_boolean(reset);
         e->stdout_text = output_json(reply, "stdout_b64");
         e->stderr_text = output_json(reply, "stderr_b64");

@@ -43,6 +43,41 @@ void sandbox_limits_hit(const char *slice, const char *unit, SandboxLimitsHit *r
         ret->tasks = cgroup_counter(path, "max") > 0;
 }
 
+/* The one number of a cgroup file, or after "key " in a flat-keyed one; UINT64_MAX if unreadable. */
+static uint64_t cgroup_value(const char *path, const char *key) {
+        char line[256];
+        size_t n = key ? strlen(key) : 0;
+        uint64_t v = UINT64_MAX;
+        FILE *f = fopen(path, "re");
+
+        if (!f)
+                return UINT64_MAX;
+        while (fgets(line, sizeof(line), f))
+                if (!key || (strncmp(line, key, n) == 0 && line[n] == ' ')) {
+                        v = strtoull(line + n + (key ? 1 : 0), NULL, 10);
+                        break;
+                }
+        (void) fclose(f);
+        return v;
+}
+
+void sandbox_usage(const char *slice, const char *unit, SandboxUsage *ret) {
+        char path[512];
+
+        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/cpu.stat", slice, unit);
+        ret->cpu_usec = cgroup_value(path, "usage_usec");
+        if (ret->cpu_usec == UINT64_MAX) {
+                (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/unified/%s/%s/cpu.stat", slice, unit);
+                ret->cpu_usec = cgroup_value(path, "usage_usec");
+        }
+        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/memory.peak", slice, unit);
+        ret->memory_peak_bytes = cgroup_value(path, NULL);
+        if (ret->memory_peak_bytes == UINT64_MAX) {
+                (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/memory/%s/%s/memory.max_usage_in_bytes", slice, unit);
+                ret->memory_peak_bytes = cgroup_value(path, NULL);
+        }
+}
+
 void sandbox_result_done(SandboxResult *r) {
         free(r->reply);
         free(r->diag);

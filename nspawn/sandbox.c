@@ -62,6 +62,9 @@ typedef struct Run {
         uint64_t ready_at; /* 0 until the ready marker came */
         bool killed_unready;
         bool killed_timeout;
+        /* What the unit's cgroup counted when last looked at, while it ran: the cgroup goes with the
+         * unit, and systemd's CPUUsageNSec is not there on every host (cgroup v1). */
+        SandboxUsage usage;
 } Run;
 
 static void buffer_done(Buffer *b) {
@@ -194,10 +197,10 @@ static int close_containers(sd_bus_message *m, unsigned n) {
 
 /* ExecStart= of one command, or of several run one after the other (a oneshot's): argvs is a
  * NULL-terminated list of argv. */
-static int append_exec_start_list(sd_bus_message *m, char **const *argvs) {
+static int append_exec_list(sd_bus_message *m, const char *property, char **const *argvs) {
         int r;
 
-        r = open_array_property(m, "ExecStart", "a(sasb)");
+        r = open_array_property(m, property, "a(sasb)");
         for (size_t i = 0; r >= 0 && argvs[i]; i++) {
                 r = sd_bus_message_open_container(m, 'r', "sasb");
                 if (r >= 0)
@@ -210,6 +213,10 @@ static int append_exec_start_list(sd_bus_message *m, char **const *argvs) {
                         r = sd_bus_message_close_container(m);
         }
         return r < 0 ? r : close_containers(m, 3);
+}
+
+static int append_exec_start_list(sd_bus_message *m, char **const *argvs) {
+        return append_exec_list(m, "ExecStart", argvs);
 }
 
 static int append_exec_start(sd_bus_message *m, char **argv) {
@@ -315,6 +322,8 @@ static int start_unit(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const 
                 r = append_limits(m, spec);
         if (r >= 0)
                 r = append_stdio(m, fds[0], fds[1], fds[2]);
+        if (r >= 0 && spec->exec_start_pre)
+                r = append_exec_list(m, "ExecStartPre", (char **const[]){(char **) spec->exec_start_pre, NULL});
         if (r >= 0)
                 r = append_exec_start(m, argv);
         if (r >= 0)
@@ -419,7 +428,8 @@ static void read_result(Run *run, SandboxResult *res) {
         (void) sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "ExecMainStatus", NULL, 'i', &res->exit_status);
         if (sd_bus_get_property_trivial(run->bus, dest, run->unit_path, SERVICE_INTERFACE, "CPUUsageNSec", NULL, 't', &cpu) >= 0 && cpu != UINT64_MAX)
                 cpu /= NSEC_PER_USEC;
-        res->cpu_usec = cpu;
+        res->cpu_usec = cpu != UINT64_MAX ? cpu : run->usage.cpu_usec;
+        res->memory_peak_bytes = run->usage.memory_peak_bytes;
 }
 
 int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error) {
@@ -548,6 +558,18 @@ static uint64_t phase_deadline(Run *run, Streams *s) {
         return UINT64_MAX;
 }
 
+/* The unit's cgroup's counts, as they are now, over the last ones read: the figures only grow, and
+ * the last reading before the cgroup goes is the closest to the end. */
+static void sample_usage(Run *run) {
+        SandboxUsage now;
+
+        sandbox_usage(run->spec->slice, run->spec->unit, &now);
+        if (now.cpu_usec != UINT64_MAX)
+                run->usage.cpu_usec = now.cpu_usec;
+        if (now.memory_peak_bytes != UINT64_MAX)
+                run->usage.memory_peak_bytes = now.memory_peak_bytes;
+}
+
 /* Until the unit is over and its output has ended, or the deadline passed (then kill it). */
 static int follow(Run *run, Streams *s, uint64_t deadline) {
         uint64_t drain_until = UINT64_MAX;
@@ -586,6 +608,8 @@ static int follow(Run *run, Streams *s, uint64_t deadline) {
                 r = poll_once(run, s, run->finished ? drain_until : (phase < deadline ? phase : deadline));
                 if (r < 0)
                         return r;
+                if (!run->finished)
+                        sample_usage(run);
         }
 }
 
@@ -613,7 +637,7 @@ static int subscribe(Run *run, sd_bus_slot **ret_job, sd_bus_slot **ret_props) {
 int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t input_len,
                 SandboxResult *ret, sd_bus_error *reterr_error) {
         __attribute__((cleanup(sd_bus_slot_unrefp))) sd_bus_slot *job_slot = NULL, *props_slot = NULL;
-        Run run = {.bus = bus, .spec = spec};
+        Run run = {.bus = bus, .spec = spec, .usage = {UINT64_MAX, UINT64_MAX}};
         Streams s = {.in = -1, .input = input, .input_len = input_len,
                      .out = {.fd = -1, .cap = spec->max_reply_bytes}, .err = {.fd = -1, .cap = DIAG_MAX_BYTES}};
         int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};

@@ -29,6 +29,9 @@ typedef struct SandboxSpec {
          * it (a loop device) before it starts the unit, and unmounts it once the unit is gone. */
         const char *disk_image;
         const char *disk_where;
+        /* Optional: a command run as root on the host before the payload (ExecStartPre=), in the
+         * unit's cgroups; NULL-terminated, [0] absolute. */
+        const char *const *exec_start_pre;
 } SandboxSpec;
 
 typedef struct SandboxResult {
@@ -41,7 +44,8 @@ typedef struct SandboxResult {
         int exit_code;        /* its ExecMainCode: CLD_EXITED, CLD_KILLED or CLD_DUMPED; 0 if unknown */
         int exit_status;      /* its ExecMainStatus: nspawn's exit status, or the signal that ended it */
         uint64_t duration_usec;
-        uint64_t cpu_usec; /* CPUUsageNSec / 1000, UINT64_MAX if unknown */
+        uint64_t cpu_usec;          /* CPUUsageNSec / 1000, or its cgroup's; UINT64_MAX if unknown */
+        uint64_t memory_peak_bytes; /* its cgroup's peak, UINT64_MAX if unknown */
         bool ready;            /* the ready marker came (always false without one) */
         bool killed_unready;   /* killed: no ready marker within ready_timeout_usec */
         bool killed_timeout;   /* killed: run_timeout_usec passed after the marker */
@@ -72,6 +76,16 @@ typedef struct SandboxLimitsHit {
         bool tasks;
 } SandboxLimitsHit;
 void sandbox_limits_hit(const char *slice, const char *unit, SandboxLimitsHit *ret);
+
+/* What a machine unit's cgroup counted since it started: CPU time (cgroup v2's cpu.stat, on a
+ * hybrid host the unified hierarchy's) and peak memory (v2's memory.peak, or v1's
+ * memory.max_usage_in_bytes). UINT64_MAX for what is not readable. For an execution whose machine
+ * is killed before its runner answers: the machine's figures are the only ones left. */
+typedef struct SandboxUsage {
+        uint64_t cpu_usec;
+        uint64_t memory_peak_bytes;
+} SandboxUsage;
+void sandbox_usage(const char *slice, const char *unit, SandboxUsage *ret);
 
 /* Lets systemd unload a failed unit that nothing else will collect. */
 int sandbox_reset_failed(sd_bus *bus, const char *unit);

@@ -241,6 +241,7 @@ int broker_run_tool(const char *id, const char *request_id, const char *image, u
                 .diag_len = rep.diag_len,
                 .duration_usec = rep.duration_usec,
                 .cpu_usec = rep.cpu_usec,
+                .memory_peak_bytes = rep.memory_peak_bytes,
                 .exit_code = rep.exit_code,
                 .exit_status = rep.exit_status,
                 .ready = rep.ready,

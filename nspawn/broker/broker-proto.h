@@ -11,7 +11,7 @@
 #include "nspawn/unit-name.h"
 
 #define BROKER_SOCKET "/run/sandboxd/broker.sock"
-#define BROKER_MAGIC 0x73626b34U /* "sbk4": bump on any change of layout */
+#define BROKER_MAGIC 0x73626b35U /* "sbk5": bump on any change of layout */
 /* A tool call's input (its JSON: module, function, args) at most; the route caps bodies at 1 MiB. */
 #define BROKER_INPUT_MAX (2U << 20)
 
@@ -62,6 +62,7 @@ typedef struct BrokerReply {
         int32_t exit_status;
         uint64_t duration_usec;
         uint64_t cpu_usec;
+        uint64_t memory_peak_bytes;
         uint64_t reply_len;
         uint64_t diag_len;
         uint8_t reply_truncated;

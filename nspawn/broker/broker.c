@@ -8,6 +8,7 @@
  * units to act on. Linked with libc and libsystemd only. */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -18,6 +19,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <pwd.h>
@@ -128,7 +130,27 @@ typedef struct SandboxBase {
         char field[128];
         NspawnSpec ns;
         SandboxSpec spec;
+        char delegate_path[600];
+        char delegate_uid[32];
+        const char *delegate[3];
 } SandboxBase;
+
+/* A machine whose runner gives each sandbox cgroups of its own (nspawn/runner/cgroup.h): on a host
+ * with the cgroup v1 memory hierarchy, the machine's cgroup there is handed to the machine's root
+ * before nspawn starts, by the runner's binary as root on the host (ExecStartPre=). A cgroup v2 host
+ * needs nothing: nspawn hands over the machine's payload cgroup itself. */
+static void delegate_cgroups(const Config *cfg, SandboxBase *s) {
+        struct statfs sf;
+
+        if (statfs("/sys/fs/cgroup/memory", &sf) < 0 || sf.f_type != CGROUP_SUPER_MAGIC)
+                return;
+        (void) snprintf(s->delegate_path, sizeof(s->delegate_path), "%s/sandboxd-runner", cfg->lib_dir);
+        (void) snprintf(s->delegate_uid, sizeof(s->delegate_uid), "--delegate=%" PRIu32, s->ns.uid_base);
+        s->delegate[0] = s->delegate_path;
+        s->delegate[1] = s->delegate_uid;
+        s->delegate[2] = NULL;
+        s->spec.exec_start_pre = s->delegate;
+}
 
 static int sandbox_base(const Config *cfg, const char *id, const char *field_name, const char *field_value, SandboxBase *ret) {
         uint32_t uid_base = 0;
@@ -204,6 +226,7 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, Error *err) {
         s.ns.command = command;
         /* Idle warm sandboxes are replaced before the TTL; this only bounds a forgotten one. */
         s.spec.runtime_max_usec = (cfg->pool_ttl_s + 60 + 60) * USEC_PER_SEC;
+        delegate_cgroups(cfg, &s);
 
         if (!broker_bus(b))
                 return fail(err, -ENOTCONN, NULL);
@@ -280,6 +303,7 @@ static int session_start(Broker *b, const BrokerRequest *req, int fd, Error *err
         s.ns.runner_confines = true;
         s.ns.command = command;
         s.spec.runtime_max_usec = UINT64_MAX;
+        delegate_cgroups(cfg, &s);
 
         if (!broker_bus(b))
                 return fail(err, -ENOTCONN, NULL);
@@ -405,6 +429,7 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
                 rep->exit_status = res.exit_status;
                 rep->duration_usec = res.duration_usec;
                 rep->cpu_usec = res.cpu_usec;
+                rep->memory_peak_bytes = res.memory_peak_bytes;
                 rep->reply_len = res.reply_len;
                 rep->diag_len = res.diag_len;
                 rep->reply_truncated = res.reply_truncated;

@@ -66,6 +66,7 @@
 #include "lib/macro.h"
 #include "lib/path-util.h"
 #include "lib/time-util.h"
+#include "nspawn/runner/cgroup.h"
 #include "nspawn/runner/session-files.h"
 #include "nspawn/runner/zygote-proto.h"
 
@@ -131,10 +132,15 @@ typedef struct Sandbox {
         /* The language whose first line went ahead of the request (a node that starts while the
          * machine waits), or NULL. */
         const char *prepared;
-        Zygote *zygote; /* where it came from */
+        Zygote *zygote;  /* where it came from */
+        unsigned cgroup; /* its cgroups' number (cgroup.h); 0: it has none */
 } Sandbox;
 
 #define SANDBOX_NULL ((Sandbox){.init = -1, .report = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1})
+
+/* Whether sandboxes get cgroups of their own (cgroup_setup()), and the last number given to one. */
+static bool have_cgroups;
+static unsigned last_cgroup;
 
 /* The language of the last execution: the next sandbox is made ready for it (next_prepared()). */
 static const char *last_language = "python";
@@ -156,6 +162,8 @@ static void sandbox_done(Sandbox *sb) {
          * zygote reaps it. */
         if (sb->init > 0)
                 (void) kill(sb->init, SIGKILL);
+        if (sb->cgroup)
+                cgroup_sandbox_remove(sb->cgroup);
         *sb = SANDBOX_NULL;
 }
 
@@ -256,10 +264,33 @@ static bool imports_preloaded(const char *code, size_t len) {
         return false;
 }
 
+/* Asks zygote z for a sandbox: the request's descriptors (first ZygoteFork names the kind), then
+ * the cgroup.procs of the sandbox's new cgroups, if sandboxes have them. The new cgroups' number
+ * in *ret_cgroup (0: none); the caller removes them. */
+static int zygote_fork(Zygote *z, uint32_t kind, const int *fds, size_t n_fds, unsigned *ret_cgroup) {
+        int cg[CGROUP_FDS_MAX] = {-1, -1};
+        ZygoteFork req = {.magic = ZYGOTE_MAGIC, .kind = kind};
+        unsigned n_cg = 0;
+        int r;
+
+        *ret_cgroup = 0;
+        /* A sandbox without cgroups is counted by its processes' resource usage instead. */
+        if (have_cgroups && cgroup_sandbox_make(++last_cgroup, cg, &n_cg) >= 0)
+                *ret_cgroup = last_cgroup;
+        req.cgroups = n_cg;
+        r = zygote_ready(z);
+        for (size_t i = 0; r >= 0 && i < n_fds; i++)
+                r = fd_send_one(z->fd, &req, sizeof(req), fds[i], 0);
+        for (unsigned i = 0; r >= 0 && i < n_cg; i++)
+                r = fd_send_one(z->fd, &req, sizeof(req), cg[i], 0);
+        for (unsigned i = 0; i < n_cg; i++)
+                closep(&cg[i]);
+        return r;
+}
+
 /* The next sandbox, from zygote z: made ahead, so that an execution does not wait for it. */
 static int sandbox_prepare(Sandbox *ret, Zygote *z) {
         int code[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
-        ZygoteFork req = {.magic = ZYGOTE_MAGIC};
         ZygoteReply rep = {.pid = -EPROTO};
         Sandbox sb = SANDBOX_NULL;
         int32_t hello = -1;
@@ -272,9 +303,7 @@ static int sandbox_prepare(Sandbox *ret, Zygote *z) {
                 /* One descriptor a message: stdout, stderr, the code's pipe, the init's socket. */
                 const int fds[] = {out[1], err[1], code[0], report[1]};
 
-                r = zygote_ready(z);
-                for (size_t i = 0; r >= 0 && i < ELEMENTSOF(fds); i++)
-                        r = fd_send_one(z->fd, &req, sizeof(req), fds[i], 0);
+                r = zygote_fork(z, ZYGOTE_EXECUTION, fds, ELEMENTSOF(fds), &sb.cgroup);
         }
         if (r >= 0 && fd_receive_one(z->fd, &rep, sizeof(rep), 0, NULL) != (ssize_t) sizeof(rep))
                 r = -EPROTO;
@@ -560,6 +589,17 @@ static int sandbox_choose(Sandbox *c, const char *language, struct json_object *
         return r;
 }
 
+/* The sandbox's own counts where its cgroups have them, in place of its processes' resource usage:
+ * the CPU time of every process of it (those it did not wait for too) over the execution, and the
+ * peak of all the memory charged to it (page cache and tmpfs files included), not the largest
+ * process's. */
+static void usage_from_cgroup(const CgroupUsage *before, const CgroupUsage *after, ZygoteStatus *st) {
+        if (after->has_cpu && before->has_cpu && after->cpu_usec >= before->cpu_usec)
+                st->cpu_usec = after->cpu_usec - before->cpu_usec;
+        if (after->has_memory)
+                st->maxrss_bytes = after->memory_peak_bytes;
+}
+
 /* One execution in its sandbox: the reply. */
 static int run(struct json_object *req, Sandbox *c, struct json_object *reply, Error *reterr) {
         static const char *const languages[] = {"python", "node", "bash", NULL}, *const policies[] = {"none", "curated", NULL};
@@ -569,6 +609,7 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
         int64_t cap = get_int(req, "output_cap", 1 << 20), rcap = get_int(req, "return_cap", 8 << 20);
         const char *language, *policy;
         ZygoteStatus status = {};
+        CgroupUsage before = {}, after = {};
         uint64_t start;
         int r;
 
@@ -600,6 +641,9 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
         }
 
         start = now_usec(CLOCK_MONOTONIC);
+        /* What the sandbox used before (a node started ahead) is the machine's, not the request's. */
+        if (c->cgroup)
+                cgroup_sandbox_usage(c->cgroup, &before);
         if (asprintf(&header, "%d\n", json_object_get_string_len(code)) < 0)
                 return -ENOMEM;
         /* A process gone already cannot take its code: its status says how. */
@@ -610,12 +654,18 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
 
         /* status: as a shell has it, death by signal N reads 128 + N (the init encodes it). */
         r = collect(c, (size_t) cap, &out, &err, &status);
+        if (r >= 0 && c->cgroup)
+                cgroup_sandbox_usage(c->cgroup, &after);
         if (r >= 0) {
                 struct json_object *list = json_object_new_array();
 
+                usage_from_cgroup(&before, &after, &status);
                 if (json_object_object_add(reply, "status", json_object_new_int(200)) < 0 ||
                     json_object_object_add(reply, "exit_code", json_object_new_int(status.status)) < 0 ||
                     json_object_object_add(reply, "cpu_ms", json_object_new_int64((int64_t) (status.cpu_usec / 1000))) < 0 ||
+                    /* Where the figures came from, for the records: the cgroup's, or the processes'. */
+                    json_object_object_add(reply, "cpu_source", json_object_new_string(after.has_cpu && before.has_cpu ? "cgroup" : "rusage")) < 0 ||
+                    json_object_object_add(reply, "memory_source", json_object_new_string(after.has_memory ? "cgroup" : "rusage")) < 0 ||
                     /* What the next sandbox is made ready for, if anything: the worker's next claim uses it. */
                     (next_prepared() && json_object_object_add(reply, "prepared", json_object_new_string(next_prepared())) < 0) ||
                     json_object_object_add(reply, "memory_peak_bytes", json_object_new_int64((int64_t) status.maxrss_bytes)) < 0 ||
@@ -764,6 +814,7 @@ typedef struct Session {
         Process exec; /* the command of the exec under way */
         /* That language's interpreter lost its state: its next run starts afresh and says so. */
         bool lost[SESSION_LANGUAGES];
+        unsigned cgroup; /* the sandbox's cgroups' number (cgroup.h); 0: none */
 } Session;
 
 static void process_done(Process *p) {
@@ -791,6 +842,9 @@ static void session_kill(Session *s) {
                 kill_as_sandbox_user(s->init);
         s->init = -1;
         closep(&s->control);
+        if (s->cgroup)
+                cgroup_sandbox_remove(s->cgroup);
+        s->cgroup = 0;
         for (size_t l = 0; l < SESSION_LANGUAGES; l++) {
                 if (s->interpreter[l].id)
                         s->lost[l] = true;
@@ -802,16 +856,14 @@ static void session_kill(Session *s) {
 /* A new session sandbox from the plain zygote: its init, ready once it says hello. */
 static int session_make(Session *s) {
         int sp[2] = {-1, -1}, mnt = -1;
-        ZygoteFork req = {.magic = ZYGOTE_MAGIC, .kind = ZYGOTE_SESSION};
         ZygoteReply rep = {.pid = -EPROTO};
         int32_t hello = -1;
-        int r;
+        int r = 0;
 
-        r = zygote_ready(&zygote_plain);
-        if (r >= 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 r = -errno;
         if (r >= 0)
-                r = fd_send_one(zygote_plain.fd, &req, sizeof(req), sp[1], 0);
+                r = zygote_fork(&zygote_plain, ZYGOTE_SESSION, &sp[1], 1, &s->cgroup);
         closep(&sp[1]);
         if (r >= 0 && fd_receive_one(zygote_plain.fd, &rep, sizeof(rep), 0, NULL) != (ssize_t) sizeof(rep))
                 r = -EPROTO;
@@ -819,6 +871,9 @@ static int session_make(Session *s) {
                 r = rep.pid < 0 ? rep.pid : -EPROTO;
         if (r < 0) {
                 closep(&sp[0]);
+                if (s->cgroup)
+                        cgroup_sandbox_remove(s->cgroup);
+                s->cgroup = 0;
                 return r;
         }
         s->init = rep.pid;
@@ -1191,6 +1246,8 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
         cleanup_free char *buf = malloc(CHUNK);
         Output out = {.open = true}, err = {.open = true}, junk = {.open = true};
         Outcome o = {.exit_code = -1};
+        CgroupUsage before = {}, after = {};
+        bool peak_reset = false;
         int index = -1;
         uint64_t start;
         Process *p;
@@ -1221,11 +1278,24 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
                  * op's. */
                 session_drain(p, 0, &junk, &junk, buf);
                 cpu_before = process_cpu_usec(p->pid);
+                if (s->cgroup) {
+                        peak_reset = cgroup_sandbox_reset_peak(s->cgroup) >= 0;
+                        cgroup_sandbox_usage(s->cgroup, &before);
+                }
                 session_send(p, code, exec);
                 r = session_wait(s, p, start + (uint64_t) timeout * USEC_PER_MSEC, (size_t) cap, &out, &err, &o);
         }
         if (r >= 0) {
                 session_usage(p, cpu_before, &o);
+                if (s->cgroup) {
+                        /* The sandbox's counts where its cgroups have them: every process of it,
+                         * over this op (the peak, only where it could be set back before it). */
+                        cgroup_sandbox_usage(s->cgroup, &after);
+                        if (before.has_cpu && after.has_cpu && after.cpu_usec >= before.cpu_usec)
+                                o.cpu_usec = (int64_t) (after.cpu_usec - before.cpu_usec);
+                        if (peak_reset && after.has_memory)
+                                o.peak_bytes = (int64_t) after.memory_peak_bytes;
+                }
                 session_drain(p, (size_t) cap, &out, &err, buf);
                 session_settle(s, p, index, &o);
                 r = session_reply(reply, &o, &out, &err, start);
@@ -1408,6 +1478,15 @@ int main(int argc, char **argv) {
         Sandbox sandbox = SANDBOX_NULL;
         int r;
 
+        /* On the host, before a machine starts (cgroup.h). */
+        if (argc == 2 && strncmp(argv[1], "--delegate=", 11) == 0) {
+                uid_t uid = (uid_t) parse_size(argv[1] + 11);
+
+                r = uid > 0 ? cgroup_delegate_v1(uid) : -EINVAL;
+                if (r < 0)
+                        (void) fprintf(stderr, "sandboxd-runner: handing the machine's memory cgroup over: %s\n", strerror(-r));
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
         for (int i = 2; i < argc; i++) {
                 if (strncmp(argv[i], "--uid=", 6) == 0)
                         config.uid = (uint32_t) parse_size(argv[i] + 6);
@@ -1455,6 +1534,8 @@ int main(int argc, char **argv) {
         if (arg_own_mnt < 0)
                 die("/proc/self/ns/mnt");
         make_mount_points();
+        /* Before the first zygote: on a cgroup v2 host the runner may move into a leaf of its own. */
+        have_cgroups = cgroup_setup();
         zygote_plain.config = zygote_data.config = config;
         if (session)
                 session_serve();

@@ -12,7 +12,9 @@
  *                     then its stderr, the read end of its code pipe, and one end of a
  *                     SOCK_SEQPACKET pair for the sandbox's init, one message each;
  *                     or ZygoteFork {ZYGOTE_SESSION} with one end of a SOCK_SEQPACKET pair for a
- *                     session sandbox's init, alone (below);
+ *                     session sandbox's init, alone (below); then, either way, the sandbox's
+ *                     cgroup.procs files, if it has cgroups: the init joins them (writes "0")
+ *                     before anything else, so that every process of the sandbox is counted there;
  *   zygote -> runner  ZygoteReply {pid of the sandbox's init, in the machine's PID namespace, or a
  *                     negative errno}.
  * Then over that pair, from the init:
@@ -48,7 +50,7 @@
 /* The zygote's -c command: it runs the bootstrap the zygote defined, which reads the code from fd 3
  * (zygote.c). No name is bound in __main__, and nothing is left in sys. */
 #define ZYGOTE_COMMAND "__import__('sys').__dict__.pop('_sandboxd_run')()"
-#define ZYGOTE_MAGIC 0x7a796771U /* "zygq": bump on any change of layout */
+#define ZYGOTE_MAGIC 0x7a796772U /* "zygr": bump on any change of layout */
 #define ZYGOTE_HEADER_MAX 64
 
 typedef struct ZygoteConfig {
@@ -78,7 +80,10 @@ enum {
 
 typedef struct ZygoteFork {
         uint32_t magic;
-        uint32_t kind; /* in the first message of a request */
+        uint32_t kind;    /* in the first message of a request */
+        uint32_t cgroups; /* in the first message: how many cgroup.procs descriptors follow the
+                           * request's own, one a message, for the init to join (cgroup.h) */
+        uint32_t reserved;
 } ZygoteFork;
 
 typedef struct ZygoteReply {

@@ -451,10 +451,11 @@ static void reap(void) {
 /* One fork request: four descriptors in (the code's stdout, stderr and fd 3, and the init's report
  * socket) or, for a session sandbox, one (its init's socket); the sandbox's init out. */
 static int serve_fork(void) {
-        int fds[4] = {-1, -1, -1, -1};
+        /* The request's own descriptors, then at most two cgroup.procs. */
+        int fds[6] = {-1, -1, -1, -1, -1, -1};
         ZygoteFork req = {};
         ZygoteReply rep = {.pid = -EPROTO};
-        size_t n_fds = 1;
+        size_t n_fds = 1, first_cgroup;
         ssize_t n;
         pid_t init;
 
@@ -462,10 +463,13 @@ static int serve_fork(void) {
         n = fd_receive_one(ZYGOTE_FD, &req, sizeof(req), 0, &fds[0]);
         if (n == 0)
                 return 0; /* the runner is gone */
-        if (n != (ssize_t) sizeof(req) || req.magic != ZYGOTE_MAGIC || fds[0] < 0 || (req.kind != ZYGOTE_EXECUTION && req.kind != ZYGOTE_SESSION))
+        if (n != (ssize_t) sizeof(req) || req.magic != ZYGOTE_MAGIC || fds[0] < 0 || (req.kind != ZYGOTE_EXECUTION && req.kind != ZYGOTE_SESSION) ||
+            req.cgroups > 2)
                 goto reply;
         if (req.kind == ZYGOTE_EXECUTION)
-                n_fds = ELEMENTSOF(fds);
+                n_fds = 4;
+        first_cgroup = n_fds;
+        n_fds += req.cgroups;
         for (size_t i = 1; i < n_fds; i++) {
                 ZygoteFork more = {};
 
@@ -483,6 +487,12 @@ static int serve_fork(void) {
                                NULL, NULL, NULL, 0);
         if (init == 0) {
                 PyOS_AfterFork_Child();
+                /* Into the sandbox's cgroups before anything: whatever it does from here on is
+                 * counted there. One that cannot be joined leaves the count to the machine's. */
+                for (size_t i = first_cgroup; i < n_fds; i++) {
+                        (void) fd_write_all(fds[i], "0", 1);
+                        closep(&fds[i]);
+                }
                 if (req.kind == ZYGOTE_SESSION)
                         session_init(fds[0]);
                 else

@@ -16,7 +16,7 @@ import struct
 import sys
 
 SOCKET = "/run/sandboxd/broker.sock"
-MAGIC = 0x73626B34
+MAGIC = 0x73626B35
 OPS = {"start-warm": 1, "run-tool": 2, "kill": 3, "reset-failed": 4, "list": 5}
 REQUEST = struct.Struct("<II64s64s80sI")  # BrokerRequest in nspawn/broker/broker-proto.h
 
