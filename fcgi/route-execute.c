@@ -261,7 +261,7 @@ static int execute_timeout(Request *req, const ExecRequest *x, uint64_t duration
 }
 
 /* Parses what the runner answered and answers the client accordingly. */
-static int execute_answer(Request *req, Context *ctx, const ExecRequest *x, const char *text, size_t len, const SandboxLimitsHit *hit) {
+static int execute_answer(Request *req, Context *ctx, const ExecRequest *x, const char *text, size_t len, SandboxLimitsHit *hit) {
         cleanup_json struct json_object *reply = NULL;
         struct json_object *status = NULL, *error = NULL, *prepared = NULL, *code = NULL, *dur = NULL;
         const Config *cfg = ctx->config;
@@ -287,6 +287,10 @@ static int execute_answer(Request *req, Context *ctx, const ExecRequest *x, cons
             !json_object_object_get_ex(reply, "duration_ms", &dur) || !json_object_is_type(dur, json_type_int))
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
         o = (Outcome){.exit_code = json_object_get_int(code), .duration_ms = json_object_get_int64(dur)};
+        /* A kill by the OOM killer in the sandbox's own cgroup: on cgroup v1 the machine's count of
+         * them does not include its children's. */
+        if (reply_count(reply, "oom_kills") > 0)
+                hit->memory = true;
         req->cpu_ms = reply_count(reply, "cpu_ms");
         req->memory_peak_bytes = reply_count(reply, "memory_peak_bytes");
         r = x->reference_004 ? execute_success_004(req, reply, cfg, hit, &o) : execute_success(req, x, reply, cfg, hit, &o);
@@ -457,6 +461,8 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         }
         r = execute_answer(req, ctx, x, reply, len, &hit);
         set_termination(req, &hit);
+        if (hit.memory && !ctx->machine.retire)
+                ctx->machine.retire = POOL_RETIRE_MEMORY_LIMIT;
         if (ctx->machine.retire)
                 return r;
         if (req->status != 200)

@@ -492,7 +492,7 @@ static int run_read(Request *req, Context *ctx, const char *id, struct json_obje
                 return -EBADMSG;
         if (strcmp(termination, "timeout") == 0)
                 e->termination = "timeout";
-        else if (strcmp(termination, "killed") == 0 && memory_hit(ctx, id)) {
+        else if (strcmp(termination, "killed") == 0 && (get_int(reply, "oom_kills", 0) > 0 || memory_hit(ctx, id))) {
                 e->termination = "memory_limit";
                 e->state_reset = true;
                 /* Said here, and again by the next run, which starts on a new machine. */

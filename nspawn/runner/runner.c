@@ -666,6 +666,7 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
                     /* Where the figures came from, for the records: the cgroup's, or the processes'. */
                     json_object_object_add(reply, "cpu_source", json_object_new_string(after.has_cpu && before.has_cpu ? "cgroup" : "rusage")) < 0 ||
                     json_object_object_add(reply, "memory_source", json_object_new_string(after.has_memory ? "cgroup" : "rusage")) < 0 ||
+                    json_object_object_add(reply, "oom_kills", json_object_new_int64((int64_t) after.oom_kills)) < 0 ||
                     /* What the next sandbox is made ready for, if anything: the worker's next claim uses it. */
                     (next_prepared() && json_object_object_add(reply, "prepared", json_object_new_string(next_prepared())) < 0) ||
                     json_object_object_add(reply, "memory_peak_bytes", json_object_new_int64((int64_t) status.maxrss_bytes)) < 0 ||
@@ -1067,6 +1068,7 @@ typedef struct Outcome {
         bool sandbox_lost; /* the whole session sandbox ends with this op */
         int64_t cpu_usec;
         int64_t peak_bytes;
+        uint64_t oom_kills; /* by the OOM killer in the sandbox's cgroup during the op */
 } Outcome;
 
 /* The code's status line on done_r: 1 with *ret, 0 if not all there yet, -EPIPE at its end. */
@@ -1196,6 +1198,7 @@ static int session_reply(struct json_object *reply, const Outcome *o, const Outp
             json_object_object_add(reply, "duration_us", json_object_new_int64((int64_t) took)) < 0 ||
             json_object_object_add(reply, "cpu_ms", json_object_new_int64(o->cpu_usec / 1000)) < 0 ||
             json_object_object_add(reply, "memory_peak_bytes", json_object_new_int64(o->peak_bytes)) < 0 ||
+            json_object_object_add(reply, "oom_kills", json_object_new_int64((int64_t) o->oom_kills)) < 0 ||
             json_object_object_add(reply, "termination", json_object_new_string(o->termination)) < 0 ||
             json_object_object_add(reply, "state_reset", json_object_new_boolean(o->state_reset)) < 0)
                 return -ENOMEM;
@@ -1295,6 +1298,7 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
                                 o.cpu_usec = (int64_t) (after.cpu_usec - before.cpu_usec);
                         if (peak_reset && after.has_memory)
                                 o.peak_bytes = (int64_t) after.memory_peak_bytes;
+                        o.oom_kills = after.oom_kills >= before.oom_kills ? after.oom_kills - before.oom_kills : 0;
                 }
                 session_drain(p, (size_t) cap, &out, &err, buf);
                 session_settle(s, p, index, &o);

@@ -31,7 +31,7 @@ call() {
     [ "$(jq -c .result <<<"$body")" = '{"temp_c":4}' ]
     [[ $(field .sandbox_id) =~ ^tool-[a-z2-7]{12}$ ]]
     [[ $(field .duration_ms) =~ ^[0-9]+$ ]]
-    [ "$(jq -r 'keys | join(",")' <<<"$body")" = "duration_ms,result,sandbox_id" ]
+    [ "$(jq -r 'keys | join(",")' <<<"$body")" = "duration_ms,result,sandbox_id,usage" ]
     expect_sandbox_gone "$(field .sandbox_id)"
 }
 
@@ -39,7 +39,7 @@ call() {
     call '{"image":"demo-agent","function":"nothing"}'
     expect_status 200
     # A None result leaves "result" out: empty fields are not sent as null, and there is no error key.
-    [ "$(jq -r 'keys | join(",")' <<<"$body")" = "duration_ms,sandbox_id" ]
+    [ "$(jq -r 'keys | join(",")' <<<"$body")" = "duration_ms,sandbox_id,usage" ]
 }
 
 @test "a function that raises: the error key holds the exception text, no result" {

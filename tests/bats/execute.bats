@@ -23,7 +23,8 @@ teardown() {
     [ "$(jq -c '{stdout, stderr, exit_code}' <<<"$body")" = '{"stdout":"4294967296\n","stderr":"","exit_code":0}' ]
     [[ $(field .sandbox_id) =~ ^sandbox-[a-z2-7]{12}$ ]]
     [ "$(jq -r '.duration_ms | type' <<<"$body")" = number ]
-    [ "$(jq -r 'keys | join(",")' <<<"$body")" = "duration_ms,exit_code,sandbox_id,stderr,stdout" ]
+    # The reference's fields, and what the run used.
+    [ "$(jq -r 'keys | join(",")' <<<"$body")" = "duration_ms,exit_code,sandbox_id,stderr,stdout,usage" ]
 }
 
 @test "every call gets a different sandbox" {
