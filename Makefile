@@ -88,7 +88,7 @@ $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
-        images fuzz openapi-check
+        images fuzz openapi-check openapi-client
 
 all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/sandboxctl
 
@@ -290,7 +290,7 @@ test-slow: deps
 
 # Static checks, before anything is built: shellcheck, every header on its own, clang-format, the
 # API's description.
-lint: shellcheck hdr-check style openapi-check
+lint: shellcheck hdr-check style openapi-check openapi-client
 
 # docs/openapi.json, the API's one description (served as GET /v1/openapi.json, and what the bats
 # suites check every response against), by an OpenAPI 3.1 validator: Debian has none for 3.1, so
@@ -309,6 +309,24 @@ openapi-check: build/npm/.installed-$(subst /,_,$(OPENAPI_VALIDATOR))
 		echo "openapi-check: docs/openapi.json is not a valid OpenAPI 3.1 document" >&2; exit 1; }
 	tests/bats/openapi-check.py --document
 	@echo "openapi-check: docs/openapi.json is valid OpenAPI 3.1"
+
+# A client generated from docs/openapi.json the way a caller would make one (openapi-typescript, then
+# openapi-fetch), compiled with the document's types: tests/openapi-client/client.ts uses the
+# fields a caller reads, so a document that lacks one fails here. The end-to-end suites run it
+# against the service (openapi.bats). Pinned versions, from npm, under build/.
+OPENAPI_CLIENT := build/openapi-client
+
+$(OPENAPI_CLIENT)/.installed: tests/openapi-client/package.json
+	@mkdir -p $(OPENAPI_CLIENT)
+	cp tests/openapi-client/package.json $(OPENAPI_CLIENT)/
+	npm install --prefix $(OPENAPI_CLIENT) --no-audit --no-fund
+	touch $@
+
+openapi-client: $(OPENAPI_CLIENT)/.installed
+	cp tests/openapi-client/client.ts tests/openapi-client/tsconfig.json $(OPENAPI_CLIENT)/
+	$(OPENAPI_CLIENT)/node_modules/.bin/openapi-typescript docs/openapi.json -o $(OPENAPI_CLIENT)/sandboxd.d.ts
+	$(OPENAPI_CLIENT)/node_modules/.bin/tsc -p $(OPENAPI_CLIENT)
+	@echo "openapi-client: a client generated from docs/openapi.json compiles"
 
 # Every shell script in the tree (by its first line) and the bats suites with their helpers.
 SHELL_SCRIPTS = $(shell git ls-files --cached --others --exclude-standard | while read -r f; do \

@@ -73,13 +73,13 @@ check() {
 }
 
 @test "the check passes a response as the description has it, and fails one that drifted from it" {
-    ok='{"sandbox_id":"sandbox-abcdefgh2345","stdout":"4\n","stderr":"","exit_code":0,"duration_ms":31}'
+    ok='{"sandbox_id":"sandbox-abcdefgh2345","stdout":"4\n","stderr":"","exit_code":0,"duration_ms":31,"usage":{"cpu_ms":9,"memory_peak_bytes":1863680}}'
     check 200 POST /v1/execute "$ok"
     [ "$status" -eq 0 ]
     # A field the description does not have, a field missing, a wrong type, a malformed id.
     for bad in "$(jq -c '. + {extra: 1}' <<<"$ok")" "$(jq -c 'del(.duration_ms)' <<<"$ok")" \
         "$(jq -c '.exit_code = "0"' <<<"$ok")" "$(jq -c '.sandbox_id = "sandbox-ABCDEFGH2345"' <<<"$ok")" \
-        "$(jq -c '.stdout_truncated = false' <<<"$ok")"; do
+        "$(jq -c '.stdout_truncated = false' <<<"$ok")" "$(jq -c 'del(.usage)' <<<"$ok")" "$(jq -c '.usage.cpu_ms = -1' <<<"$ok")"; do
         check 200 POST /v1/execute "$bad"
         [ "$status" -eq 1 ]
         [[ $output == "openapi-check: POST /v1/execute 200: "* ]]
@@ -132,4 +132,16 @@ check() {
     SANDBOXD_OPENAPI="$BATS_TEST_TMPDIR/drifted.json" run api GET /v1/pool
     [ "$status" -eq 1 ]
     [[ $output == *"'idle' is a required property"* ]]
+}
+
+@test "a client generated from the description runs code and reads the pool through the service" {
+    # make openapi-client generated it (openapi-typescript, openapi-fetch) and compiled it against
+    # the description's types (tests/openapi-client/client.ts).
+    client="$BATS_TEST_DIRNAME/../../build/openapi-client/out/client.js"
+    [ -f "$client" ] || { echo "no generated client: run make openapi-client" >&2; false; }
+    run node "$client" "$SANDBOXD_URL"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ ${lines[0]} =~ ^stdout=\"4294967296\\n\"\ exit_code=0\ cpu_ms=[0-9]+\ memory_peak_bytes=[0-9]+$ ]]
+    [[ ${lines[1]} =~ ^warm=[0-9]+\ target=[0-9]+$ ]]
 }
