@@ -73,7 +73,7 @@ bytes_b64() {
     [ "$(summary 1)" = '[0,"exit",false,"",""]' ]
     [ "$(summary 2)" = '[0,"exit",false,"{\"x\": 42}\n",""]' ]
     [ "$(summary 3)" = '[0,"exit",false,"/workspace 1000 /workspace\n",""]' ]
-    [ "$(line 1 | jq -c 'keys')" = '["cpu_ms","duration_ms","duration_us","exit_code","memory_peak_bytes","state_reset","status","stderr_b64","stderr_truncated","stdout_b64","stdout_truncated","termination"]' ]
+    [ "$(line 1 | jq -c 'keys')" = '["cpu_ms","duration_ms","duration_us","exit_code","memory_peak_bytes","oom_kills","state_reset","status","stderr_b64","stderr_truncated","stdout_b64","stdout_truncated","termination"]' ]
     [ "$(line 2 | jq '.memory_peak_bytes > 0')" = true ]
 }
 
