@@ -86,6 +86,9 @@ $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validat
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
+$(BUILD)/tests/test-sha256:       $(call objs,lib/sha256.c)
+$(BUILD)/tests/test-api-key:      $(call objs,lib/api-key.c lib/sha256.c)
+$(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
         images fuzz openapi-check openapi-client
