@@ -61,7 +61,8 @@ RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/session-files.c nspawn/runne
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c
+CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/config.c lib/env-file.c lib/api-key.c lib/sha256.c db/db.c db/keys.c \
+               lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote
 
@@ -89,6 +90,7 @@ $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
 $(BUILD)/tests/test-sha256:       $(call objs,lib/sha256.c)
 $(BUILD)/tests/test-api-key:      $(call objs,lib/api-key.c lib/sha256.c)
 $(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
+$(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
         images fuzz openapi-check openapi-client
