@@ -15,7 +15,8 @@ setup_file() {
     # run makes its own.
     export KEYS_MADE="$BATS_FILE_TMPDIR/keys"
     : >"$KEYS_MADE"
-    export KEY_PREFIX="bats-$(date +%s)-$$"
+    KEY_PREFIX="bats-$(date +%s)-$$"
+    export KEY_PREFIX
 }
 
 teardown() {
@@ -95,20 +96,49 @@ kapi_header() {
 
 # A header of the last response.
 header() {
-    awk -v h="$(tr 'A-Z' 'a-z' <<<"$1"):" 'tolower($1) == h { sub("\r", ""); $1 = ""; sub(" ", ""); print }' "$BATS_TEST_TMPDIR/hdr"
+    awk -v h="$(tr '[:upper:]' '[:lower:]' <<<"$1"):" 'tolower($1) == h { sub("\r", ""); $1 = ""; sub(" ", ""); print }' "$BATS_TEST_TMPDIR/hdr"
 }
 
 created_total() {
     db "SELECT value FROM counters WHERE name = 'created_total'"
 }
 
+# finished RID: waits until the request's row is closed (the worker closes it once the client has
+# its answer) and prints its status.
+finished() {
+    local status
+    for _ in $(seq 100); do
+        status=$(db "SELECT status FROM requests WHERE request_id = '$1' AND status IS NOT NULL")
+        [ -n "$status" ] && { echo "$status"; return 0; }
+        sleep 0.05
+    done
+    echo "the row of $1 was never closed" >&2
+    return 1
+}
+
 # expect_refused_row RID STATUS KEY: the request's row: refused with STATUS, naming KEY (or none),
 # not an execution, no sandbox, no machine.
 expect_refused_row() {
     local row
+    finished "$1" >/dev/null
     row=$(db "SELECT status, coalesce(key_name, '-'), execution, coalesce(language, '-'), coalesce(sandbox_id, '-'), coalesce(machine_id, '-')
               FROM requests WHERE request_id = '$1'")
     [ "$row" = "$2|$3|0|-|-|-" ] || { echo "row of $1: $row" >&2; return 1; }
+}
+
+# in_flight KEY: the key's requests in flight.
+in_flight() {
+    db "SELECT count(*) FROM requests WHERE key_name = '$1' AND status IS NULL"
+}
+
+# wait_in_flight KEY N: until the key has N requests in flight.
+wait_in_flight() {
+    for _ in $(seq 100); do
+        [ "$(in_flight "$1")" = "$2" ] && return 0
+        sleep 0.05
+    done
+    echo "$1 has $(in_flight "$1") requests in flight, not $2" >&2
+    return 1
 }
 
 @test "API keys are off by default: requests need no header" {
@@ -190,9 +220,9 @@ expect_refused_row() {
     # The token is nowhere: not in the database's files (its hash is: the positive control of the
     # search), not in the journal since the request (the key's name is).
     hash=$(printf '%s' "$token" | sha256sum | cut -d' ' -f1)
-    grep -aqF "$hash" "$SANDBOXD_DB" "$SANDBOXD_DB-wal"
-    run grep -aclF "$token" "$SANDBOXD_DB" "$SANDBOXD_DB-wal"
-    [ "$status" = 1 ]
+    cat "$SANDBOXD_DB"* | grep -aqF "$hash"
+    run sh -c 'cat "$1"* | grep -acF "$2"' sh "$SANDBOXD_DB" "$token"
+    [ "$output" = 0 ]
     run grep -aF "$token" <(db .dump)
     [ "$status" = 1 ]
     in_systemd journalctl -q -o export --since "$since" >"$BATS_TEST_TMPDIR/journal"
@@ -208,15 +238,11 @@ expect_refused_row() {
     curl -s -o "$BATS_TEST_TMPDIR/slow" -X POST -H "Authorization: Bearer $token" "$SANDBOXD_URL/v1/execute" \
         -d '{"code":"import time; time.sleep(4); print(\"slow\")"}' &
     slow_pid=$!
-    for _ in $(seq 100); do
-        [ "$(db "SELECT count(*) FROM requests WHERE key_name = '$kname' AND status IS NULL")" = 1 ] && break
-        sleep 0.05
-    done
-    [ "$(db "SELECT count(*) FROM requests WHERE key_name = '$kname' AND status IS NULL")" = 1 ]
+    wait_in_flight "$kname" 1
 
     before=$(created_total)
     kapi "$token" POST /v1/execute '{"code":"print(2)"}'
-    expect_error 429 "API key quota exceeded: max-concurrent is 1 requests in flight - retry when one has ended"
+    expect_error 429 "API key quota exceeded: max-concurrent=1 (its requests in flight at once) - retry when one has ended"
     [ "$(header Retry-After)" = 1 ]
     expect_refused_row "$rid" 429 "$kname"
     # Any request counts, not only executions.
@@ -227,7 +253,8 @@ expect_refused_row() {
     wait "$slow_pid"
     slow_pid=
     [ "$(jq -r .stdout "$BATS_TEST_TMPDIR/slow")" = slow ]
-    # Its place is free again.
+    # Its place is free again, once its row is closed.
+    wait_in_flight "$kname" 0
     kapi "$token" POST /v1/execute '{"code":"print(3)"}'
     expect_status 200
     [ "$(field .stdout)" = 3 ]
@@ -247,7 +274,7 @@ expect_refused_row() {
     before=$(created_total)
     kapi "$token" POST /v1/execute '{"code":"print(3)"}'
     expect_status 429
-    [[ $(field .error) =~ ^"API key quota exceeded: executions-per-minute is 2 executions in 60 s - retry in "([0-9]+)" s"$ ]]
+    [[ $(field .error) =~ ^"API key quota exceeded: executions-per-minute=2 (its executions started in the last 60 s) - retry in "([0-9]+)" s"$ ]]
     wait_s=${BASH_REMATCH[1]}
     [ "$(header Retry-After)" = "$wait_s" ]
     # The first of the two leaves the window a minute after it started: not before the test began.
@@ -267,13 +294,14 @@ expect_refused_row() {
     kapi "$token" POST /v1/execute '{"code":"import time\nt = time.process_time()\nwhile time.process_time() - t < 1.3:\n    pass\nprint(\"spent\")"}'
     expect_status 200
     [ "$(field .stdout)" = spent ]
+    finished "$rid"
     cpu_ms=$(db "SELECT cpu_ms FROM requests WHERE request_id = '$rid'")
     [ "$cpu_ms" -ge 1000 ] || { echo "cpu_ms: $cpu_ms" >&2; return 1; }
 
     before=$(created_total)
     kapi "$token" POST /v1/execute '{"code":"print(1)"}'
     expect_status 429
-    [[ $(field .error) =~ ^"API key quota exceeded: cpu-seconds-per-day is 1 CPU seconds in 24 h - retry in "([0-9]+)" s"$ ]]
+    [[ $(field .error) =~ ^"API key quota exceeded: cpu-seconds-per-day=1 (its executions' CPU seconds in the last 24 h) - retry in "([0-9]+)" s"$ ]]
     wait_s=${BASH_REMATCH[1]}
     [ "$(header Retry-After)" = "$wait_s" ]
     [ "$wait_s" -ge 86000 ] && [ "$wait_s" -le 86400 ]
@@ -368,9 +396,9 @@ expect_refused_row() {
     [[ $output == *"no key named"* ]]
 
     # Run as root, it left nothing the services' user cannot open.
-    files=$(ls "$SANDBOXD_DB"*)
-    [ -n "$files" ]
-    run stat -c %U $files
+    files=("$SANDBOXD_DB"*)
+    [ -e "${files[0]}" ]
+    run stat -c %U "${files[@]}"
     [ "$(sort -u <<<"$output")" = sandboxd ]
 }
 
