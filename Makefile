@@ -41,14 +41,14 @@ LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/l
                lib/image-name.c lib/signal-util.c lib/daemon.c
 # The workers' and the pool manager's side of the broker and of the pool.
 CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c nspawn/unit-name.c
-DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c lib/error-count.c
+DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
-FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
+FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
                fcgi/route-sessions.c fcgi/session-route.c fcgi/validate.c nspawn/sandbox-result.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
+               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/sha256.c lib/quota.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/sandbox.c nspawn/sandbox-result.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
@@ -61,7 +61,8 @@ RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/session-files.c nspawn/runne
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c
+CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/config.c lib/env-file.c lib/api-key.c lib/sha256.c db/db.c db/keys.c \
+               lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote
 
@@ -81,11 +82,15 @@ $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/i
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/time-util.c)
-$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c lib/error-count.c lib/time-util.c)
+$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/time-util.c)
 $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
+$(BUILD)/tests/test-sha256:       $(call objs,lib/sha256.c)
+$(BUILD)/tests/test-api-key:      $(call objs,lib/api-key.c lib/sha256.c)
+$(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
+$(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
         images fuzz openapi-check openapi-client
@@ -179,10 +184,10 @@ check-unit:
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c \
-                lib/image-name.c nspawn/broker/broker-proto.c
+                lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c lib/sha256.c
 
 build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
-                         lib/macro.h nspawn/broker/broker-proto.h
+                         lib/macro.h nspawn/broker/broker-proto.h lib/api-key.h lib/sha256.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \
 	    -I. $(WARN) $(shell pkg-config --cflags json-c) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c)

@@ -22,3 +22,6 @@ typedef struct CtlVerb {
 
 /* Prints "sandboxctl: " and the message to stderr; returns EXIT_FAILURE. */
 int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The verbs (ctl/verb-*.c). */
+int verb_key(const CtlOptions *o, int argc, char *argv[]);

@@ -10,6 +10,7 @@
 
 /* One row per verb, in the order --help lists them; the empty row ends it. */
 static const CtlVerb verbs[] = {
+        {"key", "API keys and their quotas: add, list, revoke", verb_key},
         {},
 };
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The totals GET /metrics reads (db/schema.sql, step 7), and the events counted into them. */
+/* The totals GET /metrics reads (db/schema.sql, steps 7 and 9), and the events counted into them. */
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -51,16 +51,21 @@ int db_error_counts_flush(sqlite3 *db) {
         return 0;
 }
 
-/* Each table's query: key, label, number, count, sum. */
+/* Each table's query: key, label, number, count, sum, API key. */
 static const char *const queries[_METRICS_TABLE_MAX] = {
-        [METRICS_REQUESTS] = "SELECT endpoint, '', status, count, 0 FROM request_totals ORDER BY endpoint, status",
-        [METRICS_EXECUTIONS] = "SELECT language, termination, 0, count, 0 FROM execution_totals",
-        [METRICS_BOUNDS] = "SELECT '', '', le_ms, 0, 0 FROM duration_bounds ORDER BY le_ms",
-        [METRICS_BUCKETS] = "SELECT language, '', le_ms, count, 0 FROM duration_buckets",
-        [METRICS_DURATIONS] = "SELECT language, '', 0, count, sum_ms FROM duration_totals",
-        [METRICS_EVENTS] = "SELECT event, label, 0, count, 0 FROM event_totals",
+        /* Those without a key are what is left of the totals once every key's are taken out. */
+        [METRICS_REQUESTS] = "SELECT t.endpoint, '', t.status, t.count - coalesce((SELECT sum(k.count) FROM key_request_totals k "
+                             "WHERE k.endpoint = t.endpoint AND k.status = t.status), 0), 0, '' FROM request_totals t "
+                             "UNION ALL SELECT endpoint, '', status, count, 0, key FROM key_request_totals ORDER BY 1, 3, 6",
+        [METRICS_EXECUTIONS] = "SELECT t.language, t.termination, 0, t.count - coalesce((SELECT sum(k.count) FROM key_execution_totals k "
+                               "WHERE k.language = t.language AND k.termination = t.termination), 0), 0, '' FROM execution_totals t "
+                               "UNION ALL SELECT language, termination, 0, count, 0, key FROM key_execution_totals",
+        [METRICS_BOUNDS] = "SELECT '', '', le_ms, 0, 0, '' FROM duration_bounds ORDER BY le_ms",
+        [METRICS_BUCKETS] = "SELECT language, '', le_ms, count, 0, '' FROM duration_buckets",
+        [METRICS_DURATIONS] = "SELECT language, '', 0, count, sum_ms, '' FROM duration_totals",
+        [METRICS_EVENTS] = "SELECT event, label, 0, count, 0, '' FROM event_totals",
         /* Sessions have a table of their own once the schema has one: counted by state then. */
-        [METRICS_SESSIONS] = "SELECT state, '', 0, count(*), 0 FROM sessions GROUP BY state",
+        [METRICS_SESSIONS] = "SELECT state, '', 0, count(*), 0, '' FROM sessions GROUP BY state",
 };
 
 static int has_table(sqlite3 *db, const char *name) {
@@ -71,7 +76,7 @@ static int has_table(sqlite3 *db, const char *name) {
 }
 
 static void row_read(sqlite3_stmt *st, MetricsRow *row) {
-        const unsigned char *key = sqlite3_column_text(st, 0), *label = sqlite3_column_text(st, 1);
+        const unsigned char *key = sqlite3_column_text(st, 0), *label = sqlite3_column_text(st, 1), *api_key = sqlite3_column_text(st, 5);
 
         *row = (MetricsRow){
                 .number = sqlite3_column_int64(st, 2),
@@ -80,6 +85,7 @@ static void row_read(sqlite3_stmt *st, MetricsRow *row) {
         };
         (void) snprintf(row->key, sizeof(row->key), "%s", key ? (const char *) key : "");
         (void) snprintf(row->label, sizeof(row->label), "%s", label ? (const char *) label : "");
+        (void) snprintf(row->api_key, sizeof(row->api_key), "%s", api_key ? (const char *) api_key : "");
 }
 
 int db_metrics_rows(sqlite3 *db, MetricsTable table, MetricsRow **ret, size_t *ret_n) {

@@ -22,11 +22,12 @@ typedef struct MetricsRow {
         int64_t number; /* status, a bucket's upper bound in ms */
         int64_t count;
         int64_t sum; /* the durations' sum in ms */
+        char api_key[65]; /* requests, executions: the API key's name; "": none */
 } MetricsRow;
 
 typedef enum MetricsTable {
-        METRICS_REQUESTS,   /* key endpoint, number status, count */
-        METRICS_EXECUTIONS, /* key language, label termination, count */
+        METRICS_REQUESTS,   /* key endpoint, number status, api_key, count */
+        METRICS_EXECUTIONS, /* key language, label termination, api_key, count */
         METRICS_BOUNDS,     /* number: the duration histogram's upper bounds (ms), ascending */
         METRICS_BUCKETS,    /* key language, number bound, count: executions that took at most that */
         METRICS_DURATIONS,  /* key language, count, sum */

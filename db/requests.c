@@ -20,11 +20,16 @@ const char *db_termination_label(Termination t) {
         return t > TERMINATION_NONE && t < _TERMINATION_MAX ? labels[t] : NULL;
 }
 
-int db_request_begin(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid) {
-        int r = db_run(db, "INSERT INTO requests (request_id, route, endpoint, worker_pid) VALUES (?1, ?2, ?3, ?4)", "ttti",
-                       request_id, route, endpoint, worker_pid);
+int db_request_begin_key(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid, const char *key_name,
+                         bool execution) {
+        int r = db_run(db, "INSERT INTO requests (request_id, route, endpoint, worker_pid, key_name, execution) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                       "tttiti", request_id, route, endpoint, worker_pid, key_name, (int) execution);
 
         return r < 0 ? r : 0;
+}
+
+int db_request_begin(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid) {
+        return db_request_begin_key(db, request_id, route, endpoint, worker_pid, NULL, false);
 }
 
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o) {

@@ -42,6 +42,11 @@ typedef struct RequestOutcome {
  * route it matched (NULL: none). -EEXIST if the id is already recorded. */
 int db_request_begin(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid);
 
+/* The same, with the API key it came with (NULL: none) and whether it was let in as an execution
+ * (what the key's executions-per-minute counts). */
+int db_request_begin_key(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid, const char *key_name,
+                         bool execution);
+
 /* Records how the request ended. */
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o);
 

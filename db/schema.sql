@@ -171,3 +171,53 @@ CREATE TABLE event_totals (
 -- (NULL: not counted, e.g. a request that ran nothing). The limit it hit is its termination.
 ALTER TABLE requests ADD COLUMN cpu_ms INTEGER;
 ALTER TABLE requests ADD COLUMN memory_peak_bytes INTEGER;
+
+-- step 9
+-- API keys (SANDBOXD_API_KEYS=on; sandboxctl key). A key's token is shown once, when it is made;
+-- only its SHA-256 is kept. A revoked key keeps its row (and its name: records name it).
+CREATE TABLE api_keys (
+    name                  TEXT PRIMARY KEY,
+    token_sha256          TEXT NOT NULL UNIQUE,  -- lower-case hex
+    max_concurrent        INTEGER,               -- its requests in flight at most; NULL: no limit
+    executions_per_minute INTEGER,               -- executions started in the last 60 s at most
+    cpu_seconds_per_day   INTEGER,               -- CPU time of its runs in the last 24 h at most
+    created_at            TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    revoked_at            TEXT
+);
+-- Every request names the key it came with (NULL: none), and whether it was let in as an execution
+-- (what executions-per-minute counts; a request refused by a quota never is). A session belongs to
+-- the key that made it.
+ALTER TABLE requests ADD COLUMN key_name TEXT;
+ALTER TABLE requests ADD COLUMN execution INTEGER NOT NULL DEFAULT 0;
+-- What a key's quotas read, inside the transaction that admits a request (under the write lock),
+-- each from an index alone: its executions and its CPU time by start (its requests in flight come
+-- from requests_in_flight, a few rows whatever the table's size).
+CREATE INDEX requests_key ON requests(key_name, started_at, execution) WHERE key_name IS NOT NULL;
+CREATE INDEX requests_key_cpu ON requests(key_name, started_at, cpu_ms) WHERE key_name IS NOT NULL AND cpu_ms > 0;
+ALTER TABLE sessions ADD COLUMN key_name TEXT;
+-- The totals of each key's requests and executions, for the metrics' key label: kept beside those
+-- of step 7, which go on counting every request, by a trigger of their own. A scrape tells a key's
+-- from the rest by subtracting.
+CREATE TABLE key_request_totals (
+    key      TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    status   INTEGER NOT NULL,
+    count    INTEGER NOT NULL,
+    PRIMARY KEY (key, endpoint, status)
+) WITHOUT ROWID;
+CREATE TABLE key_execution_totals (
+    key         TEXT NOT NULL,
+    language    TEXT NOT NULL,
+    termination TEXT NOT NULL,
+    count       INTEGER NOT NULL,
+    PRIMARY KEY (key, language, termination)
+) WITHOUT ROWID;
+CREATE TRIGGER requests_finished_key AFTER UPDATE OF status ON requests
+WHEN OLD.status IS NULL AND NEW.status IS NOT NULL AND NEW.key_name IS NOT NULL
+BEGIN
+    INSERT INTO key_request_totals (key, endpoint, status, count) VALUES (NEW.key_name, coalesce(NEW.endpoint, 'unmatched'), NEW.status, 1)
+        ON CONFLICT DO UPDATE SET count = count + 1;
+    INSERT INTO key_execution_totals (key, language, termination, count)
+        SELECT NEW.key_name, NEW.language, coalesce(NEW.termination, 'failed'), 1 WHERE NEW.language IS NOT NULL
+        ON CONFLICT DO UPDATE SET count = count + 1;
+END;

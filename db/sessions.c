@@ -15,7 +15,7 @@ static double unix_now(void) {
         return (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC;
 }
 
-#define SESSION_COLUMNS "session_id, state, ttl_s, created_at, last_used, coalesce(paused_at, 0), run_count, up, state_reset"
+#define SESSION_COLUMNS "session_id, state, ttl_s, created_at, last_used, coalesce(paused_at, 0), run_count, up, state_reset, coalesce(key_name, '')"
 
 static void read_row(sqlite3_stmt *st, Session *ret) {
         *ret = (Session){};
@@ -28,6 +28,7 @@ static void read_row(sqlite3_stmt *st, Session *ret) {
         ret->run_count = sqlite3_column_int64(st, 6);
         ret->up = sqlite3_column_int(st, 7) != 0;
         ret->state_reset = sqlite3_column_int(st, 8) != 0;
+        (void) snprintf(ret->key_name, sizeof(ret->key_name), "%s", (const char *) sqlite3_column_text(st, 9));
 }
 
 static int count_active(sqlite3 *db, int64_t *ret) {
@@ -46,6 +47,7 @@ typedef struct Create {
         const char *id;
         int64_t ttl_s;
         unsigned max_active;
+        const char *key_name;
 } Create;
 
 static int create_locked(sqlite3 *db, void *userdata) {
@@ -58,13 +60,13 @@ static int create_locked(sqlite3 *db, void *userdata) {
                 return r;
         if (active >= c->max_active)
                 return -EUSERS;
-        r = db_run(db, "INSERT INTO sessions (session_id, state, ttl_s, created_at, last_used) VALUES (?1, 'active', ?2, ?3, ?3)", "tId",
-                   c->id, c->ttl_s, now);
+        r = db_run(db, "INSERT INTO sessions (session_id, state, ttl_s, created_at, last_used, key_name) VALUES (?1, 'active', ?2, ?3, ?3, ?4)",
+                   "tIdt", c->id, c->ttl_s, now, c->key_name);
         return r < 0 ? r : 0;
 }
 
-int db_session_create(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active) {
-        return db_transaction(db, create_locked, &(Create){id, ttl_s, max_active});
+int db_session_create(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active, const char *key_name) {
+        return db_transaction(db, create_locked, &(Create){id, ttl_s, max_active, key_name});
 }
 
 int db_session_get(sqlite3 *db, const char *id, Session *ret) {

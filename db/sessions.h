@@ -16,10 +16,12 @@ typedef struct Session {
         int64_t run_count;
         bool up;          /* its machine was started and not seen to end */
         bool state_reset; /* its interpreters' state was lost since its last run */
+        char key_name[65]; /* the API key that made it; "": none (made while keys were off) */
 } Session;
 
-/* A new active session, unless max_active are active already (-EUSERS). */
-int db_session_create(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active);
+/* A new active session of the API key key_name (NULL: none), unless max_active are active already
+ * (-EUSERS). */
+int db_session_create(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active, const char *key_name);
 
 /* -ENOENT when there is no such session, or it was deleted. */
 int db_session_get(sqlite3 *db, const char *id, Session *ret);

@@ -36,6 +36,7 @@ void audit_request(const Request *req) {
                                "SANDBOX_ID=%s", req->sandbox_id,
                                "MACHINE_ID=%s", req->machine_id,
                                "SESSION_ID=%s", req->session_id,
+                               "API_KEY=%s", req->key_name,
                                "STATUS=%i", req->status,
                                "EXIT_CODE=%s", exit_code,
                                "DURATION_MS=%lld", (long long) duration_ms,

@@ -24,6 +24,7 @@
 #include "db/requests.h"
 #include "db/sessions.h"
 #include "fcgi/audit.h"
+#include "fcgi/auth.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
@@ -92,9 +93,11 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
                 goto done;
         }
 
-        /* The route first, pure: the row names the one the request matched. */
+        /* The route first, pure: the row names the one the request matched. Then the row, with the
+         * API key's check when keys are on: every route but /metrics needs one; a path that is no
+         * route, or a method it does not take, is answered as such without. */
         found = route_find(req.method, req.path, &route);
-        r = db_request_begin(ctx->db, req.id, req.route, found == 404 ? NULL : route->path, (int) getpid());
+        r = auth_begin(&req, ctx, found == 404 ? NULL : route, ctx->config->api_keys && found == 200 && route->id != ROUTE_METRICS);
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to record the request: %s", db_errmsg(ctx->db));
                 (void) reply_error(&req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
@@ -102,7 +105,9 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
         }
         has_row = true;
 
-        if (req.uri_too_long)
+        if (req.status != 0)
+                ; /* refused: no key in force, or over a quota */
+        else if (req.uri_too_long)
                 (void) reply_error(&req, 414, MSG_URI_TOO_LONG);
         else if (found == 404)
                 (void) reply_error(&req, 404, MSG_NOT_FOUND);

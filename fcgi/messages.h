@@ -70,3 +70,10 @@
 #define MSG_URI_TOO_LONG "the request's path or query is too long"
 #define MSG_BODY_SHORT "the request body ended before its Content-Length"
 #define MSG_SESSION_UPLOAD_SHORT "the file was not written whole: %lld of %zu bytes"
+
+/* API keys (SANDBOXD_API_KEYS=on): our wording. A 429 names the quota, its limit and when to retry
+ * (also its Retry-After header). */
+#define MSG_UNAUTHORIZED "missing or invalid API key"
+#define MSG_QUOTA_CONCURRENT "API key quota exceeded: max-concurrent=%lld (its requests in flight at once) - retry when one has ended"
+#define MSG_QUOTA_PER_MINUTE "API key quota exceeded: executions-per-minute=%lld (its executions started in the last 60 s) - retry in %u s"
+#define MSG_QUOTA_CPU "API key quota exceeded: cpu-seconds-per-day=%lld (its executions' CPU seconds in the last 24 h) - retry in %u s"

@@ -17,10 +17,14 @@ static const char *reply_reason(int status) {
         case 201:
                 return "Created";
         case 400: return "Bad Request";
+        case 401:
+                return "Unauthorized";
         case 404: return "Not Found";
         case 405: return "Method Not Allowed";
         case 413: return "Payload Too Large";
         case 414: return "URI Too Long";
+        case 429:
+                return "Too Many Requests";
         case 409:
                 return "Conflict";
         case 500: return "Internal Server Error";
@@ -61,6 +65,16 @@ int reply_json(Request *req, int status, struct json_object *body) {
                 return -EIO;
         if (status == 405 && req->allow && FCGX_FPrintF(req->fcgx->out, "Allow: %s\r\n", req->allow) < 0)
                 return -EIO;
+        /* RFC 9110 11.6.1: a 401 says how to authenticate; RFC 6585 4: a 429 may say when to retry. */
+        if (status == 401 && FCGX_PutS("WWW-Authenticate: Bearer realm=\"sandboxd\"\r\n", req->fcgx->out) < 0)
+                return -EIO;
+        if (status == 429 && req->retry_after_s > 0) {
+                char h[48];
+
+                (void) snprintf(h, sizeof(h), "Retry-After: %u\r\n", req->retry_after_s);
+                if (FCGX_PutS(h, req->fcgx->out) < 0)
+                        return -EIO;
+        }
         if (FCGX_PutS("\r\n", req->fcgx->out) < 0)
                 return -EIO;
         if (FCGX_PutStr(text, (int) len, req->fcgx->out) < 0 || FCGX_PutS("\n", req->fcgx->out) < 0)

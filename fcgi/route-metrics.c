@@ -61,21 +61,33 @@ static int scrape_read(sqlite3 *db, Scrape *s) {
         return db_exec(db, "COMMIT");
 }
 
-/* The row of table t with that key, label and number, or NULL: none counted yet. */
-static const MetricsRow *find(const Scrape *s, MetricsTable t, const char *key, const char *label, int64_t number) {
+/* The row of table t with that key, label, number and API key, or NULL: none counted yet. */
+static const MetricsRow *find_key(const Scrape *s, MetricsTable t, const char *key, const char *label, int64_t number, const char *api_key) {
         for (size_t i = 0; i < s->n[t]; i++) {
                 const MetricsRow *row = &s->rows[t][i];
 
-                if (strcmp(row->key, key) == 0 && strcmp(row->label, label) == 0 && row->number == number)
+                if (strcmp(row->key, key) == 0 && strcmp(row->label, label) == 0 && row->number == number && strcmp(row->api_key, api_key) == 0)
                         return row;
         }
         return NULL;
+}
+
+static const MetricsRow *find(const Scrape *s, MetricsTable t, const char *key, const char *label, int64_t number) {
+        return find_key(s, t, key, label, number, "");
 }
 
 static int64_t count_of(const Scrape *s, MetricsTable t, const char *key, const char *label, int64_t number) {
         const MetricsRow *row = find(s, t, key, label, number);
 
         return row ? row->count : 0;
+}
+
+/* The labels of a sample, with the API key's name last when there is one (API keys on): requests
+ * without a key keep the label sets they had before keys existed. */
+static int sample_key(FILE *f, const char *name, MetricLabel *labels, size_t n, const char *api_key, int64_t value) {
+        if (api_key[0])
+                labels[n++] = (MetricLabel){"key", api_key};
+        return metrics_sample(f, name, labels, n, value);
 }
 
 static int write_requests(FILE *f, const Scrape *s) {
@@ -87,10 +99,33 @@ static int write_requests(FILE *f, const Scrape *s) {
                 char code[16];
 
                 (void) snprintf(code, sizeof(code), "%lld", (long long) row->number);
-                r = metrics_sample(f, "sandboxd_http_requests_total",
-                                   (const MetricLabel[]){{"route", row->key}, {"code", code}}, 2, row->count);
+                r = sample_key(f, "sandboxd_http_requests_total", (MetricLabel[3]){{"route", row->key}, {"code", code}}, 2, row->api_key,
+                               row->count);
         }
         return r;
+}
+
+/* Every language and termination of one API key ("": none), at 0 until they happen. */
+static int write_executions_of(FILE *f, const Scrape *s, const char *api_key) {
+        int r = 0;
+
+        for (size_t l = 0; r >= 0 && l < VALIDATE_LANGUAGES_N; l++)
+                for (Termination t = TERMINATION_NONE + 1; r >= 0 && t < _TERMINATION_MAX; t++) {
+                        const char *lang = validate_languages[l], *term = db_termination_label(t);
+                        const MetricsRow *row = find_key(s, METRICS_EXECUTIONS, lang, term, 0, api_key);
+
+                        r = sample_key(f, "sandboxd_executions_total", (MetricLabel[3]){{"language", lang}, {"termination", term}}, 2, api_key,
+                                       row ? row->count : 0);
+                }
+        return r;
+}
+
+/* Whether row i of the executions is the first of its API key's. */
+static bool first_of_key(const Scrape *s, size_t i) {
+        for (size_t j = 0; j < i; j++)
+                if (strcmp(s->rows[METRICS_EXECUTIONS][j].api_key, s->rows[METRICS_EXECUTIONS][i].api_key) == 0)
+                        return false;
+        return true;
 }
 
 static int write_executions(FILE *f, const Scrape *s) {
@@ -98,13 +133,12 @@ static int write_executions(FILE *f, const Scrape *s) {
                                "Executions handed to a sandbox, by language and how they ended: ok, exit_nonzero, timeout, "
                                "memory_limit, tasks_limit, failed (no answer that could be passed on).");
 
-        for (size_t l = 0; r >= 0 && l < VALIDATE_LANGUAGES_N; l++)
-                for (Termination t = TERMINATION_NONE + 1; r >= 0 && t < _TERMINATION_MAX; t++) {
-                        const char *lang = validate_languages[l], *term = db_termination_label(t);
-
-                        r = metrics_sample(f, "sandboxd_executions_total", (const MetricLabel[]){{"language", lang}, {"termination", term}},
-                                           2, count_of(s, METRICS_EXECUTIONS, lang, term, 0));
-                }
+        /* Those without a key, then each key's, from its first execution on. */
+        if (r >= 0)
+                r = write_executions_of(f, s, "");
+        for (size_t i = 0; r >= 0 && i < s->n[METRICS_EXECUTIONS]; i++)
+                if (s->rows[METRICS_EXECUTIONS][i].api_key[0] && first_of_key(s, i))
+                        r = write_executions_of(f, s, s->rows[METRICS_EXECUTIONS][i].api_key);
         return r;
 }
 

@@ -763,7 +763,7 @@ static int session_create(Request *req, Context *ctx) {
                 return reply_error(req, err.status, "%s", err.message);
         if (new_session_id(id) < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a session name");
-        r = db_session_create(ctx->db, id, c.ttl_s, ctx->config->sessions_max);
+        r = db_session_create(ctx->db, id, c.ttl_s, ctx->config->sessions_max, req->key_name[0] ? req->key_name : NULL);
         if (r == -EUSERS)
                 return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
         if (r < 0)
@@ -820,6 +820,12 @@ static int session_create(Request *req, Context *ctx) {
         return out ? reply_json(req, 201, out) : -ENOMEM;
 }
 
+/* With API keys on, a session is its maker's: any other key (and one made while keys were off, by
+ * none) sees no such session, exactly as if it did not exist. */
+static bool session_visible(const Request *req, const Context *ctx, const Session *s) {
+        return !ctx->config->api_keys || (req->key_name[0] && strcmp(s->key_name, req->key_name) == 0);
+}
+
 static int session_list(Request *req, Context *ctx) {
         cleanup_json struct json_object *out = json_object_new_object(), *list = json_object_new_array();
         cleanup_free Session *sessions = NULL;
@@ -832,7 +838,7 @@ static int session_list(Request *req, Context *ctx) {
         if (r < 0)
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
         for (size_t i = 0; i < n; i++)
-                if (json_object_array_add(list, session_json(&sessions[i], false)) < 0)
+                if (session_visible(req, ctx, &sessions[i]) && json_object_array_add(list, session_json(&sessions[i], false)) < 0)
                         return -ENOMEM;
         if (json_object_object_add(out, "sessions", TAKE_PTR(list)) < 0)
                 return -ENOMEM;
@@ -930,7 +936,7 @@ int route_sessions(Request *req, Context *ctx) {
 
         (void) snprintf(req->session_id, sizeof(req->session_id), "%s", route.id);
         /* Any id that is not one of ours is no session: no lookup needed, nothing echoed. */
-        if (!broker_id_valid(route.id, "session") || db_session_get(ctx->db, route.id, &s) < 0) {
+        if (!broker_id_valid(route.id, "session") || db_session_get(ctx->db, route.id, &s) < 0 || !session_visible(req, ctx, &s)) {
                 req->session_id[0] = 0;
                 return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
         }

@@ -87,6 +87,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 .session_dir = get_str(get, "SANDBOXD_SESSION_DIR", "/var/lib/sandboxd/sessions"),
         };
         const char *policy = get_str(get, "SANDBOXD_IMPORT_POLICY", "off");
+        const char *keys = get_str(get, "SANDBOXD_API_KEYS", "off");
 
         for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
                 uint64_t v = knobs[i].def;
@@ -114,6 +115,12 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 return -EINVAL;
         }
         c.import_policy_curated = strcmp(policy, "curated") == 0;
+        /* Anything but the two words is refused: a typo must not leave the service open. */
+        if (strcmp(keys, "off") != 0 && strcmp(keys, "on") != 0) {
+                *reterr_name = "SANDBOXD_API_KEYS";
+                return -EINVAL;
+        }
+        c.api_keys = strcmp(keys, "on") == 0;
         /* Both travel on a runner's command line and into an image path: plain words only. */
         if (!plain(c.runtime_image, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", 1, 64) || c.runtime_image[0] == '-') {
                 *reterr_name = "SANDBOXD_RUNTIME_IMAGE";

@@ -31,6 +31,7 @@ typedef struct Config {
         const char *preload;           /* modules each machine's zygote imports once, comma-separated */
         const char *openblas_coretype; /* OPENBLAS_CORETYPE for the code, "" to let OpenBLAS detect it */
         bool import_policy_curated;    /* /v1/execute's python runs under the import policy */
+        bool api_keys;                 /* every route but /metrics needs an API key (sandboxctl key) */
         /* Sessions: a machine each, for the session's whole life (README, "Sessions"). */
         unsigned sessions_max;          /* active sessions (holding a machine) at most */
         uint64_t session_disk_bytes;    /* each session's own disk for its files */

@@ -12,6 +12,7 @@
 
 #include "fcgi/session-route.h"
 #include "fcgi/validate.h"
+#include "lib/api-key.h"
 #include "lib/b64.h"
 #include "lib/image-name.h"
 #include "lib/macro.h"
@@ -239,7 +240,31 @@ static void fuzz_session_route(const uint8_t *data, size_t size) {
                 CHECK(strlen(v) < sizeof(v));
 }
 
+/* The same bytes as an Authorization header: a token taken is one RFC 6750 b64token of bounded
+ * size, within the header, and hashing it gives 64 hex digits. */
+static void fuzz_bearer(const uint8_t *data, size_t size) {
+        cleanup_free char *s = strndup((const char *) data, size);
+        char token[API_KEY_BEARER_MAX + 1], hash[API_KEY_HASH_SIZE];
+        size_t n;
+        int r;
+
+        if (!s)
+                return;
+        r = api_key_parse_bearer(s, token);
+        CHECK(r == 0 || r == -EINVAL || r == -ENOENT);
+        CHECK((r == -ENOENT) == (s[0] == 0));
+        if (r != 0)
+                return;
+        n = strlen(token);
+        CHECK(n >= 1 && n <= API_KEY_BEARER_MAX && strstr(s, token));
+        CHECK(strspn(token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=") == n && token[0] != '=');
+        api_key_hash(token, hash);
+        CHECK(strlen(hash) == API_KEY_HASH_SIZE - 1 && strspn(hash, "0123456789abcdef") == API_KEY_HASH_SIZE - 1);
+        CHECK(api_key_hash_equal(hash, hash));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        fuzz_bearer(data, size);
         fuzz_body(data, size);
         fuzz_session_route(data, size);
         fuzz_broker(data, size);

@@ -391,6 +391,41 @@ static void test_runtime_knobs(void) {
         tap_ok(parse(curated, &cfg, &name) == 0 && cfg.import_policy_curated, "SANDBOXD_IMPORT_POLICY=curated: on");
 }
 
+/* API keys: off unless the one knob says on; any other word is refused, so that a typo cannot
+ * leave the service open while its administrator believes it closed. */
+static void test_api_keys(void) {
+        static const struct {
+                const char *value;
+                int expected;
+                bool on;
+        } cases[] = {
+                {"on", 0, true},
+                {"off", 0, false},
+                {"", 0, false},
+                {"yes", -EINVAL, false},
+                {"ON", -EINVAL, false},
+                {"1", -EINVAL, false},
+        };
+        static const Var unset[] = {{NULL, NULL}};
+        Config cfg = {.api_keys = true};
+        const char *name = NULL;
+
+        tap_ok(parse(unset, &cfg, &name) == 0 && !cfg.api_keys, "SANDBOXD_API_KEYS unset: off");
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const Var env[] = {{"SANDBOXD_API_KEYS", cases[i].value}, {NULL, NULL}};
+                int r;
+
+                cfg = (Config){.api_keys = !cases[i].on};
+                name = NULL;
+                r = parse(env, &cfg, &name);
+                if (cases[i].expected == 0)
+                        tap_ok(r == 0 && cfg.api_keys == cases[i].on, "SANDBOXD_API_KEYS='%s': %s", cases[i].value, cases[i].on ? "on" : "off");
+                else
+                        tap_ok(r == -EINVAL && name && strcmp(name, "SANDBOXD_API_KEYS") == 0, "SANDBOXD_API_KEYS='%s' rejected, naming it",
+                               cases[i].value);
+        }
+}
+
 /* The sessions' disk directory becomes a mount unit's What=: absolute and plain. */
 static void test_session_dir(void) {
         static const char *const bad[] = {"relative/dir", "/var/lib/../etc", "/var/lib/with space", "/var/lib/a:b", "/"};
@@ -408,6 +443,7 @@ static void test_session_dir(void) {
 int main(void) {
         test_session_dir();
         test_runtime_knobs();
+        test_api_keys();
         test_defaults();
         test_override();
         test_one();

@@ -7,12 +7,14 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "db/keys.h"
 #include "db/metrics-db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
 #include "db/sessions.h"
 #include "lib/error-count.h"
 #include "lib/macro.h"
+#include "lib/quota.h"
 #include "tests/unit/tap.h"
 
 /* The first column of the first row of sql, with ?1 bound to id, as text; "NULL" for SQL NULL,
@@ -395,6 +397,20 @@ static long long metrics_count(sqlite3 *db, MetricsTable t, const char *key, con
         return -1;
 }
 
+/* The same, of one API key's rows ("": those without a key). */
+static long long metrics_count_key(sqlite3 *db, MetricsTable t, const char *key, const char *label, int64_t number, const char *api_key) {
+        cleanup_free MetricsRow *rows = NULL;
+        size_t n = 0;
+
+        if (db_metrics_rows(db, t, &rows, &n) < 0)
+                return -2;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(rows[i].key, key) == 0 && strcmp(rows[i].label, label) == 0 && rows[i].number == number &&
+                    strcmp(rows[i].api_key, api_key) == 0)
+                        return rows[i].count;
+        return -1;
+}
+
 /* A request that runs through begin, sandbox (when it has a language) and finish. */
 static void request_run(sqlite3 *db, const char *id, const char *endpoint, const char *language, const RequestOutcome *o) {
         bool ok = db_request_begin(db, id, "POST /v1/execute", endpoint, 600) == 0 &&
@@ -532,12 +548,14 @@ static void test_sessions(sqlite3 *db) {
         char id[64] = "";
         Session s;
 
-        tap_is_int(db_session_create(db, "session-aaaaaaaaaaaa", 60, 2), 0, "create a");
-        tap_is_int(db_session_create(db, "session-bbbbbbbbbbbb", 60, 2), 0, "create b");
-        tap_is_int(db_session_create(db, "session-cccccccccccc", 60, 2), -EUSERS, "a third past 2 active: -EUSERS");
+        tap_is_int(db_session_create(db, "session-aaaaaaaaaaaa", 60, 2, NULL), 0, "create a");
+        tap_is_int(db_session_create(db, "session-bbbbbbbbbbbb", 60, 2, "team-b"), 0, "create b");
+        tap_is_int(db_session_create(db, "session-cccccccccccc", 60, 2, NULL), -EUSERS, "a third past 2 active: -EUSERS");
         tap_is_int(db_session_get(db, "session-cccccccccccc", &s), -ENOENT, "the refused one does not exist");
         tap_is_int(db_session_get(db, "session-aaaaaaaaaaaa", &s), 0, "get a");
         tap_ok(strcmp(s.state, "active") == 0 && s.ttl_s == 60 && s.run_count == 0 && !s.up && !s.state_reset, "a: active, fresh");
+        tap_is_str(s.key_name, "", "a: made without a key");
+        tap_ok(db_session_get(db, "session-bbbbbbbbbbbb", &s) == 0 && strcmp(s.key_name, "team-b") == 0, "b: the key that made it");
 
         tap_is_int(db_session_enqueue(db, "session-aaaaaaaaaaaa", 11, &t1), 0, "enqueue 1 on a");
         tap_is_int(db_session_enqueue(db, "session-aaaaaaaaaaaa", 12, &t2), 0, "enqueue 2 on a");
@@ -561,7 +579,7 @@ static void test_sessions(sqlite3 *db) {
         tap_is_int(db_session_paused(db, id), 0, "paused");
         tap_is_int(db_session_get(db, id, &s), 0, "get it");
         tap_ok(strcmp(s.state, "paused") == 0 && s.state_reset && s.paused_at > 0, "paused, its state lost, paused_at set");
-        tap_is_int(db_session_create(db, "session-cccccccccccc", 60, 2), 0, "a paused one does not count: a new one fits");
+        tap_is_int(db_session_create(db, "session-cccccccccccc", 60, 2, NULL), 0, "a paused one does not count: a new one fits");
         tap_is_int(db_session_resume(db, id, 2), -EUSERS, "resume past the limit: -EUSERS");
         tap_is_int(db_session_claim_retained(db, 0, id, sizeof(id)), -ENOENT, "nothing paused before time 0");
         tap_is_int(db_session_claim_retained(db, 1e12, id, sizeof(id)), 0, "paused long enough: deleted");
@@ -570,6 +588,102 @@ static void test_sessions(sqlite3 *db) {
         tap_is_int(db_session_event(db, "session-bbbbbbbbbbbb", "run", "r9", "python: success"), 0, "an event");
         tap_is_str(column(db, "SELECT event || ' ' || request_id FROM session_events WHERE session_id = ?1", "session-bbbbbbbbbbbb"), "run r9",
                    "the event's row");
+}
+
+static ApiKey key(const char *name, const char *hash, int64_t conc, int64_t per_min, int64_t cpu) {
+        ApiKey k = {.max_concurrent = conc, .executions_per_minute = per_min, .cpu_seconds_per_day = cpu};
+
+        (void) snprintf(k.name, sizeof(k.name), "%s", name);
+        (void) snprintf(k.token_sha256, sizeof(k.token_sha256), "%s", hash);
+        return k;
+}
+
+/* API keys: names and hashes unique for good, revocation once, what counts against the quotas. */
+static void test_keys(void) {
+        cleanup_free ApiKey *keys = NULL;
+        cleanup_free QuotaUse *uses = NULL;
+        sqlite3 *db = NULL;
+        int64_t in_flight = -1, used = -1;
+        size_t n = 0;
+        ApiKey k;
+
+        if (!tap_is_int(db_open(":memory:", &db), 0, "keys: a database of their own"))
+                return;
+        k = key("alpha", "aa", 2, 0, 0);
+        tap_is_int(db_key_add(db, &k), 0, "keys: add alpha (max-concurrent 2)");
+        k = key("beta", "bb", 0, 5, 30);
+        tap_is_int(db_key_add(db, &k), 0, "keys: add beta (5 per minute, 30 CPU s a day)");
+        k = key("alpha", "cc", 0, 0, 0);
+        tap_is_int(db_key_add(db, &k), -EEXIST, "keys: a name taken: -EEXIST");
+        k = key("gamma", "aa", 0, 0, 0);
+        tap_is_int(db_key_add(db, &k), -EEXIST, "keys: a hash taken: -EEXIST");
+        tap_is_str(column(db, "SELECT coalesce(max_concurrent, 'NULL') || ' ' || coalesce(executions_per_minute, 'NULL') FROM api_keys "
+                              "WHERE name = ?1",
+                          "alpha"),
+                   "2 NULL", "keys: no limit is NULL");
+
+        tap_ok(db_key_list(db, false, &keys, &n) == 0 && n == 2 && strcmp(keys[0].name, "alpha") == 0 && keys[0].max_concurrent == 2 &&
+                       strcmp(keys[1].name, "beta") == 0 && keys[1].executions_per_minute == 5 && keys[1].cpu_seconds_per_day == 30 &&
+                       strcmp(keys[1].token_sha256, "bb") == 0 && keys[1].created_at[0] == '2' && keys[1].revoked_at[0] == 0,
+               "keys: listed by name with their limits, made now, in force");
+        keys = mfree(keys);
+
+        tap_is_int(db_key_revoke(db, "beta"), 0, "keys: revoke beta");
+        tap_is_int(db_key_revoke(db, "beta"), -EALREADY, "keys: revoked twice: -EALREADY");
+        tap_is_int(db_key_revoke(db, "nobody"), -ENOENT, "keys: revoke an unknown key: -ENOENT");
+        tap_ok(db_key_list(db, true, &keys, &n) == 0 && n == 1 && strcmp(keys[0].name, "alpha") == 0, "keys: only alpha is in force");
+        keys = mfree(keys);
+        tap_ok(db_key_list(db, false, &keys, &n) == 0 && n == 2 && keys[1].revoked_at[0] == '2', "keys: beta is listed, revoked");
+        keys = mfree(keys);
+        k = key("beta", "dd", 0, 0, 0);
+        tap_is_int(db_key_add(db, &k), -EEXIST, "keys: a revoked key's name is not given again");
+
+        /* What counts: alpha's requests in flight; its executions let in, in the window only. */
+        tap_is_int(db_request_begin_key(db, "k1", "POST /v1/execute", "/v1/execute", 1, "alpha", true), 0, "keys: k1, an execution of alpha");
+        tap_is_int(db_request_begin_key(db, "k2", "GET /v1/pool", "/v1/pool", 1, "alpha", false), 0, "keys: k2, not an execution");
+        tap_is_int(db_request_begin_key(db, "k3", "POST /v1/execute", "/v1/execute", 1, "alpha", true), 0, "keys: k3, another");
+        tap_is_int(db_request_begin_key(db, "k4", "POST /v1/execute", "/v1/execute", 1, "beta", true), 0, "keys: k4, beta's");
+        tap_is_int(db_request_begin_key(db, "k5", "POST /v1/execute", "/v1/execute", 1, "alpha", true), 0, "keys: k5, alpha's, long ago");
+        tap_is_int(db_exec(db, "UPDATE requests SET started_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-61 seconds') WHERE request_id = 'k5'"),
+                   0, "keys: k5 started 61 s ago");
+        tap_is_str(COL(db, "key_name || ' ' || execution", "k2"), "alpha 0", "keys: the row names its key");
+        tap_is_int(db_request_finish(db, "k3", &(RequestOutcome){.status = 200, .duration_ms = 5}), 0, "keys: k3 answered");
+        tap_is_int(db_request_finish(db, "k5", &(RequestOutcome){.status = 200, .duration_ms = 5}), 0, "keys: k5 answered");
+        tap_ok(db_key_in_flight(db, "alpha", &in_flight) == 0 && in_flight == 2, "keys: alpha has 2 in flight (k1, k2)");
+        tap_ok(db_key_uses(db, "alpha", KEY_WINDOW_EXECUTIONS, 60, &uses, &n) == 0 && n == 2 && uses[0].amount == 1 && uses[0].age_ms >= 0 &&
+                       uses[0].age_ms < 10000,
+               "keys: alpha's executions in the last minute: k1 and k3, not k2 (no execution) nor k5 (too old)");
+        uses = mfree(uses);
+        tap_ok(db_key_uses(db, "alpha", KEY_WINDOW_EXECUTIONS, 120, &uses, &n) == 0 && n == 3 && uses[0].age_ms >= 61000 && uses[0].age_ms < 70000,
+               "keys: in the last 2 minutes, k5 too, oldest first, its age in ms");
+        uses = mfree(uses);
+        tap_ok(db_key_used(db, "alpha", KEY_WINDOW_EXECUTIONS, 60, &used) == 0 && used == 2, "keys: their sum alone: 2");
+        tap_ok(db_key_used(db, "alpha", KEY_WINDOW_EXECUTIONS, 120, &used) == 0 && used == 3, "keys: 3 in 2 minutes");
+        tap_is_int(db_exec(db, "UPDATE requests SET cpu_ms = 1500 WHERE request_id = 'k3'; UPDATE requests SET cpu_ms = 700 WHERE request_id = 'k5'"), 0,
+                   "keys: k3 used 1.5 CPU s, k5 0.7");
+        tap_ok(db_key_used(db, "alpha", KEY_WINDOW_CPU, 60, &used) == 0 && used == 1500, "keys: alpha's CPU ms in the last minute: k3's");
+        tap_ok(db_key_uses(db, "alpha", KEY_WINDOW_CPU, 120, &uses, &n) == 0 && n == 2 && uses[0].amount == 700 && uses[1].amount == 1500,
+               "keys: in 2 minutes, k5's too, oldest first");
+        uses = mfree(uses);
+        tap_ok(db_key_uses(db, "nobody", KEY_WINDOW_EXECUTIONS, 60, &uses, &n) == 0 && n == 0, "keys: an unknown key has used nothing");
+        uses = mfree(uses);
+        tap_is_int(db_key_uses(db, "alpha", (KeyWindow) 7, 60, &uses, &n), -EINVAL, "keys: an unknown window: -EINVAL");
+
+        /* The totals: each key's apart, the rest without; together what step 7 counts. */
+        tap_is_int(db_request_finish(db, "k4", &(RequestOutcome){.status = 200, .duration_ms = 5, .language = "python", .termination = TERMINATION_OK}),
+                   0, "keys: k4 (beta's) ran python");
+        tap_is_int(db_request_begin(db, "k6", "POST /v1/execute", "/v1/execute", 1), 0, "keys: k6, without a key");
+        tap_is_int(db_request_finish(db, "k6", &(RequestOutcome){.status = 200, .duration_ms = 5, .language = "python", .termination = TERMINATION_OK}),
+                   0, "keys: k6 ran python too");
+        tap_is_int(metrics_count_key(db, METRICS_REQUESTS, "/v1/execute", "", 200, "alpha"), 2, "keys: alpha: 2 requests answered 200");
+        tap_is_int(metrics_count_key(db, METRICS_REQUESTS, "/v1/execute", "", 200, "beta"), 1, "keys: beta: 1");
+        tap_is_int(metrics_count_key(db, METRICS_REQUESTS, "/v1/execute", "", 200, ""), 1, "keys: without a key: 1 (of the 4)");
+        tap_is_str(column(db, "SELECT count FROM request_totals WHERE endpoint = '/v1/execute' AND status = 200", NULL), "4",
+                   "keys: step 7's total still counts all 4");
+        tap_is_int(metrics_count_key(db, METRICS_EXECUTIONS, "python", "ok", 0, "beta"), 1, "keys: beta: 1 python execution ok");
+        tap_is_int(metrics_count_key(db, METRICS_EXECUTIONS, "python", "ok", 0, ""), 1, "keys: without a key: 1");
+        tap_is_int(metrics_count_key(db, METRICS_EXECUTIONS, "python", "ok", 0, "alpha"), -1, "keys: alpha ran none");
+        db = db_close(db);
 }
 
 int main(void) {
@@ -595,6 +709,7 @@ int main(void) {
         test_machine_events();
         test_error_counts();
         test_termination_labels();
+        test_keys();
 
         tap_ok(db_errmsg(db) != NULL, "db_errmsg(db) gives a text");
         db = db_close(db);

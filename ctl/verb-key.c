@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/* sandboxctl key add|list|revoke: the API keys (SANDBOXD_API_KEYS=on). The only verb that does not
+ * go through the API: the keys are what the API is guarded by, so they live in sqlite, and this
+ * writes there directly, as the database's owner (the services' user), so that nothing it creates
+ * (a -wal or -shm file) is root's. The database is the one the services use: SANDBOXD_DB from the
+ * environment, else from /etc/sandboxd/sandboxd.conf, else the default. A token is printed once,
+ * when its key is made; only its SHA-256 is kept. */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl/ctl.h"
+#include "db/db.h"
+#include "db/keys.h"
+#include "lib/api-key.h"
+#include "lib/config.h"
+#include "lib/env-file.h"
+#include "lib/macro.h"
+
+DEFINE_JSON_CLEANUP
+
+#define SETTINGS_FILE "/etc/sandboxd/sandboxd.conf"
+#define LIMIT_MAX 1000000000LL
+
+static EnvVar *settings;
+static size_t n_settings;
+
+/* The services' settings: the environment first, then their file. */
+static const char *setting(const char *name) {
+        const char *v = getenv(name);
+
+        return v ? v : env_file_get(settings, n_settings, name);
+}
+
+static int read_settings(Config *ret) {
+        cleanup_free char *text = NULL;
+        const char *bad = NULL;
+        size_t len = 0;
+        FILE *f = fopen(SETTINGS_FILE, "re");
+
+        if (f) {
+                if (getdelim(&text, &len, 0, f) < 0 && !feof(f)) {
+                        (void) fclose(f);
+                        return ctl_fail("cannot read %s: %m", SETTINGS_FILE);
+                }
+                (void) fclose(f);
+        } else if (errno != ENOENT)
+                return ctl_fail("cannot open %s: %m", SETTINGS_FILE);
+        if (env_file_parse(text, &settings, &n_settings) < 0)
+                return ctl_fail("out of memory");
+        if (config_parse(setting, ret, &bad) < 0)
+                return ctl_fail("invalid setting %s='%s' (in the environment or %s)", bad, setting(bad), SETTINGS_FILE);
+        return 0;
+}
+
+/* Becomes the owner of the database's directory (the services' user) when run as root. */
+static int become_owner(const char *db_path) {
+        cleanup_free char *copy = strdup(db_path);
+        struct stat st;
+
+        if (!copy)
+                return ctl_fail("out of memory");
+        if (stat(dirname(copy), &st) < 0 || access(db_path, F_OK) < 0)
+                return ctl_fail("no database at '%s': sandboxd makes it when it first starts (make run)", db_path);
+        if (geteuid() != 0 || st.st_uid == 0)
+                return 0;
+        if (setgroups(0, NULL) < 0 || setresgid(st.st_gid, st.st_gid, st.st_gid) < 0 || setresuid(st.st_uid, st.st_uid, st.st_uid) < 0)
+                return ctl_fail("cannot become the database's owner (uid %u): %m", (unsigned) st.st_uid);
+        return 0;
+}
+
+static int open_db(sqlite3 **ret) {
+        Config cfg;
+        int r;
+
+        if (read_settings(&cfg) != 0 || become_owner(cfg.db_path) != 0)
+                return EXIT_FAILURE;
+        r = db_open(cfg.db_path, ret);
+        if (r < 0)
+                return ctl_fail("cannot open the database '%s': %s", cfg.db_path, strerror(-r));
+        return 0;
+}
+
+static int parse_limit(const char *option, const char *s, int64_t *ret) {
+        char *end = NULL;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno != 0 || !end || *end || s[0] < '1' || s[0] > '9' || v < 1 || v > LIMIT_MAX)
+                return ctl_fail("--%s must be a whole number from 1 to %lld (leave it out for no limit), not '%s'", option, LIMIT_MAX, s);
+        *ret = v;
+        return 0;
+}
+
+static void help_add(FILE *f) {
+        fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
+              "\n"
+              "Makes an API key and prints its token, once: only its SHA-256 is kept. Clients send it as\n"
+              "'Authorization: Bearer TOKEN' once SANDBOXD_API_KEYS=on. NAME (letters, digits, '.', '_', '-';\n"
+              "64 at most) is what records, the journal and metrics show; it is never given out again.\n"
+              "\n"
+              "Quotas (each left out: no limit):\n"
+              "  --max-concurrent N         its requests in flight at once\n"
+              "  --executions-per-minute N  executions (/v1/execute, /execute, /v1/call, a session's run\n"
+              "                             and exec) started in the last 60 seconds\n"
+              "  --cpu-seconds-per-day N    CPU time of its executions in the last 24 hours\n"
+              "  -h, --help                 this text\n",
+              f);
+}
+
+static int print_added(const CtlOptions *o, const ApiKey *k, const char *token) {
+        cleanup_json struct json_object *j = NULL;
+
+        if (!o->json) {
+                printf("%s\n", token);
+                fprintf(stderr, "Key '%s' added. Its token, above, is shown this once: give it to its client now.\n", k->name);
+                return EXIT_SUCCESS;
+        }
+        j = json_object_new_object();
+        if (!j || json_object_object_add(j, "name", json_object_new_string(k->name)) < 0 ||
+            json_object_object_add(j, "token", json_object_new_string(token)) < 0)
+                return ctl_fail("out of memory");
+        printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        return EXIT_SUCCESS;
+}
+
+static int key_add(const CtlOptions *o, int argc, char *argv[]) {
+        static const struct option options[] = {
+                {"max-concurrent", required_argument, NULL, 'c'},
+                {"executions-per-minute", required_argument, NULL, 'e'},
+                {"cpu-seconds-per-day", required_argument, NULL, 'p'},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        char token[API_KEY_TOKEN_LEN + 1];
+        sqlite3 *db = NULL;
+        ApiKey k = {};
+        int c, r;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        if (parse_limit("max-concurrent", optarg, &k.max_concurrent) != 0)
+                                return EXIT_FAILURE;
+                        break;
+                case 'e':
+                        if (parse_limit("executions-per-minute", optarg, &k.executions_per_minute) != 0)
+                                return EXIT_FAILURE;
+                        break;
+                case 'p':
+                        if (parse_limit("cpu-seconds-per-day", optarg, &k.cpu_seconds_per_day) != 0)
+                                return EXIT_FAILURE;
+                        break;
+                case 'h':
+                        help_add(stdout);
+                        return EXIT_SUCCESS;
+                default:
+                        help_add(stderr);
+                        return 2;
+                }
+        if (optind != argc - 1) {
+                help_add(stderr);
+                return 2;
+        }
+        if (!api_key_name_valid(argv[optind]))
+                return ctl_fail("'%s' is not a key name: 1 to %d letters, digits, '.', '_' or '-', not starting with '-'", argv[optind],
+                                API_KEY_NAME_MAX);
+        (void) snprintf(k.name, sizeof(k.name), "%s", argv[optind]);
+
+        r = api_key_token_new(token);
+        if (r < 0)
+                return ctl_fail("no random bytes for a token: %s", strerror(-r));
+        api_key_hash(token, k.token_sha256);
+        if (open_db(&db) != 0)
+                return EXIT_FAILURE;
+        r = db_key_add(db, &k);
+        if (r == -EEXIST)
+                r = ctl_fail("a key named '%s' exists already (revoked keys keep their names)", k.name);
+        else if (r < 0)
+                r = ctl_fail("cannot add the key: %s", db_errmsg(db));
+        else
+                r = print_added(o, &k, token);
+        db = db_close(db);
+        explicit_bzero(token, sizeof(token));
+        return r;
+}
+
+static struct json_object *limit_json(int64_t v) {
+        return v > 0 ? json_object_new_int64(v) : NULL;
+}
+
+static int list_json(const ApiKey *keys, size_t n) {
+        cleanup_json struct json_object *out = json_object_new_object(), *list = json_object_new_array();
+
+        if (!out || !list)
+                return ctl_fail("out of memory");
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *k = json_object_new_object();
+
+                if (!k || json_object_array_add(list, k) < 0 ||
+                    json_object_object_add(k, "name", json_object_new_string(keys[i].name)) < 0 ||
+                    json_object_object_add(k, "max_concurrent", limit_json(keys[i].max_concurrent)) < 0 ||
+                    json_object_object_add(k, "executions_per_minute", limit_json(keys[i].executions_per_minute)) < 0 ||
+                    json_object_object_add(k, "cpu_seconds_per_day", limit_json(keys[i].cpu_seconds_per_day)) < 0 ||
+                    json_object_object_add(k, "created_at", json_object_new_string(keys[i].created_at)) < 0 ||
+                    json_object_object_add(k, "revoked_at", keys[i].revoked_at[0] ? json_object_new_string(keys[i].revoked_at) : NULL) < 0)
+                        return ctl_fail("out of memory");
+        }
+        if (json_object_object_add(out, "keys", TAKE_PTR(list)) < 0)
+                return ctl_fail("out of memory");
+        printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        return EXIT_SUCCESS;
+}
+
+static const char *limit_text(int64_t v, char *buf, size_t size) {
+        if (v <= 0)
+                return "-";
+        (void) snprintf(buf, size, "%lld", (long long) v);
+        return buf;
+}
+
+static int list_table(const ApiKey *keys, size_t n) {
+        int w = 4;
+
+        for (size_t i = 0; i < n; i++)
+                if ((int) strlen(keys[i].name) > w)
+                        w = (int) strlen(keys[i].name);
+        printf("%-*s  %-14s  %-14s  %-10s  %-24s  %s\n", w, "NAME", "MAX-CONCURRENT", "EXECUTIONS/MIN", "CPU-S/DAY", "CREATED", "REVOKED");
+        for (size_t i = 0; i < n; i++) {
+                char a[24], b[24], c[24];
+
+                printf("%-*s  %-14s  %-14s  %-10s  %-24s  %s\n", w, keys[i].name, limit_text(keys[i].max_concurrent, a, sizeof(a)),
+                       limit_text(keys[i].executions_per_minute, b, sizeof(b)), limit_text(keys[i].cpu_seconds_per_day, c, sizeof(c)),
+                       keys[i].created_at, keys[i].revoked_at[0] ? keys[i].revoked_at : "-");
+        }
+        return EXIT_SUCCESS;
+}
+
+static void help_list(FILE *f) {
+        fputs("Usage: sandboxctl [--json] key list [--json]\n"
+              "\n"
+              "Lists the API keys, revoked ones too, with their quotas ('-' or null: no limit). Never a token:\n"
+              "only their hashes are kept.\n",
+              f);
+}
+
+static int key_list(const CtlOptions *o, int argc, char *argv[]) {
+        static const struct option options[] = {
+                {"json", no_argument, NULL, 'j'},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        cleanup_free ApiKey *keys = NULL;
+        bool json = o->json;
+        sqlite3 *db = NULL;
+        size_t n = 0;
+        int c, r;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'j':
+                        json = true;
+                        break;
+                case 'h':
+                        help_list(stdout);
+                        return EXIT_SUCCESS;
+                default:
+                        help_list(stderr);
+                        return 2;
+                }
+        if (optind != argc) {
+                help_list(stderr);
+                return 2;
+        }
+        if (open_db(&db) != 0)
+                return EXIT_FAILURE;
+        r = db_key_list(db, false, &keys, &n);
+        if (r < 0)
+                r = ctl_fail("cannot read the keys: %s", db_errmsg(db));
+        else
+                r = json ? list_json(keys, n) : list_table(keys, n);
+        db = db_close(db);
+        return r;
+}
+
+static void help_revoke(FILE *f) {
+        fputs("Usage: sandboxctl key revoke NAME\n"
+              "\n"
+              "Revokes an API key: its next request is refused (401). Requests already running finish; its\n"
+              "sessions stay, reachable by no key, until they expire. Its name is not given out again.\n",
+              f);
+}
+
+static int key_revoke(int argc, char *argv[]) {
+        static const struct option options[] = {
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        sqlite3 *db = NULL;
+        int c, r;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help_revoke(stdout);
+                        return EXIT_SUCCESS;
+                default:
+                        help_revoke(stderr);
+                        return 2;
+                }
+        if (optind != argc - 1) {
+                help_revoke(stderr);
+                return 2;
+        }
+        if (open_db(&db) != 0)
+                return EXIT_FAILURE;
+        r = db_key_revoke(db, argv[optind]);
+        if (r == -ENOENT)
+                r = ctl_fail("no key named '%s'", argv[optind]);
+        else if (r == -EALREADY)
+                r = ctl_fail("the key '%s' is revoked already", argv[optind]);
+        else if (r < 0)
+                r = ctl_fail("cannot revoke the key: %s", db_errmsg(db));
+        else {
+                printf("Key '%s' revoked.\n", argv[optind]);
+                r = EXIT_SUCCESS;
+        }
+        db = db_close(db);
+        return r;
+}
+
+static void help(FILE *f) {
+        fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
+              "       sandboxctl [--json] key list\n"
+              "       sandboxctl key revoke NAME\n"
+              "\n"
+              "Manages the API keys that sandboxd requires once SANDBOXD_API_KEYS=on. They live in its sqlite\n"
+              "database (SANDBOXD_DB, from the environment or /etc/sandboxd/sandboxd.conf); run as root or as\n"
+              "the services' user. 'sandboxctl key COMMAND --help' says more of each.\n",
+              f);
+}
+
+int verb_key(const CtlOptions *o, int argc, char *argv[]) {
+        if (argc < 2) {
+                help(stderr);
+                return 2;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                help(stdout);
+                return EXIT_SUCCESS;
+        }
+        if (strcmp(argv[1], "add") == 0)
+                return key_add(o, argc - 1, argv + 1);
+        if (strcmp(argv[1], "list") == 0)
+                return key_list(o, argc - 1, argv + 1);
+        if (strcmp(argv[1], "revoke") == 0)
+                return key_revoke(argc - 1, argv + 1);
+        help(stderr);
+        return 2;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "db/db.h"
+#include "db/keys.h"
+#include "lib/alloc-util.h"
+#include "lib/macro.h"
+#include "lib/quota.h"
+
+#define KEY_COLUMNS                                                                                                               \
+        "name, token_sha256, coalesce(max_concurrent, 0), coalesce(executions_per_minute, 0), coalesce(cpu_seconds_per_day, 0), " \
+        "created_at, coalesce(revoked_at, '')"
+
+static void copy_text(char *dst, size_t size, sqlite3_stmt *st, int col) {
+        const unsigned char *v = sqlite3_column_text(st, col);
+
+        (void) snprintf(dst, size, "%s", v ? (const char *) v : "");
+}
+
+static void read_row(sqlite3_stmt *st, ApiKey *ret) {
+        *ret = (ApiKey){
+                .max_concurrent = sqlite3_column_int64(st, 2),
+                .executions_per_minute = sqlite3_column_int64(st, 3),
+                .cpu_seconds_per_day = sqlite3_column_int64(st, 4),
+        };
+        copy_text(ret->name, sizeof(ret->name), st, 0);
+        copy_text(ret->token_sha256, sizeof(ret->token_sha256), st, 1);
+        copy_text(ret->created_at, sizeof(ret->created_at), st, 5);
+        copy_text(ret->revoked_at, sizeof(ret->revoked_at), st, 6);
+}
+
+int db_key_add(sqlite3 *db, const ApiKey *key) {
+        int r = db_run(db,
+                       "INSERT INTO api_keys (name, token_sha256, max_concurrent, executions_per_minute, cpu_seconds_per_day) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5)",
+                       "tt?I?I?I", key->name, key->token_sha256, key->max_concurrent > 0, key->max_concurrent,
+                       key->executions_per_minute > 0, key->executions_per_minute, key->cpu_seconds_per_day > 0, key->cpu_seconds_per_day);
+
+        return r < 0 ? r : 0;
+}
+
+int db_key_list(sqlite3 *db, bool active_only, ApiKey **ret, size_t *ret_n) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        cleanup_free ApiKey *keys = NULL;
+        size_t n = 0, cap = 0;
+        int r = db_prepare(db, &st, "SELECT " KEY_COLUMNS " FROM api_keys WHERE revoked_at IS NULL OR ?1 = 0 ORDER BY name", "i",
+                           (int) active_only);
+
+        while (r >= 0 && (r = db_step_row(st)) > 0) {
+                if (ARRAY_GROW(keys, cap, n, 8) < 0)
+                        return -ENOMEM;
+                read_row(st, &keys[n++]);
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(keys);
+        *ret_n = n;
+        return 0;
+}
+
+int db_key_revoke(sqlite3 *db, const char *name) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_run(db, "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE name = ?1 AND revoked_at IS NULL", "t",
+                       name);
+
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = db_prepare(db, &st, "SELECT 1 FROM api_keys WHERE name = ?1", "t", name);
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        return r == 0 ? -ENOENT : -EALREADY;
+}
+
+int db_key_in_flight(sqlite3 *db, const char *name, int64_t *ret) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        /* "+": from requests_in_flight (every request in flight, a few), not from the key's index (all its
+         * requests ever). */
+        int r = db_prepare(db, &st, "SELECT count(*) FROM requests WHERE +key_name = ?1 AND status IS NULL", "t", name);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        *ret = r > 0 ? sqlite3_column_int64(st, 0) : 0;
+        return 0;
+}
+
+/* Each use's age in ms and amount; the window by started_at, which sorts as time does. */
+static const char *const window_queries[] = {
+        [KEY_WINDOW_EXECUTIONS] = "SELECT CAST(round((julianday('now') - julianday(started_at)) * 86400000) AS INTEGER), 1 FROM requests "
+                                  "WHERE key_name = ?1 AND execution = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2) "
+                                  "ORDER BY started_at",
+        [KEY_WINDOW_CPU] = "SELECT CAST(round((julianday('now') - julianday(started_at)) * 86400000) AS INTEGER), cpu_ms FROM requests "
+                           "WHERE key_name = ?1 AND cpu_ms > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2) "
+                           "ORDER BY started_at",
+};
+
+static const char *const sum_queries[] = {
+        [KEY_WINDOW_EXECUTIONS] = "SELECT count(*) FROM requests "
+                                  "WHERE key_name = ?1 AND execution = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)",
+        [KEY_WINDOW_CPU] = "SELECT coalesce(sum(cpu_ms), 0) FROM requests "
+                           "WHERE key_name = ?1 AND cpu_ms > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)",
+};
+
+int db_key_used(sqlite3 *db, const char *name, KeyWindow what, int64_t window_s, int64_t *ret) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        char modifier[48];
+        int r;
+
+        if (what < 0 || (size_t) what >= ELEMENTSOF(sum_queries))
+                return -EINVAL;
+        (void) snprintf(modifier, sizeof(modifier), "-%lld seconds", (long long) window_s);
+        r = db_prepare(db, &st, sum_queries[what], "tt", name, modifier);
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        *ret = r > 0 ? sqlite3_column_int64(st, 0) : 0;
+        return 0;
+}
+
+int db_key_uses(sqlite3 *db, const char *name, KeyWindow what, int64_t window_s, QuotaUse **ret, size_t *ret_n) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        cleanup_free QuotaUse *uses = NULL;
+        size_t n = 0, cap = 0;
+        char modifier[48];
+        int r;
+
+        if (what < 0 || (size_t) what >= ELEMENTSOF(window_queries))
+                return -EINVAL;
+        (void) snprintf(modifier, sizeof(modifier), "-%lld seconds", (long long) window_s);
+        r = db_prepare(db, &st, window_queries[what], "tt", name, modifier);
+        while (r >= 0 && (r = db_step_row(st)) > 0) {
+                if (ARRAY_GROW(uses, cap, n, 16) < 0)
+                        return -ENOMEM;
+                uses[n++] = (QuotaUse){.age_ms = sqlite3_column_int64(st, 0), .amount = sqlite3_column_int64(st, 1)};
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(uses);
+        *ret_n = n;
+        return 0;
+}

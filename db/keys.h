@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sqlite3 sqlite3;
+typedef struct QuotaUse QuotaUse;
+
+/* An API key's row (schema.sql, step 9). */
+typedef struct ApiKey {
+        char name[65];          /* API_KEY_NAME_MAX + 1 */
+        char token_sha256[65];  /* API_KEY_HASH_SIZE: lower-case hex */
+        int64_t max_concurrent; /* 0: no limit (NULL in sqlite) */
+        int64_t executions_per_minute;
+        int64_t cpu_seconds_per_day;
+        char created_at[32];
+        char revoked_at[32]; /* "" while it is in force */
+} ApiKey;
+
+/* Adds a key (created_at and revoked_at are sqlite's): -EEXIST when its name, revoked or not, or its
+ * hash is taken already. */
+int db_key_add(sqlite3 *db, const ApiKey *key);
+
+/* Every key (only those in force: active_only), by name: *ret (malloc'd, the caller's) gets *ret_n. */
+int db_key_list(sqlite3 *db, bool active_only, ApiKey **ret, size_t *ret_n);
+
+/* Revokes a key: -ENOENT when there is none of that name, -EALREADY when it is revoked already. */
+int db_key_revoke(sqlite3 *db, const char *name);
+
+/* The key's requests in flight (no status yet). */
+int db_key_in_flight(sqlite3 *db, const char *name, int64_t *ret);
+
+/* What counts against a key's windowed quotas, oldest first: *ret (malloc'd, the caller's) gets
+ * *ret_n uses started in the last window_s seconds, each with its age. */
+typedef enum KeyWindow {
+        KEY_WINDOW_EXECUTIONS, /* executions let in, 1 each */
+        KEY_WINDOW_CPU,        /* runs with CPU time recorded, their CPU ms each */
+} KeyWindow;
+int db_key_uses(sqlite3 *db, const char *name, KeyWindow what, int64_t window_s, QuotaUse **ret, size_t *ret_n);
+
+/* Their sum alone: what is checked first, the uses read only when it reaches the limit. */
+int db_key_used(sqlite3 *db, const char *name, KeyWindow what, int64_t window_s, int64_t *ret);

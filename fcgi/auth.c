@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* API keys: a request's key is found and its quotas checked before any handler runs, in the one
+ * sqlite transaction (BEGIN IMMEDIATE) that also writes the request's row. Workers are processes
+ * of their own: counting a key's requests and adding this one at once is what keeps two of them
+ * from both taking its last place. A request refused is recorded with its key, not as an
+ * execution, and never reaches a machine. The token itself is hashed at once and never stored,
+ * logged or echoed; only the key's name is. */
+#include <errno.h>
+#include <fcgiapp.h>
+#include <sqlite3.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "db/keys.h"
+#include "db/requests.h"
+#include "fcgi/auth.h"
+#include "fcgi/messages.h"
+#include "fcgi/reply.h"
+#include "fcgi/request.h"
+#include "fcgi/route.h"
+#include "fcgi/session-route.h"
+#include "lib/api-key.h"
+#include "lib/macro.h"
+#include "lib/quota.h"
+
+#define MINUTE_S 60
+#define DAY_S 86400
+
+typedef enum Quota {
+        QUOTA_NONE,
+        QUOTA_CONCURRENT,
+        QUOTA_PER_MINUTE,
+        QUOTA_CPU,
+} Quota;
+
+/* One request's admission: what it asks, and what was decided in the transaction. */
+typedef struct Admission {
+        const Request *req;
+        const char *endpoint;
+        bool needs_key;
+        bool execution;   /* it runs code: counted by executions-per-minute and held to the CPU quota */
+        const char *hash; /* of the token it came with; NULL: none that could be a key */
+
+        bool refused; /* no key in force: 401 */
+        Quota over;   /* the quota it is over: 429 */
+        int64_t limit;
+        unsigned retry_after_s;
+        char key_name[API_KEY_NAME_MAX + 1];
+} Admission;
+
+/* Whether a request runs code: /v1/execute, /execute, /v1/call, a session's run and exec. */
+static bool is_execution(const Request *req, const Route *route) {
+        SessionRoute s;
+
+        if (!route || strcmp(req->method, "POST") != 0)
+                return false;
+        switch (route->id) {
+        case ROUTE_EXECUTE:
+        case ROUTE_EXECUTE_004:
+        case ROUTE_CALL:
+                return true;
+        case ROUTE_SESSIONS:
+                return session_route_parse(req->raw_path, &s) == 0 && (s.action == SESSION_RUN || s.action == SESSION_EXEC);
+        default:
+                return false;
+        }
+}
+
+/* A windowed quota of the key's: 0 within it, else the seconds until it frees (a->over set). */
+static int window_check(sqlite3 *db, Admission *a, KeyWindow what, int64_t limit, int64_t window_s, Quota quota) {
+        cleanup_free QuotaUse *uses = NULL;
+        int64_t used = 0;
+        size_t n = 0;
+        unsigned wait_s;
+        int r;
+
+        /* The sum first (an index's range): the uses one by one only to say when it frees. */
+        r = db_key_used(db, a->key_name, what, window_s, &used);
+        if (r < 0 || used < limit)
+                return r;
+        r = db_key_uses(db, a->key_name, what, window_s, &uses, &n);
+        if (r < 0)
+                return r;
+        wait_s = quota_retry_after_s(uses, n, limit, window_s * 1000);
+        if (wait_s > 0) {
+                a->over = quota;
+                a->retry_after_s = wait_s;
+        }
+        return 0;
+}
+
+static int quota_check(sqlite3 *db, const ApiKey *k, Admission *a) {
+        int r;
+
+        if (k->max_concurrent > 0) {
+                int64_t in_flight = 0;
+
+                r = db_key_in_flight(db, k->name, &in_flight);
+                if (r < 0)
+                        return r;
+                if (in_flight >= k->max_concurrent) {
+                        /* No window to wait for: one may end any moment. */
+                        a->over = QUOTA_CONCURRENT;
+                        a->limit = k->max_concurrent;
+                        a->retry_after_s = 1;
+                        return 0;
+                }
+        }
+        if (!a->execution)
+                return 0;
+        if (k->executions_per_minute > 0) {
+                a->limit = k->executions_per_minute;
+                r = window_check(db, a, KEY_WINDOW_EXECUTIONS, k->executions_per_minute, MINUTE_S, QUOTA_PER_MINUTE);
+                if (r < 0 || a->over)
+                        return r;
+        }
+        if (k->cpu_seconds_per_day > 0) {
+                a->limit = k->cpu_seconds_per_day;
+                r = window_check(db, a, KEY_WINDOW_CPU, k->cpu_seconds_per_day * 1000, DAY_S, QUOTA_CPU);
+                if (r < 0 || a->over)
+                        return r;
+        }
+        return 0;
+}
+
+/* The key in force whose hash is the token's, compared with every one (api_key_find()). */
+static int key_find(sqlite3 *db, const char *hash, ApiKey *ret) {
+        cleanup_free ApiKey *keys = NULL;
+        cleanup_free const char **hashes = NULL;
+        size_t n = 0;
+        long i;
+        int r;
+
+        r = db_key_list(db, true, &keys, &n);
+        if (r < 0)
+                return r;
+        hashes = calloc(n ? n : 1, sizeof(*hashes));
+        if (!hashes)
+                return -ENOMEM;
+        for (size_t j = 0; j < n; j++)
+                hashes[j] = keys[j].token_sha256;
+        i = api_key_find(hash, hashes, n);
+        if (i < 0)
+                return -ENOENT;
+        *ret = keys[i];
+        return 0;
+}
+
+static int admit_locked(sqlite3 *db, void *userdata) {
+        Admission *a = userdata;
+        ApiKey k;
+        int r;
+
+        if (a->needs_key) {
+                r = a->hash ? key_find(db, a->hash, &k) : -ENOENT;
+                if (r == -ENOENT)
+                        a->refused = true;
+                else if (r < 0)
+                        return r;
+                else {
+                        memcpy(a->key_name, k.name, sizeof(a->key_name));
+                        r = quota_check(db, &k, a);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return db_request_begin_key(db, a->req->id, a->req->route, a->endpoint, (int) getpid(), a->key_name[0] ? a->key_name : NULL,
+                                    a->execution && !a->refused && a->over == QUOTA_NONE);
+}
+
+static int reply_refusal(Request *req, const Admission *a) {
+        req->retry_after_s = a->retry_after_s;
+        switch (a->over) {
+        case QUOTA_CONCURRENT:
+                return reply_error(req, 429, MSG_QUOTA_CONCURRENT, (long long) a->limit);
+        case QUOTA_PER_MINUTE:
+                return reply_error(req, 429, MSG_QUOTA_PER_MINUTE, (long long) a->limit, a->retry_after_s);
+        case QUOTA_CPU:
+                return reply_error(req, 429, MSG_QUOTA_CPU, (long long) a->limit, a->retry_after_s);
+        default:
+                return reply_error(req, 401, MSG_UNAUTHORIZED);
+        }
+}
+
+int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key) {
+        char token[API_KEY_BEARER_MAX + 1], hash[API_KEY_HASH_SIZE];
+        Admission a = {
+                .req = req,
+                .endpoint = route ? route->path : NULL,
+                .needs_key = needs_key,
+                .execution = is_execution(req, route),
+        };
+        int r;
+
+        if (needs_key && api_key_parse_bearer(FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp), token) == 0) {
+                api_key_hash(token, hash);
+                explicit_bzero(token, sizeof(token));
+                a.hash = hash;
+        }
+        r = db_transaction(ctx->db, admit_locked, &a);
+        if (r < 0)
+                return r;
+        memcpy(req->key_name, a.key_name, sizeof(req->key_name));
+        if (a.refused || a.over != QUOTA_NONE)
+                (void) reply_refusal(req, &a);
+        return 0;
+}

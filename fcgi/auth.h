@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+
+typedef struct Request Request;
+typedef struct Context Context;
+typedef struct Route Route;
+
+/* Records the request's arrival (its sqlite row). When API keys are on (SANDBOXD_API_KEYS) and the
+ * request needs one (needs_key: a route was matched, and it is not /metrics), its key is found and
+ * its quotas checked in the same transaction, and a request refused is answered here: 401 without a
+ * key in force, 429 over a quota (req->status is set then). route: the one matched, NULL for none.
+ * 0 once the row is written; -errno when it could not be (nothing was answered). */
+int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key);

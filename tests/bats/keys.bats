@@ -1,0 +1,413 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# API keys (SANDBOXD_API_KEYS): off by default; on, every route but /metrics needs a key in force,
+# each key's quotas hold before anything is done, its name (never its token) is in every record,
+# and its sessions are its own. Keys are made with sandboxctl, as an administrator would.
+
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
+
+SANDBOXCTL=${SANDBOXCTL:-/usr/local/sbin/sandboxctl}
+
+setup_file() {
+    require_stack
+    # The keys this file made, revoked at its end: their names are never given out again, so each
+    # run makes its own.
+    export KEYS_MADE="$BATS_FILE_TMPDIR/keys"
+    : >"$KEYS_MADE"
+    KEY_PREFIX="bats-$(date +%s)-$$"
+    export KEY_PREFIX
+}
+
+teardown() {
+    local id token
+    if [ -f "$BATS_TEST_TMPDIR/sessions" ]; then
+        while read -r token id; do
+            curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $token" "$SANDBOXD_URL/v1/sessions/$id" || true
+        done <"$BATS_TEST_TMPDIR/sessions"
+    fi
+    if [ -n "${slow_pid:-}" ]; then
+        wait "$slow_pid" || true
+        slow_pid=
+    fi
+}
+
+teardown_file() {
+    local name
+    # Other suites run with keys off, the default.
+    if clear_settings keys; then
+        wait_up
+    fi
+    while read -r name; do
+        "$SANDBOXCTL" key revoke "$name" >/dev/null 2>&1 || true
+    done <"$KEYS_MADE"
+}
+
+# Waits until the workers answer again after a restart (without a key: /metrics needs none).
+wait_up() {
+    for _ in $(seq 100); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/metrics")" = 200 ] && return 0
+        sleep 0.1
+    done
+    echo "the service did not come back" >&2
+    return 1
+}
+
+# The services with keys on (once: later tests find them so).
+keys_on() {
+    if [ ! -f /etc/systemd/system/sandbox-api.service.d/keys.conf ]; then
+        with_settings keys SANDBOXD_API_KEYS=on
+        wait_up
+    fi
+}
+
+# new_key NAME [QUOTA OPTIONS]: makes the key KEY_PREFIX-NAME; its token in $token, its name in $kname.
+new_key() {
+    local suffix=$1
+    shift
+    kname="$KEY_PREFIX-$suffix"
+    token=$("$SANDBOXCTL" key add "$kname" "$@" 2>"$BATS_TEST_TMPDIR/key-add.err")
+    echo "$kname" >>"$KEYS_MADE"
+    [[ $token =~ ^sbx_[0-9a-f]{64}$ ]] || { echo "no token: '$token' $(cat "$BATS_TEST_TMPDIR/key-add.err")" >&2; return 1; }
+}
+
+# kapi TOKEN METHOD PATH [BODY]: like api, with "Authorization: Bearer TOKEN" (none when TOKEN is
+# empty); the headers stay in $BATS_TEST_TMPDIR/hdr.
+kapi() {
+    local token=$1 method=$2 path=$3 hdr="$BATS_TEST_TMPDIR/hdr"
+    local -a auth=()
+    [ -z "$token" ] || auth=(-H "Authorization: Bearer $token")
+    if [ $# -ge 4 ]; then
+        body=$(curl -s -D "$hdr" -X "$method" "${auth[@]}" "$SANDBOXD_URL$path" -H 'content-type: application/json' --data-binary "$4")
+    else
+        body=$(curl -s -D "$hdr" -X "$method" "${auth[@]}" "$SANDBOXD_URL$path")
+    fi
+    read_headers "$hdr"
+    openapi_check "$method" "$path" "$hdr"
+}
+
+# kapi_header AUTHORIZATION_VALUE METHOD PATH: a request with that Authorization header, as it is.
+kapi_header() {
+    local hdr="$BATS_TEST_TMPDIR/hdr"
+    body=$(curl -s -D "$hdr" -X "$2" -H "Authorization: $1" "$SANDBOXD_URL$3")
+    read_headers "$hdr"
+    openapi_check "$2" "$3" "$hdr"
+}
+
+# A header of the last response.
+header() {
+    awk -v h="$(tr '[:upper:]' '[:lower:]' <<<"$1"):" 'tolower($1) == h { sub("\r", ""); $1 = ""; sub(" ", ""); print }' "$BATS_TEST_TMPDIR/hdr"
+}
+
+created_total() {
+    db "SELECT value FROM counters WHERE name = 'created_total'"
+}
+
+# finished RID: waits until the request's row is closed (the worker closes it once the client has
+# its answer) and prints its status.
+finished() {
+    local status
+    for _ in $(seq 100); do
+        status=$(db "SELECT status FROM requests WHERE request_id = '$1' AND status IS NOT NULL")
+        [ -n "$status" ] && { echo "$status"; return 0; }
+        sleep 0.05
+    done
+    echo "the row of $1 was never closed" >&2
+    return 1
+}
+
+# expect_refused_row RID STATUS KEY: the request's row: refused with STATUS, naming KEY (or none),
+# not an execution, no sandbox, no machine.
+expect_refused_row() {
+    local row
+    finished "$1" >/dev/null
+    row=$(db "SELECT status, coalesce(key_name, '-'), execution, coalesce(language, '-'), coalesce(sandbox_id, '-'), coalesce(machine_id, '-')
+              FROM requests WHERE request_id = '$1'")
+    [ "$row" = "$2|$3|0|-|-|-" ] || { echo "row of $1: $row" >&2; return 1; }
+}
+
+# in_flight KEY: the key's requests in flight.
+in_flight() {
+    db "SELECT count(*) FROM requests WHERE key_name = '$1' AND status IS NULL"
+}
+
+# wait_in_flight KEY N: until the key has N requests in flight.
+wait_in_flight() {
+    for _ in $(seq 100); do
+        [ "$(in_flight "$1")" = "$2" ] && return 0
+        sleep 0.05
+    done
+    echo "$1 has $(in_flight "$1") requests in flight, not $2" >&2
+    return 1
+}
+
+@test "API keys are off by default: requests need no header" {
+    setting_default SANDBOXD_API_KEYS
+    api GET /v1/pool
+    expect_status 200
+    execute '{"code":"print(6 * 7)"}'
+    expect_status 200
+    [ "$(field .stdout)" = 42 ]
+    [ "$(db "SELECT coalesce(key_name, '-') || ' ' || execution FROM requests WHERE request_id = '$rid'")" = "- 1" ]
+}
+
+@test "keys on: no key in force is a 401 with the exact JSON, whatever is wrong with it, and nothing is done" {
+    keys_on
+    new_key valid
+    good=$token
+    new_key revoked
+    revoked=$token
+    # Positive controls: both keys work, on the very routes refused below.
+    kapi "$good" GET /v1/pool
+    expect_status 200
+    kapi "$revoked" POST /v1/execute '{"code":"print(1)"}'
+    expect_status 200
+    "$SANDBOXCTL" key revoke "$kname"
+
+    before=$(created_total)
+    kapi "" POST /v1/execute '{"code":"print(1)"}'
+    expect_error 401 "missing or invalid API key"
+    [ "$(header WWW-Authenticate)" = 'Bearer realm="sandboxd"' ]
+    expect_refused_row "$rid" 401 -
+    kapi "$revoked" POST /v1/execute '{"code":"print(1)"}'
+    expect_error 401 "missing or invalid API key"
+    expect_refused_row "$rid" 401 -
+    kapi "sbx_$(printf '0%.0s' $(seq 64))" POST /v1/sessions
+    expect_error 401 "missing or invalid API key"
+    for h in "Basic dXNlcjpwYXNz" "Bearer" "Bearer $good extra" "Token $good" "$good" "Bearer a\"b"; do
+        kapi_header "$h" GET /v1/pool
+        expect_error 401 "missing or invalid API key"
+    done
+    # The token is sent whole or not at all: one character off is another token.
+    kapi "${good%?}x" GET /v1/runtimes
+    expect_error 401 "missing or invalid API key"
+    kapi "" GET /v1/openapi.json
+    expect_error 401 "missing or invalid API key"
+    [ "$(created_total)" = "$before" ]
+    # The scheme's case is free (RFC 7235).
+    kapi_header "bearer $good" GET /v1/pool
+    expect_status 200
+}
+
+@test "keys on: /metrics needs no key; a path that is no route, or a method it does not take, is answered as such" {
+    keys_on
+    run curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/metrics"
+    [ "$output" = 200 ]
+    kapi "" GET /v1/no-such-route
+    expect_error 404 "not found"
+    kapi "" DELETE /v1/execute
+    expect_error 405 "method not allowed"
+}
+
+@test "a valid key: its name in the row, the journal entry and the metric labels; its token in none of them" {
+    keys_on
+    new_key records
+    since=$(date +@%s)
+    kapi "$token" POST /v1/execute '{"code":"print(\"keyed\")"}'
+    expect_status 200
+    [ "$(field .stdout)" = keyed ]
+    [ "$(db "SELECT key_name || ' ' || execution || ' ' || language FROM requests WHERE request_id = '$rid'")" = "$kname 1 python" ]
+    entry=$(journal_entry "$rid")
+    [ "$(jq -r .API_KEY <<<"$entry")" = "$kname" ]
+    [ "$(jq -r .STATUS <<<"$entry")" = 200 ]
+
+    curl -s "$SANDBOXD_URL/metrics" >"$BATS_TEST_TMPDIR/m"
+    promtool check metrics <"$BATS_TEST_TMPDIR/m"
+    grep -qx "sandboxd_http_requests_total{route=\"/v1/execute\",code=\"200\",key=\"$kname\"} 1" "$BATS_TEST_TMPDIR/m"
+    grep -qx "sandboxd_executions_total{language=\"python\",termination=\"ok\",key=\"$kname\"} 1" "$BATS_TEST_TMPDIR/m"
+    grep -qx "sandboxd_executions_total{language=\"node\",termination=\"ok\",key=\"$kname\"} 0" "$BATS_TEST_TMPDIR/m"
+
+    # The token is nowhere: not in the database's files (its hash is: the positive control of the
+    # search), not in the journal since the request (the key's name is).
+    hash=$(printf '%s' "$token" | sha256sum | cut -d' ' -f1)
+    cat "$SANDBOXD_DB"* | grep -aqF "$hash"
+    run sh -c 'cat "$1"* | grep -acF "$2"' sh "$SANDBOXD_DB" "$token"
+    [ "$output" = 0 ]
+    run grep -aF "$token" <(db .dump)
+    [ "$status" = 1 ]
+    in_systemd journalctl -q -o export --since "$since" >"$BATS_TEST_TMPDIR/journal"
+    grep -aqF "API_KEY=$kname" "$BATS_TEST_TMPDIR/journal"
+    run grep -acF "${token#sbx_}" "$BATS_TEST_TMPDIR/journal"
+    [ "$output" = 0 ]
+}
+
+@test "max-concurrent: a request past it is a 429 with Retry-After, and reaches no sandbox" {
+    keys_on
+    new_key conc --max-concurrent 1
+    # One request in flight, held for a few seconds.
+    curl -s -o "$BATS_TEST_TMPDIR/slow" -X POST -H "Authorization: Bearer $token" "$SANDBOXD_URL/v1/execute" \
+        -d '{"code":"import time; time.sleep(4); print(\"slow\")"}' &
+    slow_pid=$!
+    wait_in_flight "$kname" 1
+
+    before=$(created_total)
+    kapi "$token" POST /v1/execute '{"code":"print(2)"}'
+    expect_error 429 "API key quota exceeded: max-concurrent=1 (its requests in flight at once) - retry when one has ended"
+    [ "$(header Retry-After)" = 1 ]
+    expect_refused_row "$rid" 429 "$kname"
+    # Any request counts, not only executions.
+    kapi "$token" GET /v1/pool
+    expect_status 429
+    [ "$(created_total)" = "$before" ]
+
+    wait "$slow_pid"
+    slow_pid=
+    [ "$(jq -r .stdout "$BATS_TEST_TMPDIR/slow")" = slow ]
+    # Its place is free again, once its row is closed.
+    wait_in_flight "$kname" 0
+    kapi "$token" POST /v1/execute '{"code":"print(3)"}'
+    expect_status 200
+    [ "$(field .stdout)" = 3 ]
+}
+
+@test "executions-per-minute: past it a 429 says when the window frees, as Retry-After does; other routes still answer" {
+    keys_on
+    new_key rate --executions-per-minute 2
+    kapi "$token" POST /v1/execute '{"code":"print(1)"}'
+    expect_status 200
+    kapi "$token" POST /execute '{"code":"print(2)"}'
+    expect_status 200
+    # Not an execution: not counted, not refused.
+    kapi "$token" GET /v1/pool
+    expect_status 200
+
+    before=$(created_total)
+    kapi "$token" POST /v1/execute '{"code":"print(3)"}'
+    expect_status 429
+    [[ $(field .error) =~ ^"API key quota exceeded: executions-per-minute=2 (its executions started in the last 60 s) - retry in "([0-9]+)" s"$ ]]
+    wait_s=${BASH_REMATCH[1]}
+    [ "$(header Retry-After)" = "$wait_s" ]
+    # The first of the two leaves the window a minute after it started: not before the test began.
+    [ "$wait_s" -ge 50 ] && [ "$wait_s" -le 60 ]
+    expect_refused_row "$rid" 429 "$kname"
+    kapi "$token" POST /v1/call '{"image":"registry.example/demo-agent:x","function":"f"}'
+    expect_status 429
+    expect_refused_row "$rid" 429 "$kname"
+    [ "$(created_total)" = "$before" ]
+    # Refusals are not executions: the count stays at the two let in.
+    [ "$(db "SELECT count(*) FROM requests WHERE key_name = '$kname' AND execution = 1")" = 2 ]
+}
+
+@test "cpu-seconds-per-day: once a key's executions used it, the next is a 429 until the day's window frees" {
+    keys_on
+    new_key cpu --cpu-seconds-per-day 1
+    kapi "$token" POST /v1/execute '{"code":"import time\nt = time.process_time()\nwhile time.process_time() - t < 1.3:\n    pass\nprint(\"spent\")"}'
+    expect_status 200
+    [ "$(field .stdout)" = spent ]
+    finished "$rid"
+    cpu_ms=$(db "SELECT cpu_ms FROM requests WHERE request_id = '$rid'")
+    [ "$cpu_ms" -ge 1000 ] || { echo "cpu_ms: $cpu_ms" >&2; return 1; }
+
+    before=$(created_total)
+    kapi "$token" POST /v1/execute '{"code":"print(1)"}'
+    expect_status 429
+    [[ $(field .error) =~ ^"API key quota exceeded: cpu-seconds-per-day=1 (its executions' CPU seconds in the last 24 h) - retry in "([0-9]+)" s"$ ]]
+    wait_s=${BASH_REMATCH[1]}
+    [ "$(header Retry-After)" = "$wait_s" ]
+    [ "$wait_s" -ge 86000 ] && [ "$wait_s" -le 86400 ]
+    expect_refused_row "$rid" 429 "$kname"
+    [ "$(created_total)" = "$before" ]
+    # What does not run code is not held to it.
+    kapi "$token" GET /v1/runtimes
+    expect_status 200
+}
+
+@test "a session belongs to the key that made it: any other key gets the 404 of an unknown one" {
+    keys_on
+    new_key owner
+    a=$token
+    new_key other
+    b=$token
+    kapi "$a" POST /v1/sessions
+    expect_status 201
+    sid=$(field .session_id)
+    echo "$a $sid" >>"$BATS_TEST_TMPDIR/sessions"
+    [ "$(db "SELECT key_name FROM sessions WHERE session_id = '$sid'")" = "$KEY_PREFIX-owner" ]
+
+    # The owner sees it, runs in it, lists it.
+    kapi "$a" GET "/v1/sessions/$sid"
+    expect_status 200
+    kapi "$a" POST "/v1/sessions/$sid/run" '{"language":"python","code":"x = 5"}'
+    expect_status 200
+    kapi "$a" GET /v1/sessions
+    [ "$(jq -r --arg s "$sid" '[.sessions[].session_id] | index($s) != null' <<<"$body")" = true ]
+
+    # Another key: as if it did not exist, whatever it asks.
+    kapi "$b" GET "/v1/sessions/$sid"
+    expect_error 404 "session not found"
+    kapi "$b" POST "/v1/sessions/$sid/run" '{"language":"python","code":"print(x)"}'
+    expect_error 404 "session not found"
+    kapi "$b" POST "/session/$sid/exec" '{"command":"ls"}'
+    expect_error 404 "session not found"
+    kapi "$b" GET "/v1/sessions/$sid/files"
+    expect_error 404 "session not found"
+    kapi "$b" DELETE "/v1/sessions/$sid"
+    expect_error 404 "session not found"
+    kapi "$b" GET "/v1/sessions/session-aaaaaaaaaaaa"
+    expect_error 404 "session not found"
+    kapi "$b" GET /v1/sessions
+    expect_status 200
+    [ "$(jq -r --arg s "$sid" '[.sessions[].session_id] | index($s) == null' <<<"$body")" = true ]
+
+    # Still the owner's, untouched.
+    kapi "$a" POST "/v1/sessions/$sid/run" '{"language":"python","code":"print(x)"}'
+    expect_status 200
+    [ "$(field .result.stdout)" = 5 ]
+    kapi "$a" DELETE "/v1/sessions/$sid"
+    expect_status 200
+}
+
+@test "sandboxctl key: help for each command, list as a table and as JSON, a name once, revoke once" {
+    for cmd in "key --help" "key add --help" "key list --help" "key revoke --help"; do
+        # shellcheck disable=SC2086 # the words of the command
+        run "$SANDBOXCTL" $cmd
+        [ "$status" = 0 ]
+        [[ $output == Usage:* ]]
+    done
+    run "$SANDBOXCTL" --help
+    [[ $output == *"key "*"API keys"* ]]
+
+    new_key listed --max-concurrent 3 --executions-per-minute 40
+    run "$SANDBOXCTL" key add "$kname"
+    [ "$status" = 1 ]
+    [[ $output == *"a key named '$kname' exists already"* ]]
+    run "$SANDBOXCTL" key add "bad name"
+    [ "$status" = 1 ]
+    run "$SANDBOXCTL" key add "$KEY_PREFIX-zero" --max-concurrent 0
+    [ "$status" = 1 ]
+
+    run "$SANDBOXCTL" key list
+    [ "$status" = 0 ]
+    [[ $output == NAME* ]]
+    grep -E "^$kname +3 +40 +- " <<<"$output"
+    "$SANDBOXCTL" --json key list >"$BATS_TEST_TMPDIR/list.json"
+    jq -e --arg n "$kname" '.keys[] | select(.name == $n) | .max_concurrent == 3 and .executions_per_minute == 40 and
+        .cpu_seconds_per_day == null and .revoked_at == null and (.created_at | test("^20[0-9-]+T"))' "$BATS_TEST_TMPDIR/list.json"
+    "$SANDBOXCTL" key list --json | cmp - "$BATS_TEST_TMPDIR/list.json"
+    run grep -c sbx_ "$BATS_TEST_TMPDIR/list.json"
+    [ "$output" = 0 ]
+
+    "$SANDBOXCTL" key revoke "$kname"
+    "$SANDBOXCTL" key list --json | jq -e --arg n "$kname" '.keys[] | select(.name == $n) | .revoked_at | test("^20")'
+    run "$SANDBOXCTL" key revoke "$kname"
+    [ "$status" = 1 ]
+    run "$SANDBOXCTL" key revoke "$KEY_PREFIX-never-made"
+    [ "$status" = 1 ]
+    [[ $output == *"no key named"* ]]
+
+    # Run as root, it left nothing the services' user cannot open.
+    files=("$SANDBOXD_DB"*)
+    [ -e "${files[0]}" ]
+    run stat -c %U "${files[@]}"
+    [ "$(sort -u <<<"$output")" = sandboxd ]
+}
+
+@test "keys off again: no header needed" {
+    keys_on
+    kapi "" GET /v1/pool
+    expect_status 401
+    clear_settings keys
+    wait_up
+    kapi "" GET /v1/pool
+    expect_status 200
+}
