@@ -169,12 +169,14 @@ static int logs_request(sd_journal *j, const char *id, bool json) {
 }
 
 static void print_request_line(struct json_object *e) {
-        const char *exit_code = entry_get(e, "EXIT_CODE"), *ms = entry_get(e, "DURATION_MS");
+        const char *exit_code = entry_get(e, "EXIT_CODE"), *ms = entry_get(e, "DURATION_MS"), *error = entry_get(e, "ERROR");
         char when[32];
 
         (void) snprintf(when, sizeof(when), "%.10s %.8s", entry_get(e, "time"), entry_get(e, "time") + 11);
-        printf("%-19s  %-32s  %-6s  %-22s  %-4s  %7s  %s\n", when, entry_get(e, "REQUEST_ID"), entry_get(e, "STATUS"),
-               entry_get(e, "ROUTE"), *exit_code ? exit_code : "-", *ms ? ms : "-", entry_get(e, "ERROR"));
+
+        /* No blanks at the end of a line without an error: a line is a record to grep. */
+        printf("%-19s  %-32s  %-6s  %-22s  %-4s  %7s%s%s\n", when, entry_get(e, "REQUEST_ID"), entry_get(e, "STATUS"),
+               entry_get(e, "ROUTE"), *exit_code ? exit_code : "-", *ms ? ms : "-", *error ? "  " : "", error);
 }
 
 static int logs_list(sd_journal *j, unsigned lines, bool json) {
