@@ -7,6 +7,7 @@ LIBDIR  := $(PREFIX)/lib/sandboxd
 UNITDIR := $(PREFIX)/lib/systemd/system
 SBINDIR := $(PREFIX)/sbin
 SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
+MAN8DIR := $(PREFIX)/share/man/man8
 ETCDIR  := /etc/sandboxd
 # The services whose binaries `make test` builds with sanitizers.
 SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service
@@ -61,8 +62,8 @@ RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/session-files.c nspawn/runne
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/config.c lib/env-file.c lib/api-key.c lib/sha256.c db/db.c db/keys.c \
-               lib/error-count.c
+CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/time-util.c lib/config.c lib/env-file.c lib/api-key.c lib/sha256.c \
+               db/db.c db/keys.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote
 
@@ -91,9 +92,11 @@ $(BUILD)/tests/test-sha256:       $(call objs,lib/sha256.c)
 $(BUILD)/tests/test-api-key:      $(call objs,lib/api-key.c lib/sha256.c)
 $(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
 $(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
+$(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c)
+$(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/format.c lib/env-file.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
-        images fuzz openapi-check openapi-client
+        images fuzz openapi-check openapi-client man-check
 
 all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/sandboxctl
 
@@ -203,7 +206,7 @@ UNITS := sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sa
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)$(SYSUSERSDIR) \
-	    $(DESTDIR)$(ETCDIR)/nginx-metrics.d
+	    $(DESTDIR)$(ETCDIR)/nginx-metrics.d $(DESTDIR)$(MAN8DIR)
 	install -m 0644 units/sandboxd.sysusers $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
 	if [ -z "$(DESTDIR)" ]; then systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf; fi
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
@@ -214,6 +217,7 @@ install: all
 	install -m 0644 $(addprefix units/,$(UNITS)) $(DESTDIR)$(UNITDIR)/
 	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
 	install -m 0755 $(BUILD)/sandboxctl $(DESTDIR)$(SBINDIR)/sandboxctl
+	install -m 0644 docs/man/sandboxctl.8 $(DESTDIR)$(MAN8DIR)/sandboxctl.8
 	install -m 0755 nspawn/images/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxd-image
 	sed 's/@LISTEN@/$(LISTEN)/' nginx/sandboxd.conf >$(DESTDIR)$(ETCDIR)/nginx.conf
 	# The settings are the administrator's once installed: a new install keeps them.
@@ -223,7 +227,7 @@ install: all
 uninstall: stop
 	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
 	-rmdir $(DESTDIR)$(ETCDIR)/nginx-metrics.d 2>/dev/null
-	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxctl $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxctl $(DESTDIR)$(MAN8DIR)/sandboxctl.8 $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 
 # Up on $(LISTEN), then one request to show it works. The images are built the first time (a few
 # minutes) and reused after.
@@ -295,7 +299,13 @@ test-slow: deps
 
 # Static checks, before anything is built: shellcheck, every header on its own, clang-format, the
 # API's description.
-lint: shellcheck hdr-check style openapi-check openapi-client
+lint: shellcheck hdr-check style openapi-check openapi-client man-check
+
+# The manual pages, by groff with every warning (a misspelt macro, a bad escape) an error.
+man-check:
+	@for m in docs/man/*.[0-9]; do out=$$(groff -man -ww -z "$$m" 2>&1) && [ -z "$$out" ] || \
+		{ printf '%s\n' "$$out"; echo "man-check: $$m has roff errors" >&2; exit 1; }; done
+	@echo "man-check: docs/man is clean"
 
 # docs/openapi.json, the API's one description (served as GET /v1/openapi.json, and what the bats
 # suites check every response against), by an OpenAPI 3.1 validator: Debian has none for 3.1, so

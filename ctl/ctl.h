@@ -9,9 +9,9 @@
 #include <stdbool.h>
 
 typedef struct CtlOptions {
-        const char *url; /* the service's base URL: --url, else $SANDBOXD_URL, else http://127.0.0.1:8080 */
+        const char *url;   /* the service's base URL: --url, else $SANDBOXD_URL, else http://127.0.0.1:8080 */
         const char *token; /* an API key for the service, when it requires one: --token, else $SANDBOXD_TOKEN; NULL: none */
-        bool json;       /* --json: what a verb lists, as one JSON document on stdout */
+        bool json;         /* --json: what a verb lists, as one JSON document on stdout */
 } CtlOptions;
 
 typedef struct CtlVerb {
@@ -20,8 +20,20 @@ typedef struct CtlVerb {
         int (*run)(const CtlOptions *o, int argc, char *argv[]); /* argv[0] is the verb */
 } CtlVerb;
 
+/* The exit status of a usage error: a bad option, argument or URL. */
+#define CTL_EXIT_USAGE 2
+
 /* Prints "sandboxctl: " and the message to stderr; returns EXIT_FAILURE. */
 int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The verbs (ctl/verb-*.c). */
+/* Prints "sandboxctl: VERB: " and the message, then where to read more, to stderr; returns
+ * CTL_EXIT_USAGE. */
+int ctl_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The verbs, one file each (ctl/verb-NAME.c). */
 int verb_key(const CtlOptions *o, int argc, char *argv[]);
+int verb_status(const CtlOptions *o, int argc, char *argv[]);
+int verb_sessions(const CtlOptions *o, int argc, char *argv[]);
+int verb_machines(const CtlOptions *o, int argc, char *argv[]);
+int verb_run(const CtlOptions *o, int argc, char *argv[]);
+int verb_logs(const CtlOptions *o, int argc, char *argv[]);

@@ -7,9 +7,15 @@
 #include <string.h>
 
 #include "ctl/ctl.h"
+#include "ctl/http.h"
 
 /* One row per verb, in the order --help lists them; the empty row ends it. */
 static const CtlVerb verbs[] = {
+        {"status", "the pool, machines, sessions and recent errors at a glance", verb_status},
+        {"sessions", "list the sessions; sessions rm ID deletes one", verb_sessions},
+        {"machines", "list the machines: state, language, executions, age, memory, CPU", verb_machines},
+        {"run", "run FILE in a sandbox: its output, and its exit code as ours", verb_run},
+        {"logs", "the last requests, or every journal entry of one and its cost", verb_logs},
         {"key", "API keys and their quotas: add, list, revoke", verb_key},
         {},
 };
@@ -25,21 +31,32 @@ int ctl_fail(const char *fmt, ...) {
         return EXIT_FAILURE;
 }
 
+int ctl_usage(const char *verb, const char *fmt, ...) {
+        va_list ap;
+
+        fprintf(stderr, "sandboxctl: %s: ", verb);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, " (see sandboxctl %s --help)\n", verb);
+        return CTL_EXIT_USAGE;
+}
+
 static void help(FILE *f) {
         fputs("Usage: sandboxctl [--url URL] [--token TOKEN] [--json] VERB [ARGS...]\n"
               "\n"
               "Looks at and manages a running sandboxd. VERB --help says more of each.\n"
               "\n"
               "Options:\n"
-              "  --url URL   the service (default: $SANDBOXD_URL, else http://127.0.0.1:8080)\n"
+              "  --url URL      the service (default: $SANDBOXD_URL, else http://127.0.0.1:8080)\n"
               "  --token TOKEN  an API key, when the service requires one (default: $SANDBOXD_TOKEN)\n"
-              "  --json      print what a verb lists as JSON\n"
-              "  -h, --help  this text\n"
+              "  --json         print what a verb lists as JSON (each verb takes it too)\n"
+              "  -h, --help     this text\n"
               "\n"
               "Verbs:\n",
               f);
         for (const CtlVerb *v = verbs; v->name; v++)
-                fprintf(f, "  %-10s  %s\n", v->name, v->summary);
+                fprintf(f, "  %-13s  %s\n", v->name, v->summary);
         fputs("\nSee sandboxctl(8).\n", f);
 }
 
@@ -51,6 +68,7 @@ int main(int argc, char *argv[]) {
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
+        HttpUrl url;
         CtlOptions o = {.url = getenv("SANDBOXD_URL"), .token = getenv("SANDBOXD_TOKEN")};
         int c;
 
@@ -75,11 +93,15 @@ int main(int argc, char *argv[]) {
                         return EXIT_SUCCESS;
                 default:
                         help(stderr);
-                        return 2;
+                        return CTL_EXIT_USAGE;
                 }
         if (optind >= argc) {
                 help(stderr);
-                return 2;
+                return CTL_EXIT_USAGE;
+        }
+        if (http_url_parse(o.url, &url) < 0) {
+                (void) ctl_fail("'%s' is not a URL sandboxctl can use: http://HOST[:PORT][/PATH]", o.url);
+                return CTL_EXIT_USAGE;
         }
         for (const CtlVerb *v = verbs; v->name; v++)
                 if (strcmp(v->name, argv[optind]) == 0) {
@@ -88,5 +110,6 @@ int main(int argc, char *argv[]) {
                         optind = 0; /* the verb parses its own arguments afresh, with getopt too */
                         return v->run(&o, argc - first, argv + first);
                 }
-        return ctl_fail("unknown verb '%s' (see sandboxctl --help)", argv[optind]);
+        (void) ctl_fail("unknown verb '%s' (see sandboxctl --help)", argv[optind]);
+        return CTL_EXIT_USAGE;
 }

@@ -17,46 +17,22 @@
 #include <unistd.h>
 
 #include "ctl/ctl.h"
+#include "ctl/settings.h"
 #include "db/db.h"
 #include "db/keys.h"
 #include "lib/api-key.h"
 #include "lib/config.h"
-#include "lib/env-file.h"
 #include "lib/macro.h"
 
 DEFINE_JSON_CLEANUP
 
-#define SETTINGS_FILE "/etc/sandboxd/sandboxd.conf"
 #define LIMIT_MAX 1000000000LL
 
-static EnvVar *settings;
-static size_t n_settings;
-
-/* The services' settings: the environment first, then their file. */
-static const char *setting(const char *name) {
-        const char *v = getenv(name);
-
-        return v ? v : env_file_get(settings, n_settings, name);
-}
-
 static int read_settings(Config *ret) {
-        cleanup_free char *text = NULL;
         const char *bad = NULL;
-        size_t len = 0;
-        FILE *f = fopen(SETTINGS_FILE, "re");
 
-        if (f) {
-                if (getdelim(&text, &len, 0, f) < 0 && !feof(f)) {
-                        (void) fclose(f);
-                        return ctl_fail("cannot read %s: %m", SETTINGS_FILE);
-                }
-                (void) fclose(f);
-        } else if (errno != ENOENT)
-                return ctl_fail("cannot open %s: %m", SETTINGS_FILE);
-        if (env_file_parse(text, &settings, &n_settings) < 0)
-                return ctl_fail("out of memory");
-        if (config_parse(setting, ret, &bad) < 0)
-                return ctl_fail("invalid setting %s='%s' (in the environment or %s)", bad, setting(bad), SETTINGS_FILE);
+        if (config_parse(ctl_setting_get, ret, &bad) < 0)
+                return ctl_fail("invalid setting %s='%s' (in the environment or %s)", bad, ctl_setting_get(bad), ctl_settings_file());
         return 0;
 }
 
