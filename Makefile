@@ -2,11 +2,18 @@
 # sandboxd. `make run` brings the service up on $(LISTEN), `make test` runs every test.
 
 LISTEN  ?= 127.0.0.1:8080
+# Where `make install` puts sandboxd: /usr/local by default; the Debian package (make deb) is built
+# with PREFIX=/usr and UNITDIR=/lib/systemd/system. LIBDIR is compiled into the binaries (the
+# default of SANDBOXD_LIB_DIR) and written into the units and scripts at install time.
 PREFIX  ?= /usr/local
 LIBDIR  := $(PREFIX)/lib/sandboxd
 UNITDIR := $(PREFIX)/lib/systemd/system
 SBINDIR := $(PREFIX)/sbin
 SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
+TMPFILESDIR := $(PREFIX)/lib/tmpfiles.d
+MANDIR  := $(PREFIX)/share/man
+DOCDIR  := $(PREFIX)/share/doc/sandboxd
+DATADIR := $(PREFIX)/share/sandboxd
 ETCDIR  := /etc/sandboxd
 # The services whose binaries `make test` builds with sanitizers.
 SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service
@@ -32,7 +39,7 @@ CFLAGS  := -O1 -g -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-fra
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -MMD -MP $(WARN) $(HARDEN) $(CFLAGS) \
-             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+             -DSANDBOXD_DEFAULT_LIB_DIR='"$(LIBDIR)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
@@ -97,6 +104,13 @@ $(BUILD)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/db/db.o: db/schema.sql
+
+# The objects with LIBDIR compiled in are rebuilt when it changes (another PREFIX).
+$(BUILD)/lib/config.o $(BUILD)/tests/unit/test-config.o: $(BUILD)/libdir.txt
+$(BUILD)/libdir.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(LIBDIR)' | cmp -s - $@ || echo '$(LIBDIR)' >$@
+.PHONY: FORCE
 
 $(BUILD)/sandboxd-fcgi: $(call objs,$(FCGI_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 2>/dev/null) -lfcgi
@@ -196,29 +210,45 @@ fuzz: build/fuzz/fuzz-request
 UNITS := sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sandboxd-broker.socket \
          sandboxd-broker.service sandboxd-poold.service sandboxd-nginx.service
 
+# The paths of this install written into the units and the scripts.
+INSTALL_SED := sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
+               -e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g'
+# Whatever manual pages docs/man holds, each in the section its name ends with.
+MANPAGES := $(wildcard docs/man/*.[1-8])
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)$(SYSUSERSDIR) \
-	    $(DESTDIR)$(ETCDIR)/nginx-metrics.d
+	    $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(ETCDIR)/nginx-metrics.d $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/demo-agent
 	install -m 0644 units/sandboxd.sysusers $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
-	if [ -z "$(DESTDIR)" ]; then systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf; fi
+	install -m 0644 units/sandboxd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/sandboxd.conf
+	if [ -z "$(DESTDIR)" ]; then systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf && \
+	    systemd-tmpfiles --create $(TMPFILESDIR)/sandboxd.conf; fi
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime.list $(DESTDIR)$(LIBDIR)/
 	install -m 0644 docs/openapi.json $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
-	install -m 0644 $(addprefix units/,$(UNITS)) $(DESTDIR)$(UNITDIR)/
-	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
+	for u in $(UNITS); do $(INSTALL_SED) units/$$u >$(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
+	$(INSTALL_SED) units/sandboxd-host >$(DESTDIR)$(SBINDIR)/sandboxd-host
+	$(INSTALL_SED) nspawn/images/sandboxd-image >$(DESTDIR)$(SBINDIR)/sandboxd-image
+	chmod 0755 $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image
 	install -m 0755 $(BUILD)/sandboxctl $(DESTDIR)$(SBINDIR)/sandboxctl
-	install -m 0755 nspawn/images/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxd-image
+	install -m 0644 nspawn/images/demo-agent/* $(DESTDIR)$(DATADIR)/demo-agent/
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
+	for m in $(MANPAGES); do s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+	    install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
 	sed 's/@LISTEN@/$(LISTEN)/' nginx/sandboxd.conf >$(DESTDIR)$(ETCDIR)/nginx.conf
 	# The settings are the administrator's once installed: a new install keeps them.
 	[ -e $(DESTDIR)$(ETCDIR)/sandboxd.conf ] || install -m 0644 units/sandboxd.conf $(DESTDIR)$(ETCDIR)/sandboxd.conf
 
 # Leaves /etc/sandboxd/sandboxd.conf (the administrator's settings) and the records in /var/lib/sandboxd.
 uninstall: stop
-	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
+	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf \
+	    $(DESTDIR)$(TMPFILESDIR)/sandboxd.conf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)
 	-rmdir $(DESTDIR)$(ETCDIR)/nginx-metrics.d 2>/dev/null
 	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxctl $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 
 # Up on $(LISTEN), then one request to show it works. The images are built the first time (a few
 # minutes) and reused after.
