@@ -23,7 +23,7 @@ SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.se
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev \
-                procps shellcheck clang-format file python3-jsonschema prometheus
+                procps shellcheck clang-format file python3-jsonschema prometheus dpkg-dev debhelper
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -265,6 +265,21 @@ images: install
 	$(SBINDIR)/sandboxd-image runtime
 	$(SBINDIR)/sandboxd-image build demo-agent nspawn/images/demo-agent
 
+# The Debian package, build/sandboxd_<version>_<arch>.deb, built by Debian's tooling (debian/) in a
+# copy of the tree under build/deb, so that debhelper's clean-up and output stay out of the checkout.
+DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
+DEB_ARCH    = $(shell dpkg-architecture -q DEB_HOST_ARCH)
+DEB_FILE    = build/sandboxd_$(DEB_VERSION)_$(DEB_ARCH).deb
+.PHONY: deb
+deb:
+	rm -rf build/deb build/sandboxd_*.deb
+	mkdir -p build/deb/sandboxd
+	tar --exclude=./build --exclude=./.git -cf - . | tar -C build/deb/sandboxd -xf -
+	cd build/deb/sandboxd && dpkg-buildpackage -b -us -uc
+	cp build/deb/sandboxd_$(DEB_VERSION)_$(DEB_ARCH).deb build/
+	@if command -v lintian >/dev/null; then lintian --info $(DEB_FILE) || true; fi
+	@echo "deb: $(DEB_FILE)"
+
 stop:
 	@if [ -x $(SBINDIR)/sandboxd-host ]; then $(SBINDIR)/sandboxd-host down; fi
 
@@ -294,6 +309,17 @@ test: deps
 	    tests/check-sanitizers "$$since" || status=1; $(MAKE) stop || status=$$?; \
 	    for u in $(SANITIZED_UNITS); do rm -f /etc/systemd/system/$$u.d/zz-sanitizers.conf; done; \
 	    tests/check-down || status=1; exit $$status
+	$(MAKE) test-deb
+
+# The Debian package on this host, in place of the /usr/local install: built, installed (a running
+# service), the execute suite against it, removed (nothing left running) and purged (no state left),
+# by tests/check-deb. Then the /usr/local install and its images are back, the images rebuilt from
+# the base trees' cache that check-deb keeps (no download).
+.PHONY: test-deb
+test-deb: deb
+	$(MAKE) uninstall
+	status=0; LISTEN=$(LISTEN) tests/check-deb $(DEB_FILE) || status=$$?; \
+	    $(MAKE) images || status=1; exit $$status
 
 # The load test (several minutes): 1,000 executions at concurrency 16 mixed with timeouts and
 # bombs, on a stack of its own. CI runs it after make test.
