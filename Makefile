@@ -2,12 +2,18 @@
 # sandboxd. `make run` brings the service up on $(LISTEN), `make test` runs every test.
 
 LISTEN  ?= 127.0.0.1:8080
+# Where `make install` puts sandboxd: /usr/local by default; the Debian package (make deb) is built
+# with PREFIX=/usr and UNITDIR=/lib/systemd/system. LIBDIR is compiled into the binaries (the
+# default of SANDBOXD_LIB_DIR) and written into the units and scripts at install time.
 PREFIX  ?= /usr/local
 LIBDIR  := $(PREFIX)/lib/sandboxd
 UNITDIR := $(PREFIX)/lib/systemd/system
 SBINDIR := $(PREFIX)/sbin
 SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
-MAN8DIR := $(PREFIX)/share/man/man8
+TMPFILESDIR := $(PREFIX)/lib/tmpfiles.d
+MANDIR  := $(PREFIX)/share/man
+DOCDIR  := $(PREFIX)/share/doc/sandboxd
+DATADIR := $(PREFIX)/share/sandboxd
 ETCDIR  := /etc/sandboxd
 # The services whose binaries `make test` builds with sanitizers.
 SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service
@@ -17,7 +23,7 @@ SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.se
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev \
-                procps shellcheck clang-format file python3-jsonschema prometheus
+                procps shellcheck clang-format file python3-jsonschema prometheus dpkg-dev debhelper
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -33,7 +39,7 @@ CFLAGS  := -O1 -g -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-fra
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -MMD -MP $(WARN) $(HARDEN) $(CFLAGS) \
-             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+             -DSANDBOXD_DEFAULT_LIB_DIR='"$(LIBDIR)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
@@ -105,6 +111,13 @@ $(BUILD)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/db/db.o: db/schema.sql
+
+# The objects with LIBDIR compiled in are rebuilt when it changes (another PREFIX).
+$(BUILD)/lib/config.o $(BUILD)/tests/unit/test-config.o: $(BUILD)/libdir.txt
+$(BUILD)/libdir.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(LIBDIR)' | cmp -s - $@ || echo '$(LIBDIR)' >$@
+.PHONY: FORCE
 
 $(BUILD)/sandboxd-fcgi: $(call objs,$(FCGI_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 2>/dev/null) -lfcgi
@@ -204,30 +217,45 @@ fuzz: build/fuzz/fuzz-request
 UNITS := sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sandboxd-broker.socket \
          sandboxd-broker.service sandboxd-poold.service sandboxd-nginx.service
 
+# The paths of this install written into the units and the scripts.
+INSTALL_SED := sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
+               -e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g'
+# Whatever manual pages docs/man holds, each in the section its name ends with.
+MANPAGES := $(wildcard docs/man/*.[1-8])
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/etc $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(ETCDIR) $(DESTDIR)$(SYSUSERSDIR) \
-	    $(DESTDIR)$(ETCDIR)/nginx-metrics.d $(DESTDIR)$(MAN8DIR)
+	    $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(ETCDIR)/nginx-metrics.d $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/demo-agent
 	install -m 0644 units/sandboxd.sysusers $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
-	if [ -z "$(DESTDIR)" ]; then systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf; fi
+	install -m 0644 units/sandboxd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/sandboxd.conf
+	if [ -z "$(DESTDIR)" ]; then systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf && \
+	    systemd-tmpfiles --create $(TMPFILESDIR)/sandboxd.conf; fi
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime.list $(DESTDIR)$(LIBDIR)/
 	install -m 0644 docs/openapi.json $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
-	install -m 0644 $(addprefix units/,$(UNITS)) $(DESTDIR)$(UNITDIR)/
-	install -m 0755 units/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-host
+	for u in $(UNITS); do $(INSTALL_SED) units/$$u >$(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
+	$(INSTALL_SED) units/sandboxd-host >$(DESTDIR)$(SBINDIR)/sandboxd-host
+	$(INSTALL_SED) nspawn/images/sandboxd-image >$(DESTDIR)$(SBINDIR)/sandboxd-image
+	chmod 0755 $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image
 	install -m 0755 $(BUILD)/sandboxctl $(DESTDIR)$(SBINDIR)/sandboxctl
-	install -m 0644 docs/man/sandboxctl.8 $(DESTDIR)$(MAN8DIR)/sandboxctl.8
-	install -m 0755 nspawn/images/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxd-image
+	install -m 0644 nspawn/images/demo-agent/* $(DESTDIR)$(DATADIR)/demo-agent/
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
+	for m in $(MANPAGES); do s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+	    install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
 	sed 's/@LISTEN@/$(LISTEN)/' nginx/sandboxd.conf >$(DESTDIR)$(ETCDIR)/nginx.conf
 	# The settings are the administrator's once installed: a new install keeps them.
 	[ -e $(DESTDIR)$(ETCDIR)/sandboxd.conf ] || install -m 0644 units/sandboxd.conf $(DESTDIR)$(ETCDIR)/sandboxd.conf
 
 # Leaves /etc/sandboxd/sandboxd.conf (the administrator's settings) and the records in /var/lib/sandboxd.
 uninstall: stop
-	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf
+	rm -rf $(DESTDIR)$(LIBDIR) $(DESTDIR)$(ETCDIR)/nginx.conf $(DESTDIR)$(SYSUSERSDIR)/sandboxd.conf \
+	    $(DESTDIR)$(TMPFILESDIR)/sandboxd.conf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)
 	-rmdir $(DESTDIR)$(ETCDIR)/nginx-metrics.d 2>/dev/null
-	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxctl $(DESTDIR)$(MAN8DIR)/sandboxctl.8 $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -f $(DESTDIR)$(SBINDIR)/sandboxd-host $(DESTDIR)$(SBINDIR)/sandboxd-image $(DESTDIR)$(SBINDIR)/sandboxctl $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 
 # Up on $(LISTEN), then one request to show it works. The images are built the first time (a few
 # minutes) and reused after.
@@ -243,6 +271,21 @@ run: deps install images
 images: install
 	$(SBINDIR)/sandboxd-image runtime
 	$(SBINDIR)/sandboxd-image build demo-agent nspawn/images/demo-agent
+
+# The Debian package, build/sandboxd_<version>_<arch>.deb, built by Debian's tooling (debian/) in a
+# copy of the tree under build/deb, so that debhelper's clean-up and output stay out of the checkout.
+DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
+DEB_ARCH    = $(shell dpkg-architecture -q DEB_HOST_ARCH)
+DEB_FILE    = build/sandboxd_$(DEB_VERSION)_$(DEB_ARCH).deb
+.PHONY: deb
+deb:
+	rm -rf build/deb build/sandboxd_*.deb
+	mkdir -p build/deb/sandboxd
+	tar --exclude=./build --exclude=./.git -cf - . | tar -C build/deb/sandboxd -xf -
+	cd build/deb/sandboxd && dpkg-buildpackage -b -us -uc
+	cp build/deb/sandboxd_$(DEB_VERSION)_$(DEB_ARCH).deb build/
+	@if command -v lintian >/dev/null; then lintian --info $(DEB_FILE) || true; fi
+	@echo "deb: $(DEB_FILE)"
 
 stop:
 	@if [ -x $(SBINDIR)/sandboxd-host ]; then $(SBINDIR)/sandboxd-host down; fi
@@ -273,6 +316,17 @@ test: deps
 	    tests/check-sanitizers "$$since" || status=1; $(MAKE) stop || status=$$?; \
 	    for u in $(SANITIZED_UNITS); do rm -f /etc/systemd/system/$$u.d/zz-sanitizers.conf; done; \
 	    tests/check-down || status=1; exit $$status
+	$(MAKE) test-deb
+
+# The Debian package on this host, in place of the /usr/local install: built, installed (a running
+# service), the execute suite against it, removed (nothing left running) and purged (no state left),
+# by tests/check-deb. Then the /usr/local install and its images are back, the images rebuilt from
+# the base trees' cache that check-deb keeps (no download).
+.PHONY: test-deb
+test-deb: deb
+	$(MAKE) uninstall
+	status=0; LISTEN=$(LISTEN) tests/check-deb $(DEB_FILE) || status=$$?; \
+	    $(MAKE) images || status=1; exit $$status
 
 # The load test (several minutes): 1,000 executions at concurrency 16 mixed with timeouts and
 # bombs, on a stack of its own. CI runs it after make test.

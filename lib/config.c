@@ -77,7 +77,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
         Config c = {
                 .db_path = get_str(get, "SANDBOXD_DB", "/var/lib/sandboxd/db/sandboxd.db"),
                 .user = get_str(get, "SANDBOXD_USER", "sandboxd"),
-                .lib_dir = get_str(get, "SANDBOXD_LIB_DIR", "/usr/local/lib/sandboxd"),
+                .lib_dir = get_str(get, "SANDBOXD_LIB_DIR", SANDBOXD_DEFAULT_LIB_DIR),
                 .slice = get_str(get, "SANDBOXD_SLICE", "sandbox.slice"),
                 .image_dir = get_str(get, "SANDBOXD_IMAGE_DIR", "/var/lib/machines"),
                 .runtime_image = get_str(get, "SANDBOXD_RUNTIME_IMAGE", "sandboxd-runtime"),

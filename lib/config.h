@@ -5,6 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* SANDBOXD_LIB_DIR's default: where `make install` puts the binaries, PREFIX/lib/sandboxd (the
+ * Makefile defines it from PREFIX; /usr for the Debian package). */
+#ifndef SANDBOXD_DEFAULT_LIB_DIR
+#        define SANDBOXD_DEFAULT_LIB_DIR "/usr/local/lib/sandboxd"
+#endif
+
 /* Settings read once at start-up from the environment (the unit's Environment= lines). */
 typedef struct Config {
         unsigned workers;
