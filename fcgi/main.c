@@ -125,10 +125,26 @@ done:
         request_done(&req);
 }
 
+/* The master's SIGTERM: the worker is to stop once the request in hand is answered. libfcgi's own
+ * handler would do the same, but silently; this one says so, and libfcgi keeps it (it installs its
+ * handler only where none is). */
+static volatile sig_atomic_t stopping;
+
+static void on_stop(int sig) {
+        (void) sig;
+        stopping = 1;
+        FCGX_ShutdownPending();
+}
+
 static int worker_main(void) {
         Context ctx = {.config = &arg_config, .wake_fd = -1, .broker = -1};
+        /* No SA_RESTART: accept() returns, and libfcgi, told shutdown is pending, gives up. */
+        struct sigaction sa = {.sa_handler = on_stop};
         FCGX_Request fcgx;
         int r;
+
+        if (sigaction(SIGTERM, &sa, NULL) < 0)
+                return log_error_errno(errno, "Failed to set up SIGTERM");
 
         r = db_open(arg_config.db_path, &ctx.db);
         if (r < 0)
@@ -159,8 +175,10 @@ static int worker_main(void) {
         closep(&ctx.broker);
         closep(&ctx.wake_fd);
         ctx.db = db_close(ctx.db);
-        /* A worker ends by its signal (SIGTERM from the master): the loop ends only when accept()
-         * fails, and the master should hear of it. */
+        /* A worker ends by the master's SIGTERM; else the loop ends only when accept() fails, and
+         * the master should hear of it. */
+        if (stopping)
+                return 0;
         return log_error_errno(EIO, "Failed to accept a FastCGI request");
 }
 

@@ -14,6 +14,11 @@ setup_file() {
 }
 
 teardown() {
+    if [ -n "${prometheus_pid:-}" ]; then
+        kill "$prometheus_pid" 2>/dev/null || true
+        wait "$prometheus_pid" 2>/dev/null || true
+        prometheus_pid=
+    fi
     if [ -e "$KNOB" ]; then
         rm -f "$KNOB"
         in_systemd systemctl reload sandboxd-nginx.service
@@ -254,4 +259,40 @@ rose() {
         sleep 0.1
     done
     [ "$(from 127.0.0.2 /metrics)" = 403 ]
+}
+
+@test "a Prometheus server pointed at /metrics scrapes it: its target is up and the series are stored" {
+    # Debian's prometheus, as docs/metrics.md has an operator point it at sandboxd, on a port of
+    # its own on loopback, with a second target where nothing listens: its "up" is 0, so the 1 of
+    # sandboxd's target means a scrape that worked.
+    local dir=$BATS_TEST_TMPDIR/prometheus port=19090
+    mkdir -p "$dir"
+    cat >"$dir/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: sandboxd
+    static_configs:
+      - targets: ['127.0.0.1:$(listen_port)']
+  - job_name: nothing
+    static_configs:
+      - targets: ['127.0.0.1:9']
+YML
+    promtool check config "$dir/prometheus.yml"
+    prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+        --web.listen-address="127.0.0.1:$port" >"$dir/log" 2>&1 3>&- &
+    prometheus_pid=$!
+    query() {
+        curl -s "http://127.0.0.1:$port/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'
+    }
+    up_sandboxd() { query 'up{job="sandboxd"}'; }
+    up_nothing() { query 'up{job="nothing"}'; }
+    for _ in $(seq 100); do
+        [ -n "$(up_sandboxd)" ] && [ -n "$(up_nothing)" ] && break
+        sleep 0.2
+    done
+    [ "$(up_nothing)" = 0 ]
+    [ "$(up_sandboxd)" = 1 ] || { cat "$dir/log" >&2; false; }
+    [ -n "$(query 'sandboxd_pool_target_machines')" ]
+    [ "$(query 'sandboxd_pool_target_machines')" = "$(curl -s "$SANDBOXD_URL/v1/pool" | jq -r .target)" ]
 }
