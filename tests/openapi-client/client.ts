@@ -4,13 +4,15 @@
 // field the document lacks, or names otherwise, does not compile.
 //
 //   node out/client.js [URL]   runs print(2**32), then lists the pool; exits 1 on any error.
+//   With SANDBOXD_TOKEN set, it sends that API key (the document's bearer scheme).
 import createClient from "openapi-fetch";
 import type { paths } from "./sandboxd.js";
 
 declare const process: { argv: string[]; env: Record<string, string | undefined>; exitCode?: number };
 
 const baseUrl = process.argv[2] ?? process.env.SANDBOXD_URL ?? "http://127.0.0.1:8080";
-const client = createClient<paths>({ baseUrl });
+const token = process.env.SANDBOXD_TOKEN;
+const client = createClient<paths>({ baseUrl, headers: token ? { Authorization: `Bearer ${token}` } : {} });
 
 const run = await client.POST("/v1/execute", { body: { code: "print(2**32)", language: "python", timeout_s: 10 } });
 if (run.error || !run.data) {
