@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "ctl/http.h"
-#include "lib/alloc-util.h"
 #include "lib/error.h"
+#include "lib/fd-util.h"
 #include "lib/macro.h"
 
 /* Connecting to a host that does not answer would otherwise take the kernel's two minutes. */
@@ -266,45 +266,6 @@ static int send_all(int fd, const char *p, size_t n) {
         return 0;
 }
 
-/* Everything the server sends until it closes the connection, NUL-terminated. */
-static int recv_all(int fd, char **ret, size_t *ret_len) {
-        cleanup_free char *buf = NULL;
-        size_t cap = 0, n = 0;
-        int r;
-
-        for (;;) {
-                ssize_t k;
-
-                if (cap - n < 2) {
-                        r = ARRAY_GROW(buf, cap, cap ? cap : 1, 65536);
-                        if (r < 0)
-                                return r;
-                }
-                k = recv(fd, buf + n, cap - n - 1, 0);
-                if (k < 0 && errno == EAGAIN) {
-                        r = wait_fd(fd, POLLIN);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-                if (n > HTTP_ANSWER_MAX)
-                        return -EFBIG;
-        }
-        if (!buf && !(buf = calloc(1, 1)))
-                return -ENOMEM;
-        buf[n] = 0;
-        *ret = TAKE_PTR(buf);
-        *ret_len = n;
-        return 0;
-}
-
 static int format_head(const HttpUrl *url, const char *method, const char *path, const char *token, const char *content_type,
                        size_t body_len, bool has_body, char **ret) {
         bool v6 = strchr(url->host, ':');
@@ -353,7 +314,8 @@ int http_request(const HttpUrl *url, const char *method, const char *path, const
         if (r >= 0 && body)
                 r = send_all(fd, body, body_len);
         if (r >= 0)
-                r = recv_all(fd, &answer, &len);
+                /* Everything the server sends until it closes the connection. */
+                r = fd_read_all(fd, HTTP_ANSWER_MAX, HTTP_ANSWER_TIMEOUT_MS, &answer, &len);
         if (r < 0)
                 return error_set(reterr, r, "no answer from %s port %s: %s", url->host, url->port, strerror(-r));
         r = http_response_parse(answer, len, &resp, &off, &blen);

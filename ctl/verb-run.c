@@ -16,7 +16,7 @@
 #include "ctl/api.h"
 #include "ctl/ctl.h"
 #include "ctl/language.h"
-#include "lib/alloc-util.h"
+#include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "lib/utf8.h"
 
@@ -44,38 +44,6 @@ static void help(FILE *f) {
               f);
 }
 
-static int read_all(int fd, char **ret, size_t *ret_len) {
-        cleanup_free char *buf = NULL;
-        size_t cap = 0, n = 0;
-        int r;
-
-        for (;;) {
-                ssize_t k;
-
-                if (cap - n < 2) {
-                        r = ARRAY_GROW(buf, cap, cap ? cap : 1, 65536);
-                        if (r < 0)
-                                return r;
-                }
-                k = read(fd, buf + n, cap - n - 1);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-                if (n > RUN_FILE_MAX)
-                        return -EFBIG;
-        }
-        if (!buf && !(buf = calloc(1, 1)))
-                return -ENOMEM;
-        buf[n] = 0;
-        *ret = TAKE_PTR(buf);
-        *ret_len = n;
-        return 0;
-}
-
 static int read_code(const char *path, char **ret, size_t *ret_len) {
         cleanup_close int fd = -1;
         int r;
@@ -85,7 +53,7 @@ static int read_code(const char *path, char **ret, size_t *ret_len) {
                 if (fd < 0)
                         return ctl_fail("cannot open '%s': %s", path, strerror(errno));
         }
-        r = read_all(fd >= 0 ? fd : STDIN_FILENO, ret, ret_len);
+        r = fd_read_all(fd >= 0 ? fd : STDIN_FILENO, RUN_FILE_MAX, -1, ret, ret_len);
         if (r == -EFBIG)
                 return ctl_fail("'%s' is larger than the service takes (%zu MiB)", path, RUN_FILE_MAX >> 20);
         if (r < 0)

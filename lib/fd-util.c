@@ -2,10 +2,13 @@
 /* The read and write loops, and the descriptor passing, that the broker, its clients and the
  * runner all need. */
 #include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/alloc-util.h"
 #include "lib/fd-util.h"
 #include "lib/macro.h"
 
@@ -113,4 +116,46 @@ ssize_t fd_receive_one(int sock, void *buf, size_t size, int flags, int *ret_fd)
         else if (ret_fd)
                 *ret_fd = -1;
         return n;
+}
+
+int fd_read_all(int fd, size_t max, int timeout_ms, char **ret, size_t *ret_len) {
+        cleanup_free char *buf = NULL;
+        size_t cap = 0, n = 0;
+        int r;
+
+        for (;;) {
+                ssize_t k;
+
+                if (cap - n < 2) {
+                        r = ARRAY_GROW(buf, cap, cap ? cap : 1, 65536);
+                        if (r < 0)
+                                return r;
+                }
+                k = read(fd, buf + n, cap - n - 1);
+                if (k < 0 && errno == EAGAIN) {
+                        struct pollfd p = {.fd = fd, .events = POLLIN};
+
+                        r = poll(&p, 1, timeout_ms);
+                        if (r < 0 && errno != EINTR)
+                                return -errno;
+                        if (r == 0)
+                                return -ETIMEDOUT;
+                        continue;
+                }
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+                if (n > max)
+                        return -EFBIG;
+        }
+        if (!buf && !(buf = calloc(1, 1)))
+                return -ENOMEM;
+        buf[n] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_len = n;
+        return 0;
 }

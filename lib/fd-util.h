@@ -8,6 +8,12 @@
  * progress). */
 int fd_write_all(int fd, const void *buf, size_t len);
 
+/* Everything fd gives until its end, NUL-terminated, into *ret (the caller's) and its length into
+ * *ret_len. EINTR is retried; on a non-blocking fd, EAGAIN waits for it to be readable, at most
+ * timeout_ms each time (-1: no limit), then -ETIMEDOUT. More than max bytes: -EFBIG. 0 or a negative
+ * errno, nothing returned then. */
+int fd_read_all(int fd, size_t max, int timeout_ms, char **ret, size_t *ret_len);
+
 /* Exactly len bytes of fd from offset into buf (pread: the file offset is left alone). 0, a negative
  * errno, or -EPROTO when the file ends first. */
 int fd_pread_exact(int fd, void *buf, size_t len, off_t offset);

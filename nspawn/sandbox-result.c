@@ -6,22 +6,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/cgroup-util.h"
 #include "nspawn/sandbox.h"
 
-/* The number after "key " in a flat-keyed cgroup file, 0 if absent or unreadable. */
+/* A count of a flat-keyed cgroup file, 0 if absent or unreadable: nothing counted. */
 static uint64_t cgroup_counter(const char *path, const char *key) {
-        char line[256];
-        uint64_t v = 0;
-        size_t n = strlen(key);
-        FILE *f = fopen(path, "re");
+        uint64_t v;
 
-        if (!f)
-                return 0;
-        while (fgets(line, sizeof(line), f))
-                if (strncmp(line, key, n) == 0 && line[n] == ' ')
-                        v = strtoull(line + n + 1, NULL, 10);
-        (void) fclose(f);
-        return v;
+        return cgroup_read_number(path, key, &v) >= 0 ? v : 0;
+}
+
+/* A figure of a cgroup file, UINT64_MAX if absent or unreadable: not known. */
+static uint64_t cgroup_value(const char *path, const char *key) {
+        uint64_t v;
+
+        return cgroup_read_number(path, key, &v) >= 0 ? v : UINT64_MAX;
 }
 
 void sandbox_limits_hit(const char *slice, const char *unit, SandboxLimitsHit *ret) {
@@ -41,24 +40,6 @@ void sandbox_limits_hit(const char *slice, const char *unit, SandboxLimitsHit *r
         ret->memory = cgroup_counter(path, "oom_kill") > 0;
         (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/pids/%s/%s/pids.events", slice, unit);
         ret->tasks = cgroup_counter(path, "max") > 0;
-}
-
-/* The one number of a cgroup file, or after "key " in a flat-keyed one; UINT64_MAX if unreadable. */
-static uint64_t cgroup_value(const char *path, const char *key) {
-        char line[256];
-        size_t n = key ? strlen(key) : 0;
-        uint64_t v = UINT64_MAX;
-        FILE *f = fopen(path, "re");
-
-        if (!f)
-                return UINT64_MAX;
-        while (fgets(line, sizeof(line), f))
-                if (!key || (strncmp(line, key, n) == 0 && line[n] == ' ')) {
-                        v = strtoull(line + n + (key ? 1 : 0), NULL, 10);
-                        break;
-                }
-        (void) fclose(f);
-        return v;
 }
 
 void sandbox_usage(const char *slice, const char *unit, SandboxUsage *ret) {

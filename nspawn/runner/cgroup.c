@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/alloc-util.h"
+#include "lib/cgroup-util.h"
 #include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "nspawn/runner/cgroup.h"
@@ -41,29 +42,6 @@ static int write_file(const char *path, const char *text) {
         if (fd < 0)
                 return -errno;
         return fd_write_all(fd, text, strlen(text));
-}
-
-/* The number after "key " in a flat-keyed file (cpu.stat, memory.events, memory.oom_control), or
- * a file holding one number (key NULL). -errno, or -ENOENT for a key it does not have. */
-static int read_number(const char *path, const char *key, uint64_t *ret) {
-        char buf[1024], *p = buf;
-        cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
-        size_t klen = key ? strlen(key) : 0;
-        ssize_t n;
-
-        if (fd < 0)
-                return -errno;
-        n = read(fd, buf, sizeof(buf) - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = 0;
-        while (key && p && !(strncmp(p, key, klen) == 0 && p[klen] == ' ')) {
-                p = strchr(p, '\n');
-                p = p ? p + 1 : NULL;
-        }
-        if (!p)
-                return -ENOENT;
-        return sscanf(p + klen, "%" SCNu64, ret) == 1 ? 0 : -EBADMSG;
 }
 
 static bool has_word(const char *path, const char *word) {
@@ -169,18 +147,18 @@ void cgroup_sandbox_usage(unsigned id, CgroupUsage *ret) {
         *ret = (CgroupUsage){};
         if (v2_root) {
                 sandbox_path(path, sizeof(path), v2_root, id, "cpu.stat");
-                ret->has_cpu = read_number(path, "usage_usec", &ret->cpu_usec) >= 0;
+                ret->has_cpu = cgroup_read_number(path, "usage_usec", &ret->cpu_usec) >= 0;
         }
         if (v2_memory) {
                 sandbox_path(path, sizeof(path), v2_root, id, "memory.peak");
-                ret->has_memory = read_number(path, NULL, &ret->memory_peak_bytes) >= 0;
+                ret->has_memory = cgroup_read_number(path, NULL, &ret->memory_peak_bytes) >= 0;
                 sandbox_path(path, sizeof(path), v2_root, id, "memory.events");
-                (void) read_number(path, "oom_kill", &ret->oom_kills);
+                (void) cgroup_read_number(path, "oom_kill", &ret->oom_kills);
         } else if (v1_memory) {
                 sandbox_path(path, sizeof(path), v1_memory, id, "memory.max_usage_in_bytes");
-                ret->has_memory = read_number(path, NULL, &ret->memory_peak_bytes) >= 0;
+                ret->has_memory = cgroup_read_number(path, NULL, &ret->memory_peak_bytes) >= 0;
                 sandbox_path(path, sizeof(path), v1_memory, id, "memory.oom_control");
-                (void) read_number(path, "oom_kill", &ret->oom_kills);
+                (void) cgroup_read_number(path, "oom_kill", &ret->oom_kills);
         }
 }
 

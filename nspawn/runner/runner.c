@@ -716,37 +716,6 @@ static char *answer(const char *data, size_t len, Sandbox *c) {
         return text ? strdup(text) : NULL;
 }
 
-static char *read_all(int fd, size_t *ret_len) {
-        size_t len = 0, cap = CHUNK;
-        char *buf = malloc(cap + 1);
-
-        while (buf) {
-                ssize_t n;
-
-                if (len == cap) {
-                        char *bigger = realloc(buf, cap * 2 + 1);
-
-                        if (!bigger)
-                                break;
-                        buf = bigger;
-                        cap *= 2;
-                }
-                n = read(fd, buf + len, cap - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        break;
-                if (n == 0) {
-                        buf[len] = 0;
-                        *ret_len = len;
-                        return buf;
-                }
-                len += (size_t) n;
-        }
-        free(buf);
-        return NULL;
-}
-
 /* The filter seccomp-gen compiled, a raw struct sock_filter array, for the zygote to install in
  * every code process. Fails closed. */
 static size_t read_filter(const char *path, struct sock_filter *insns, size_t max) {
@@ -1333,7 +1302,7 @@ static int session_file_op(const char *op, struct json_object *req, const char *
 static char *next_request(int *ret_conn, size_t *ret_len) {
         for (;;) {
                 cleanup_close int conn = accept4(STDIN_FILENO, NULL, NULL, SOCK_CLOEXEC);
-                char *data;
+                char *data = NULL;
 
                 if (conn < 0) {
                         if (errno == EINTR || errno == ECONNABORTED)
@@ -1342,8 +1311,8 @@ static char *next_request(int *ret_conn, size_t *ret_len) {
                 }
                 if (fd_write_all(conn, "ready\n", 6) < 0)
                         continue;
-                data = read_all(conn, ret_len);
-                if (!data || *ret_len == 0) {
+                /* What the worker sends until it shuts down its side; nothing at all is a probe. */
+                if (fd_read_all(conn, SIZE_MAX, -1, &data, ret_len) < 0 || *ret_len == 0) {
                         free(data);
                         continue;
                 }

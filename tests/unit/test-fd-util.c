@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/fd-util.h"
@@ -142,10 +144,55 @@ static void test_send_one(void) {
         (void) close(memfd);
 }
 
+static void test_read_all(void) {
+        int p[2];
+        char *buf = NULL;
+        size_t len = 0;
+        static char big[200000];
+
+        /* What was written, whole and NUL-terminated, across several reads and a growing buffer. */
+        memset(big, 'x', sizeof(big));
+        tap_ok(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) == 0, "socketpair");
+        if (fork() == 0) {
+                close(p[0]);
+                _exit(fd_write_all(p[1], big, sizeof(big)) < 0);
+        }
+        close(p[1]);
+        tap_ok(fd_read_all(p[0], sizeof(big), -1, &buf, &len) == 0 && len == sizeof(big) && buf[len] == 0 &&
+                       memcmp(buf, big, len) == 0,
+               "fd_read_all: all of it, up to max");
+        free(buf);
+        buf = NULL;
+        close(p[0]);
+        (void) wait(NULL);
+
+        /* One byte over max: -EFBIG, nothing returned. */
+        tap_ok(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) == 0, "socketpair");
+        tap_ok(fd_write_all(p[1], "12345", 5) == 0, "write");
+        close(p[1]);
+        tap_ok(fd_read_all(p[0], 4, -1, &buf, &len) == -EFBIG && !buf, "fd_read_all: past max, -EFBIG");
+        close(p[0]);
+
+        /* An empty stream: "" of length 0. */
+        tap_ok(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) == 0, "socketpair");
+        close(p[1]);
+        tap_ok(fd_read_all(p[0], 4, -1, &buf, &len) == 0 && buf && len == 0 && buf[0] == 0, "fd_read_all: empty");
+        free(buf);
+        buf = NULL;
+        close(p[0]);
+
+        /* Non-blocking, the writer silent and still there: -ETIMEDOUT after the wait. */
+        tap_ok(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p) == 0, "socketpair");
+        tap_ok(fd_read_all(p[0], 4, 20, &buf, &len) == -ETIMEDOUT && !buf, "fd_read_all: a silent peer times out");
+        close(p[0]);
+        close(p[1]);
+}
+
 int main(void) {
         test_write_all();
         test_pread_exact();
         test_send_one();
         test_receive_one();
+        test_read_all();
         return tap_done();
 }
