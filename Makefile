@@ -53,7 +53,7 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-route.c fcgi/validate.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
+               fcgi/route-sessions.c fcgi/session-route.c fcgi/validate.c nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/sha256.c lib/quota.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
@@ -64,7 +64,7 @@ BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/sandbo
 POOLD_SRCS  := nspawn/pool/poold.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/signal-util.c lib/daemon.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
-RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
+RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-request.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
@@ -84,6 +84,7 @@ $(BUILD)/tests/test-cgroup-util:  $(call objs,lib/cgroup-util.c)
 $(BUILD)/tests/test-path-util:    $(call objs,lib/path-util.c)
 $(BUILD)/tests/test-image-name:   $(call objs,lib/image-name.c)
 $(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
+$(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner/runner-request.c fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
 $(BUILD)/tests/test-error:        $(call objs,lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/image-name.c)
@@ -200,10 +201,10 @@ check-unit:
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c \
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c \
                 lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c lib/sha256.c
 
-build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
+build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
                          lib/macro.h nspawn/broker/broker-proto.h lib/api-key.h lib/sha256.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \

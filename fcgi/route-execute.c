@@ -29,31 +29,11 @@
 #include "nspawn/broker/broker-client.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
+#include "nspawn/runner/runner-request.h"
 #include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
 
 DEFINE_JSON_CLEANUP
-
-/* What the runner inside the sandbox reads on its stdin (nspawn/runner/runner.c). */
-static struct json_object *runner_input(const ExecRequest *x, const Config *cfg) {
-        cleanup_json struct json_object *in = json_object_new_object();
-
-        if (!in)
-                return NULL;
-        if (json_object_object_add(in, "code", json_object_new_string_len(x->code, (int) x->code_len)) < 0 ||
-            json_object_object_add(in, "language", json_object_new_string(x->language)) < 0 ||
-            (x->import_policy && json_object_object_add(in, "import_policy", json_object_new_string("curated")) < 0) ||
-            json_object_object_add(in, "output_cap", json_object_new_int64((int64_t) cfg->output_cap_bytes)) < 0 ||
-            json_object_object_add(in, "return_cap", json_object_new_int64((int64_t) cfg->return_cap_bytes)) < 0)
-                return NULL;
-        if (x->stdin_data && json_object_object_add(in, "stdin", json_object_new_string_len(x->stdin_data, (int) x->stdin_len)) < 0)
-                return NULL;
-        if (x->files && json_object_object_add(in, "files", json_object_get(x->files)) < 0)
-                return NULL;
-        if (x->return_files && json_object_object_add(in, "return_files", json_object_get(x->return_files)) < 0)
-                return NULL;
-        return TAKE_PTR(in);
-}
 
 /* A runner text field (base64) as a JSON string that is valid whatever bytes the code printed. */
 static int add_output(struct json_object *out, const char *key, struct json_object *reply, const char *b64_key) {
@@ -509,7 +489,7 @@ static int execute(Request *req, Context *ctx, const ExecRequest *x) {
         size_t len = 0;
         int r;
 
-        input = runner_input(x, ctx->config);
+        input = runner_request_new(x, ctx->config->output_cap_bytes, ctx->config->return_cap_bytes);
         text = input ? json_object_to_json_string_length(input, JSON_C_TO_STRING_PLAIN, &len) : NULL;
         if (!text)
                 return reply_error(req, 500, MSG_INTERNAL, "out of memory");

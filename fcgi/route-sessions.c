@@ -26,6 +26,7 @@
 #include "lib/b64.h"
 #include "lib/config.h"
 #include "lib/error.h"
+#include "lib/json-limits.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
@@ -316,7 +317,7 @@ static int runner_call(int fd, struct json_object *request, const void *extra, s
         /* The object is one line (the runner writes it plain: a newline in a string is escaped). */
         nl = memchr(reply, '\n', len);
         end = nl ? (size_t) (nl - reply) : len;
-        tok = json_tokener_new();
+        tok = json_tokener_new_ex(JSON_MAX_DEPTH);
         if (!tok)
                 return -ENOMEM;
         o = json_tokener_parse_ex(tok, reply, (int) (end > INT32_MAX ? INT32_MAX : end));

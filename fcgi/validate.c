@@ -10,6 +10,7 @@
 #include "fcgi/validate.h"
 #include "lib/b64.h"
 #include "lib/error.h"
+#include "lib/json-limits.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
 #include "lib/utf8.h"
@@ -28,9 +29,6 @@ const ValidateLimits validate_call_limits = {
         .default_timeout_s = 30,
         .max_timeout_s = 120,
 };
-
-/* Deep enough for any sane request, shallow enough that a hostile body cannot exhaust the stack. */
-#define JSON_MAX_DEPTH 64
 
 /* RFC 8259 has no NaN or Infinity, which json-c's strict mode still takes. */
 static bool json_finite(struct json_object *v) {

@@ -63,10 +63,12 @@
 #include "lib/b64.h"
 #include "lib/error.h"
 #include "lib/fd-util.h"
+#include "lib/json-limits.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
 #include "lib/time-util.h"
 #include "nspawn/runner/cgroup.h"
+#include "nspawn/runner/runner-request.h"
 #include "nspawn/runner/session-files.h"
 #include "nspawn/runner/zygote-proto.h"
 
@@ -600,36 +602,22 @@ static void usage_from_cgroup(const CgroupUsage *before, const CgroupUsage *afte
                 st->maxrss_bytes = after->memory_peak_bytes;
 }
 
-/* One execution in its sandbox: the reply. */
-static int run(struct json_object *req, Sandbox *c, struct json_object *reply, Error *reterr) {
-        static const char *const languages[] = {"python", "node", "bash", NULL}, *const policies[] = {"none", "curated", NULL};
-        struct json_object *code = NULL, *in = NULL, *files = NULL, *returned = NULL;
+/* One execution in its sandbox, its request checked in full already: the reply. */
+static int run(const RunnerRequest *rq, Sandbox *c, struct json_object *reply, Error *reterr) {
+        struct json_object *code = rq->code, *in = rq->stdin_text, *files = rq->files, *returned = rq->return_files;
         cleanup_free char *header = NULL;
         Output out = {}, err = {};
-        int64_t cap = get_int(req, "output_cap", 1 << 20), rcap = get_int(req, "return_cap", 8 << 20);
-        const char *language, *policy;
+        int64_t cap = rq->output_cap, rcap = rq->return_cap;
+        const char *language = rq->language, *policy = rq->policy;
         ZygoteStatus status = {};
         CgroupUsage before = {}, after = {};
         uint64_t start;
         int r;
 
-        if (!json_object_is_type(req, json_type_object) || !json_object_object_get_ex(req, "code", &code) ||
-            !json_object_is_type(code, json_type_string))
-                return error_set(reterr, -EINVAL, "request has no code");
-        language = get_word(req, "language", languages);
-        policy = get_word(req, "import_policy", policies);
-        if (!language || !policy)
-                return error_set(reterr, -EINVAL, "unknown language or import policy");
         last_language = language;
         r = sandbox_choose(c, language, code);
         if (r < 0)
                 return r;
-        if (json_object_object_get_ex(req, "stdin", &in) && in && !json_object_is_type(in, json_type_string))
-                return error_set(reterr, -EINVAL, "stdin must be a string");
-        if (cap < 0 || cap > (1LL << 30) || rcap < 0 || rcap > (1LL << 30))
-                return error_set(reterr, -EINVAL, "caps out of range");
-        (void) json_object_object_get_ex(req, "files", &files);
-        (void) json_object_object_get_ex(req, "return_files", &returned);
         if (present(files)) {
                 r = sandbox_fs_enter(c);
                 if (r < 0)
@@ -688,22 +676,17 @@ static int run(struct json_object *req, Sandbox *c, struct json_object *reply, E
 
 /* The reply to one request's bytes, as JSON text. */
 static char *answer(const char *data, size_t len, Sandbox *c) {
-        cleanup_json struct json_object *reply = json_object_new_object();
-        struct json_tokener *tok = json_tokener_new();
-        struct json_object *req = NULL;
+        cleanup_json struct json_object *reply = json_object_new_object(), *req = NULL;
+        RunnerRequest rq;
         Error error = {};
         const char *text;
-        int r = -EINVAL;
+        int r;
 
-        if (!reply || !tok)
+        if (!reply)
                 return NULL;
-        req = json_tokener_parse_ex(tok, data, (int) len);
-        if (!req || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len) {
-                (void) error_set(&error, -EINVAL, "request is not JSON");
-        } else
-                r = run(req, c, reply, &error);
-        json_tokener_free(tok);
-        (void) json_object_put(req);
+        r = runner_request_parse(data, len, &req, &rq, &error);
+        if (r >= 0)
+                r = run(&rq, c, reply, &error);
 
         if (r < 0) {
                 (void) json_object_put(reply);
@@ -1325,7 +1308,7 @@ static char *next_request(int *ret_conn, size_t *ret_len) {
 static char *session_answer(const char *data, size_t len, Session *s, char **ret_body, size_t *ret_body_len) {
         static const char *const ops[] = {"run", "exec", "put", "get", "list", "delete", NULL};
         cleanup_json struct json_object *reply = json_object_new_object();
-        struct json_tokener *tok = json_tokener_new();
+        struct json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
         struct json_object *req = NULL;
         const char *op = NULL, *text, *nl;
         Error error = {};

@@ -282,3 +282,17 @@ print('kill(-1)', child.wait(), os.path.exists('/proc/1'))"
     [ "$first_machine" != "$machine" ]
     with_settings zz-reuse SANDBOXD_POOL_TARGET=1 SANDBOXD_POOL_MAX=1 SANDBOXD_EXECUTIONS_PER_MACHINE=1000
 }
+
+@test "a body the worker takes, however deep it nests, runs and leaves its machine serving" {
+    local first_machine=
+    run_code 'print(1)'
+    # A files entry with a field of its own 40 levels deep: deeper than json-c's default depth (32),
+    # which the runner once parsed with, and within the worker's.
+    nest=$(printf '[%.0s' $(seq 40))$(printf ']%.0s' $(seq 40))
+    [ "$(tr -cd '[' <<<"$nest" | wc -c)" -eq 40 ]
+    run_code 'print(open("a.txt").read())' "{files: [{path: \"a.txt\", content_b64: \"aGk=\", x: $nest}]}"
+    [ "$(field .stdout)" = "hi" ]
+    # The same machine serves the next execution: it was not retired for the body.
+    run_code 'print(2)'
+    [ "$(field .stdout)" = "2" ]
+}

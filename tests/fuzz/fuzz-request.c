@@ -19,6 +19,7 @@
 #include "lib/path-util.h"
 #include "lib/utf8.h"
 #include "nspawn/broker/broker-proto.h"
+#include "nspawn/runner/runner-request.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -121,6 +122,23 @@ static void check_execute(const ExecRequest *x) {
         }
 }
 
+/* What the worker accepted, the runner takes: the request made of it parses and checks in full on
+ * the runner's side, so no accepted body is a 502 that costs a machine. */
+static void check_runner_takes(const ExecRequest *x) {
+        cleanup_json struct json_object *in = runner_request_new(x, 1 << 20, 8 << 20), *root = NULL;
+        RunnerRequest rq = {};
+        Error err = {};
+        const char *text;
+        size_t len = 0;
+
+        CHECK(in);
+        text = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN, &len);
+        CHECK(text);
+        CHECK(runner_request_parse(text, len, &root, &rq, &err) == 0);
+        CHECK(strcmp(rq.language, x->language) == 0);
+        CHECK((size_t) json_object_get_string_len(rq.code) == x->code_len);
+}
+
 static void fuzz_body(const uint8_t *data, size_t size) {
         cleanup_json struct json_object *body = NULL;
         struct json_object *image = NULL;
@@ -135,8 +153,10 @@ static void fuzz_body(const uint8_t *data, size_t size) {
 
         if (validate_execute(body, &validate_execute_limits, &x, &verr) < 0)
                 check_error(&verr);
-        else
+        else {
                 check_execute(&x);
+                check_runner_takes(&x);
+        }
 
         /* POST /execute: the same guarantees, python under the import policy, 2 attachments at most. */
         verr = (Error){};
@@ -145,6 +165,7 @@ static void fuzz_body(const uint8_t *data, size_t size) {
                 check_error(&verr);
         else {
                 check_execute(&x);
+                check_runner_takes(&x);
                 CHECK(x.reference_004 && x.import_policy && strcmp(x.language, "python") == 0);
                 CHECK(!x.files || json_object_array_length(x.files) <= EXEC_004_ATTACHMENTS_MAX);
         }

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/error.h"
+
+struct json_object;
+struct ExecRequest;
+
+/* The largest output or returned-files cap a request to the runner may carry. */
+#define RUNNER_CAP_MAX ((int64_t) 1 << 30)
+
+/* One execution as the runner reads it: what the worker wrote with runner_request_new(), checked in
+ * full by runner_request_parse() before the runner does anything with it. Borrowed from the parsed
+ * request. */
+typedef struct RunnerRequest {
+        struct json_object *code;         /* string */
+        const char *language;             /* "python", "node" or "bash" */
+        const char *policy;               /* "none" or "curated" */
+        struct json_object *stdin_text;   /* string, or NULL */
+        int64_t output_cap;               /* 0..RUNNER_CAP_MAX */
+        int64_t return_cap;               /* 0..RUNNER_CAP_MAX */
+        struct json_object *files;        /* array of {path, content_b64}, or NULL */
+        struct json_object *return_files; /* array of path strings, or NULL */
+} RunnerRequest;
+
+/* The worker's side: the request for a validated execution, holding the fields the runner reads
+ * and nothing else (a files entry is rebuilt from its path and content, so whatever else a client
+ * put in it never reaches the machine). NULL on allocation failure. */
+struct json_object *runner_request_new(const struct ExecRequest *x, size_t output_cap, size_t return_cap);
+
+/* The runner's side: len bytes of data parsed (nesting bounded by JSON_MAX_DEPTH, as the worker's
+ * parser is) and checked field by field into *ret, the parsed root into *ret_root (the caller's to
+ * put). -EINVAL with *reterr's words, which the worker passes on, or -ENOMEM. Pure: the
+ * fuzzer drives it with what runner_request_new() makes of every body the worker accepts. */
+int runner_request_parse(const char *data, size_t len, struct json_object **ret_root, RunnerRequest *ret, Error *reterr);
