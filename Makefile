@@ -355,7 +355,7 @@ test-slow: deps
 
 # Static checks, before anything is built: shellcheck, every header on its own, clang-format, the
 # API's description.
-lint: shellcheck hdr-check style openapi-check openapi-client man-check
+lint: shellcheck bats-lint hdr-check style openapi-check openapi-client man-check
 
 # The manual pages, by groff with every warning (a misspelt macro, a bad escape) an error.
 man-check:
@@ -406,6 +406,15 @@ SHELL_SCRIPTS = $(shell git ls-files --cached --others --exclude-standard | whil
 
 shellcheck:
 	shellcheck -x $(SHELL_SCRIPTS)
+
+# No bats check that cannot fail: "a && b" on a line that is not a test's last ignores a's failure.
+# The checker first proves on its sample that it flags exactly the lines marked BAD there.
+.PHONY: bats-lint
+bats-lint:
+	@want=$$(awk '/^ *# BAD$$/ { printf "%d ", NR + 1 }' tests/lint/andand-sample.bats); \
+	    got=$$(tests/lint/bats-andand tests/lint/andand-sample.bats | cut -d: -f2 | tr '\n' ' '); \
+	    [ -n "$$want" ] && [ "$$got" = "$$want" ] || { echo "bats-lint: the checker flagged lines '$$got' of its sample, not '$$want'" >&2; exit 1; }
+	tests/lint/bats-andand tests/bats/*.bats
 
 # clang-format on the C lines changed since STYLE_BASE: by default where this branch left main (on
 # main itself, what is not committed yet). Not the whole tree: it is not clang-format clean as it

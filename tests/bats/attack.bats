@@ -28,9 +28,11 @@ run_code() {
     planted=()
     for d in /root /etc /tmp /var/tmp /srv /home /run; do
         # Both the caller's view and systemd's (a private systemd has its own /tmp and /run).
-        echo "$token" >"$d/$token.txt" && planted+=("$d/$token.txt")
-        in_systemd sh -c "echo $token > $d/$token-ns.txt" && planted+=("ns:$d/$token-ns.txt")
+        if echo "$token" >"$d/$token.txt"; then planted+=("$d/$token.txt"); fi
+        if in_systemd sh -c "echo $token > $d/$token-ns.txt"; then planted+=("ns:$d/$token-ns.txt"); fi
     done
+    # The tokens are there to be found: most of the places took one.
+    [ "${#planted[@]}" -ge 10 ]
     run_code "import os
 token = '$token'
 found = []

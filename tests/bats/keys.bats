@@ -278,7 +278,8 @@ wait_in_flight() {
     wait_s=${BASH_REMATCH[1]}
     [ "$(header Retry-After)" = "$wait_s" ]
     # The first of the two leaves the window a minute after it started: not before the test began.
-    [ "$wait_s" -ge 50 ] && [ "$wait_s" -le 60 ]
+    [ "$wait_s" -ge 50 ]
+    [ "$wait_s" -le 60 ]
     expect_refused_row "$rid" 429 "$kname"
     kapi "$token" POST /v1/call '{"image":"registry.example/demo-agent:x","function":"f"}'
     expect_status 429

@@ -226,7 +226,8 @@ done"
         run_lang "$l" "${CODE_FLOOD[$l]}"
         [ "$(jq -c '[(.stdout | length), .stdout_truncated, (.stderr | length), .stderr_truncated, .exit_code]' <<<"$body")" = '[1048576,true,1048576,true,0]' ] ||
             { echo "$l: $(jq -c '.stdout |= length | .stderr |= length' <<<"$body")" >&2; false; }
-        [ -z "$(field .stdout | tr -d x)" ] && [ -z "$(field .stderr | tr -d e)" ]
+        [ -z "$(field .stdout | tr -d x)" ]
+    [ -z "$(field .stderr | tr -d e)" ]
     done
     run_lang bash 'echo small; echo e >&2'
     [ "$(jq -c '[has("stdout_truncated"), has("stderr_truncated"), .stdout, .stderr]' <<<"$body")" = '[false,false,"small\n","e\n"]' ]

@@ -46,7 +46,8 @@ run_code() {
     s1=$(field .sandbox_id) r1=$rid
     run_code 'print(2)'
     s2=$(field .sandbox_id)
-    [[ $s1 =~ ^sandbox-[a-z2-7]{12}$ ]] && [[ $s2 =~ ^sandbox-[a-z2-7]{12}$ ]]
+    [[ $s1 =~ ^sandbox-[a-z2-7]{12}$ ]]
+    [[ $s2 =~ ^sandbox-[a-z2-7]{12}$ ]]
     [ "$s1" != "$s2" ]
     entry=$(journal_entry "$r1")
     [ "$(jq -r .SANDBOX_ID <<<"$entry")" = "$s1" ]

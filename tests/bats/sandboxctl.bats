@@ -154,14 +154,18 @@ ctl_logs_now() {
     echo 'echo "bash ${BASH_VERSINFO[0]}"; exit 4' >"$d/a.sh"
     echo 'print("python", 1 + 1)' >"$d/a.txt"
     run ctl run "$d/a.js"
-    [ "$status" -eq 0 ] && [ "$output" = string ]
+    [ "$status" -eq 0 ]
+    [ "$output" = string ]
     run ctl run "$d/a.sh"
-    [ "$status" -eq 4 ] && [ "$output" = "bash 5" ]
+    [ "$status" -eq 4 ]
+    [ "$output" = "bash 5" ]
     run ctl run "$d/a.txt"
-    [ "$status" -eq 0 ] && [ "$output" = "python 2" ]
+    [ "$status" -eq 0 ]
+    [ "$output" = "python 2" ]
     cp "$d/a.sh" "$d/b.py"
     run ctl run --language bash "$d/b.py"
-    [ "$status" -eq 4 ] && [ "$output" = "bash 5" ]
+    [ "$status" -eq 4 ]
+    [ "$output" = "bash 5" ]
 }
 
 @test "run: a timeout, a refusal and a missing file are errors, not the snippet's output" {

@@ -90,7 +90,8 @@ wait_ok() {
             [ "$now" -gt 0 ] && [ "$now" != "$main" ] && break
             sleep 0.1
         done
-        [ "$now" -gt 0 ] && [ "$now" != "$main" ]
+        [ "$now" -gt 0 ]
+        [ "$now" != "$main" ]
         [ "$(in_systemd systemctl show -P NRestarts "$u")" -ge 1 ]
     done
     # The workers reach the new broker (a used sandbox is destroyed through it), the pool manager
