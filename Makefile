@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 # sandboxd. `make run` brings the service up on $(LISTEN), `make test` runs every test.
 
+# Plain `make` builds everything: the binaries, the filter, sandboxctl and the unit tests.
+.DEFAULT_GOAL := build-all
+
 LISTEN  ?= 127.0.0.1:8080
 # Where `make install` puts sandboxd: /usr/local by default; the Debian package (make deb) is built
 # with PREFIX=/usr and UNITDIR=/lib/systemd/system. LIBDIR is compiled into the binaries (the
@@ -107,6 +110,9 @@ $(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/for
         images fuzz openapi-check openapi-client man-check
 
 all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/sandboxctl
+
+.PHONY: build-all
+build-all: all $(UNIT_TESTS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
