@@ -26,7 +26,8 @@ SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.se
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev \
-                procps shellcheck clang-format file python3-jsonschema prometheus dpkg-dev debhelper
+                procps shellcheck clang-format file python3-jsonschema prometheus dpkg-dev debhelper \
+                libcurl4-openssl-dev
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -78,7 +79,7 @@ BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sand
 
 # Each unit test links its own test program and the modules it tests, nothing else.
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
-TEST_LIBS    = $(shell pkg-config --libs json-c sqlite3 2>/dev/null)
+TEST_LIBS    = $(shell pkg-config --libs json-c sqlite3 libcurl 2>/dev/null)
 $(BUILD)/tests/test-b64:          $(call objs,lib/b64.c)
 $(BUILD)/tests/test-utf8:         $(call objs,lib/utf8.c)
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
@@ -103,7 +104,7 @@ $(BUILD)/tests/test-sha256:       $(call objs,lib/sha256.c)
 $(BUILD)/tests/test-api-key:      $(call objs,lib/api-key.c lib/sha256.c)
 $(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
 $(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
-$(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c lib/fd-util.c)
+$(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/format.c lib/env-file.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
@@ -137,7 +138,7 @@ $(BUILD)/sandboxd-poold: $(call objs,$(POOLD_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd sqlite3 2>/dev/null)
 
 $(BUILD)/sandboxctl: $(call objs,$(CTL_SRCS))
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 2>/dev/null)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcurl 2>/dev/null)
 
 $(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)

@@ -1,20 +1,16 @@
 /* SPDX-License-Identifier: MIT */
+/* sandboxctl's requests to the service, through libcurl. */
+#include <curl/curl.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "ctl/http.h"
+#include "lib/alloc-util.h"
 #include "lib/error.h"
-#include "lib/fd-util.h"
 #include "lib/macro.h"
 
 /* Connecting to a host that does not answer would otherwise take the kernel's two minutes. */
@@ -96,238 +92,118 @@ int http_url_parse(const char *url, HttpUrl *ret) {
         return 0;
 }
 
-/* The line starting at buf + *pos, without its "\r\n" or "\n"; *pos moves past it. -EPROTO when no
- * line end comes before len. */
-static int next_line(const char *buf, size_t len, size_t *pos, const char **ret_line, size_t *ret_len) {
-        const char *nl = memchr(buf + *pos, '\n', len - *pos);
-        size_t n;
+/* What libcurl hands over, kept up to HTTP_ANSWER_MAX: the body, and the request id among the
+ * headers. */
+typedef struct Answer {
+        char *data;
+        size_t len, cap;
+        char request_id[64];
+        bool too_large;
+} Answer;
 
-        if (!nl)
-                return -EPROTO;
-        n = (size_t) (nl - (buf + *pos));
-        *ret_line = buf + *pos;
-        *ret_len = n > 0 && nl[-1] == '\r' ? n - 1 : n;
-        *pos += n + 1;
-        return 0;
-}
+static size_t on_body(char *p, size_t size, size_t n, void *userdata) {
+        Answer *a = userdata;
+        size_t k = size * n;
 
-/* Whether the header line is NAME: VALUE for name (any case); *ret_value then points at VALUE,
- * without surrounding blanks, of *ret_len bytes. */
-static bool header_is(const char *line, size_t len, const char *name, const char **ret_value, size_t *ret_len) {
-        size_t n = strlen(name);
-
-        if (len <= n || line[n] != ':' || strncasecmp(line, name, n) != 0)
-                return false;
-        line += n + 1;
-        len -= n + 1;
-        while (len > 0 && (*line == ' ' || *line == '\t'))
-                line++, len--;
-        while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
-                len--;
-        *ret_value = line;
-        *ret_len = len;
-        return true;
-}
-
-static int parse_status_line(const char *line, size_t len, int *ret) {
-        if (len < 12 || strncmp(line, "HTTP/1.", 7) != 0 || line[7] < '0' || line[7] > '9' || line[8] != ' ')
-                return -EPROTO;
-        for (size_t i = 9; i < 12; i++)
-                if (line[i] < '0' || line[i] > '9')
-                        return -EPROTO;
-        if (len > 12 && line[12] != ' ')
-                return -EPROTO;
-        *ret = (line[9] - '0') * 100 + (line[10] - '0') * 10 + (line[11] - '0');
-        return *ret >= 100 ? 0 : -EPROTO;
-}
-
-static int parse_length(const char *v, size_t n, size_t *ret) {
-        size_t x = 0;
-
-        if (n == 0 || n > 15)
-                return -EPROTO;
-        for (size_t i = 0; i < n; i++) {
-                if (v[i] < '0' || v[i] > '9')
-                        return -EPROTO;
-                x = x * 10 + (size_t) (v[i] - '0');
+        if (k > HTTP_ANSWER_MAX - a->len) {
+                a->too_large = true;
+                return 0; /* libcurl ends the transfer */
         }
-        *ret = x;
-        return 0;
+        while (a->cap - a->len < k + 1)
+                if (ARRAY_GROW(a->data, a->cap, a->cap, k + 1 > 65536 ? k + 1 : 65536) < 0)
+                        return 0;
+        memcpy(a->data + a->len, p, k);
+        a->len += k;
+        a->data[a->len] = 0;
+        return k;
 }
 
-int http_response_parse(const char *buf, size_t len, HttpResponse *ret, size_t *ret_body_offset, size_t *ret_body_len) {
-        size_t pos = 0, n, vlen, content_length = SIZE_MAX;
-        char request_id[sizeof(ret->request_id)] = "";
-        const char *line, *v;
-        int status, r;
+/* One header line of the answer, "Name: value\r\n", not NUL-terminated. */
+static size_t on_header(char *p, size_t size, size_t n, void *userdata) {
+        static const char name[] = "x-request-id:";
+        Answer *a = userdata;
+        size_t k = size * n, v = sizeof(name) - 1;
 
-        r = next_line(buf, len, &pos, &line, &n);
-        if (r < 0)
-                return r;
-        r = parse_status_line(line, n, &status);
-        if (r < 0)
-                return r;
-        for (;;) {
-                r = next_line(buf, len, &pos, &line, &n);
-                if (r < 0)
-                        return r; /* the headers never ended */
-                if (n == 0)
-                        break;
-                if (header_is(line, n, "Content-Length", &v, &vlen)) {
-                        if (parse_length(v, vlen, &content_length) < 0)
-                                return -EPROTO;
-                } else if (header_is(line, n, "Transfer-Encoding", &v, &vlen)) {
-                        if (!(vlen == 8 && strncasecmp(v, "identity", 8) == 0))
-                                return -EPROTO;
-                } else if (header_is(line, n, "X-Request-Id", &v, &vlen) && vlen < sizeof(request_id)) {
-                        memcpy(request_id, v, vlen);
-                        request_id[vlen] = 0;
-                }
+        if (k > v && strncasecmp(p, name, v) == 0) {
+                while (v < k && (p[v] == ' ' || p[v] == '\t'))
+                        v++;
+                while (k > v && (p[k - 1] == '\r' || p[k - 1] == '\n' || p[k - 1] == ' ' || p[k - 1] == '\t'))
+                        k--;
+                (void) snprintf(a->request_id, sizeof(a->request_id), "%.*s", (int) (k - v), p + v);
         }
-        if (content_length != SIZE_MAX && content_length > len - pos)
-                return -EPROTO;
-
-        ret->status = status;
-        memcpy(ret->request_id, request_id, sizeof(request_id));
-        *ret_body_offset = pos;
-        *ret_body_len = content_length != SIZE_MAX ? content_length : len - pos;
-        return 0;
+        return size * n;
 }
 
-/* A connected socket to host:port, trying each address getaddrinfo() gives, each for a bounded
- * time. */
-static int http_connect(const HttpUrl *url, Error *reterr) {
-        struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG}, *ai = NULL;
-        int r, err = ECONNREFUSED;
-
-        r = getaddrinfo(url->host, url->port, &hints, &ai);
-        if (r != 0)
-                return error_set(reterr, -EADDRNOTAVAIL, "cannot resolve '%s': %s", url->host, gai_strerror(r));
-        for (struct addrinfo *a = ai; a; a = a->ai_next) {
-                cleanup_close int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-                struct pollfd p = {.fd = fd, .events = POLLOUT};
-                socklen_t sl = sizeof(err);
-
-                if (fd < 0) {
-                        err = errno;
-                        continue;
-                }
-                if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) {
-                        err = errno;
-                        continue;
-                }
-                r = poll(&p, 1, HTTP_CONNECT_TIMEOUT_MS);
-                if (r <= 0) {
-                        err = r == 0 ? ETIMEDOUT : errno;
-                        continue;
-                }
-                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0)
-                        err = errno;
-                if (err != 0)
-                        continue;
-                freeaddrinfo(ai);
-                return TAKE_FD(fd);
-        }
-        freeaddrinfo(ai);
-        return error_set(reterr, -err, "cannot connect to %s port %s: %s", url->host, url->port, strerror(err));
+static void curl_cleanup(CURL **c) {
+        if (*c)
+                curl_easy_cleanup(*c);
 }
 
-/* Waits (bounded) until fd is ready for events; -ETIMEDOUT when it never is. */
-static int wait_fd(int fd, short events) {
-        struct pollfd p = {.fd = fd, .events = events};
-        int r;
-
-        do
-                r = poll(&p, 1, HTTP_ANSWER_TIMEOUT_MS);
-        while (r < 0 && errno == EINTR);
-        if (r < 0)
-                return -errno;
-        return r == 0 ? -ETIMEDOUT : 0;
-}
-
-static int send_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-
-                if (k < 0 && errno == EAGAIN) {
-                        int r = wait_fd(fd, POLLOUT);
-
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
-static int format_head(const HttpUrl *url, const char *method, const char *path, const char *token, const char *content_type,
-                       size_t body_len, bool has_body, char **ret) {
-        bool v6 = strchr(url->host, ':');
-        char length[48] = "";
-
-        if (has_body)
-                (void) snprintf(length, sizeof(length), "Content-Length: %zu\r\n", body_len);
-        if (!has_body)
-                content_type = NULL;
-        if (asprintf(ret,
-                     "%s %s%s HTTP/1.0\r\n"
-                     "Host: %s%s%s:%s\r\n"
-                     "User-Agent: sandboxctl\r\n"
-                     "Accept: application/json\r\n"
-                     "Connection: close\r\n"
-                     "%s%s%s"
-                     "%s%s%s"
-                     "%s"
-                     "\r\n",
-                     method, url->prefix, path, v6 ? "[" : "", url->host, v6 ? "]" : "", url->port,
-                     token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "",
-                     content_type ? "Content-Type: " : "", content_type ? content_type : "", content_type ? "\r\n" : "",
-                     length) < 0)
-                return -ENOMEM;
-        return 0;
+static void slist_cleanup(struct curl_slist **l) {
+        curl_slist_free_all(*l);
 }
 
 int http_request(const HttpUrl *url, const char *method, const char *path, const char *token, const char *content_type,
                  const char *body, size_t body_len, HttpResponse *ret, Error *reterr) {
-        cleanup_free char *head = NULL, *answer = NULL;
-        cleanup_close int fd = -1;
-        HttpResponse resp = {};
-        size_t len = 0, off = 0, blen = 0;
-        int r;
+        __attribute__((cleanup(curl_cleanup))) CURL *c = NULL;
+        __attribute__((cleanup(slist_cleanup))) struct curl_slist *headers = NULL;
+        cleanup_free char *target = NULL, *auth = NULL, *ctype = NULL;
+        char errbuf[CURL_ERROR_SIZE] = "";
+        bool v6 = strchr(url->host, ':');
+        Answer a = {};
+        long status = 0;
+        CURLcode rc;
 
         /* A token or path that could end the line would let the caller write headers of its own. */
         if (strpbrk(path, "\r\n ") || (token && strpbrk(token, "\r\n")))
                 return error_set(reterr, -EINVAL, "a path or token holds a line break or blank");
-        r = format_head(url, method, path, token, content_type, body_len, body != NULL, &head);
-        if (r < 0)
-                return error_set(reterr, r, "out of memory");
-        fd = http_connect(url, reterr);
-        if (fd < 0)
-                return fd;
-        r = send_all(fd, head, strlen(head));
-        if (r >= 0 && body)
-                r = send_all(fd, body, body_len);
-        if (r >= 0)
-                /* Everything the server sends until it closes the connection. */
-                r = fd_read_all(fd, HTTP_ANSWER_MAX, HTTP_ANSWER_TIMEOUT_MS, &answer, &len);
-        if (r < 0)
-                return error_set(reterr, r, "no answer from %s port %s: %s", url->host, url->port, strerror(-r));
-        r = http_response_parse(answer, len, &resp, &off, &blen);
-        if (r < 0)
-                return error_set(reterr, r, "%s port %s sent an answer that is not HTTP", url->host, url->port);
+        if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK || !(c = curl_easy_init()))
+                return error_set(reterr, -ENOMEM, "out of memory");
+        if (asprintf(&target, "http://%s%s%s:%s%s%s", v6 ? "[" : "", url->host, v6 ? "]" : "", url->port, url->prefix, path) < 0 ||
+            (token && asprintf(&auth, "Authorization: Bearer %s", token) < 0) ||
+            (body && asprintf(&ctype, "Content-Type: %s", content_type ? content_type : "application/octet-stream") < 0))
+                return error_set(reterr, -ENOMEM, "out of memory");
+        /* No Expect: 100-continue: the service answers a refused request at once anyway. */
+        headers = curl_slist_append(headers, "Accept: application/json");
+        headers = headers ? curl_slist_append(headers, "Expect:") : NULL;
+        if (headers && auth)
+                headers = curl_slist_append(headers, auth);
+        if (headers && ctype)
+                headers = curl_slist_append(headers, ctype);
+        if (!headers)
+                return error_set(reterr, -ENOMEM, "out of memory");
 
-        /* The body moves to the front of the buffer, which keeps the NUL the read put after it. */
-        memmove(answer, answer + off, len - off);
-        answer[blen] = 0;
-        resp.body = TAKE_PTR(answer);
-        resp.body_len = blen;
-        *ret = resp;
+        /* Plain HTTP to the one address given: no redirect, proxy, other protocol or signal. */
+        if (curl_easy_setopt(c, CURLOPT_URL, target) != CURLE_OK || curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http") != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_NOPROXY, "*") != CURLE_OK || curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_NOBODY, (long) (strcmp(method, "HEAD") == 0)) != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers) != CURLE_OK || curl_easy_setopt(c, CURLOPT_USERAGENT, "sandboxctl") != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long) HTTP_CONNECT_TIMEOUT_MS) != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long) HTTP_ANSWER_TIMEOUT_MS) != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK || curl_easy_setopt(c, CURLOPT_WRITEDATA, &a) != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK || curl_easy_setopt(c, CURLOPT_HEADERDATA, &a) != CURLE_OK ||
+            curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK ||
+            (body && (curl_easy_setopt(c, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
+                      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) body_len) != CURLE_OK)))
+                return error_set(reterr, -EINVAL, "libcurl refused an option");
+
+        rc = curl_easy_perform(c);
+        if (rc == CURLE_OK)
+                (void) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        if (rc != CURLE_OK || status < 100) {
+                free(a.data);
+                if (a.too_large)
+                        return error_set(reterr, -EFBIG, "the answer from %s port %s is larger than %zu MiB", url->host, url->port,
+                                         HTTP_ANSWER_MAX >> 20);
+                return error_set(reterr, rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EPROTO, "no answer from %s port %s: %s",
+                                 url->host, url->port, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        }
+        if (!a.data && !(a.data = calloc(1, 1)))
+                return error_set(reterr, -ENOMEM, "out of memory");
+        *ret = (HttpResponse){.status = (int) status, .body = a.data, .body_len = a.len};
+        (void) snprintf(ret->request_id, sizeof(ret->request_id), "%s", a.request_id);
         return 0;
 }
 

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* sandboxctl's HTTP client: one HTTP/1.0 request per connection ("Connection: close"), the answer
- * read to EOF. sandboxd listens on plain HTTP on a local address; a client this small, with no
- * keep-alive, TLS, redirects or chunked bodies, is all sandboxctl needs. */
+/* sandboxctl's HTTP client: one request to the service's URL through libcurl, plain HTTP, no
+ * redirect or proxy followed. */
 
 #include <stddef.h>
 
@@ -26,16 +25,10 @@ typedef struct HttpResponse {
  * other scheme, an empty or overlong host, a bad port, a query or fragment. Pure. */
 int http_url_parse(const char *url, HttpUrl *ret);
 
-/* Parses a whole response (what the server sent until it closed): the status line, the headers
- * and where the body lies in buf. Content-Length, when present, must not exceed what arrived (a
- * cut answer is -EPROTO); a chunked body, which a server must not send to HTTP/1.0, is -EPROTO
- * too. Fills status, request_id, and *ret_body_offset and *ret_body_len (ret->body is left alone).
- * Pure. */
-int http_response_parse(const char *buf, size_t len, HttpResponse *ret, size_t *ret_body_offset, size_t *ret_body_len);
-
 /* METHOD url->prefix + path, with body (content_type given when body is not NULL) and, when token
  * is not NULL, "Authorization: Bearer TOKEN". Fills *ret (free with http_response_done()) with any
- * status the server answers; -errno with words in *reterr when no answer could be had. */
+ * status the server answers; -errno with words in *reterr when no answer could be had (-EFBIG: more
+ * than 256 MiB, -ETIMEDOUT: none within 15 minutes, -EPROTO: none that is HTTP). */
 int http_request(const HttpUrl *url, const char *method, const char *path, const char *token, const char *content_type,
                  const char *body, size_t body_len, HttpResponse *ret, Error *reterr);
 

@@ -291,8 +291,10 @@ print('kill(-1)', child.wait(), os.path.exists('/proc/1'))"
     # which the runner once parsed with, and within the worker's.
     nest=$(printf '[%.0s' $(seq 40))$(printf ']%.0s' $(seq 40))
     [ "$(tr -cd '[' <<<"$nest" | wc -c)" -eq 40 ]
-    run_code 'print(open("a.txt").read())' "{files: [{path: \"a.txt\", content_b64: \"aGk=\", x: $nest}]}"
+    execute "$(code_json 'print(open("a.txt").read())' "{files: [{path: \"a.txt\", content_b64: \"aGk=\", x: $nest}]}")"
+    expect_status 200
     [ "$(field .stdout)" = "hi" ]
+    [ "$(machine_of "$rid")" = "$first_machine" ]
     # The same machine serves the next execution: it was not retired for the body.
     run_code 'print(2)'
     [ "$(field .stdout)" = "2" ]
