@@ -60,7 +60,7 @@ static int open_db(sqlite3 **ret) {
                 return EXIT_FAILURE;
         r = db_open(cfg.db_path, ret);
         if (r < 0)
-                return ctl_fail("cannot open the database '%s': %s", cfg.db_path, strerror(-r));
+                return ctl_fail("cannot open the database '%s': %s", cfg.db_path, db_errmsg(NULL));
         return 0;
 }
 

@@ -182,8 +182,14 @@ int db_transaction(sqlite3 *db, int (*f)(sqlite3 *db, void *userdata), void *use
         return r;
 }
 
+/* Why this thread's last db_open() failed, in sqlite's words: the connection that held them is
+ * closed by then, and a log line saying only "out of memory" sent operators the wrong way. */
+static _Thread_local char open_error[256];
+
 const char *db_errmsg(sqlite3 *db) {
-        return db ? sqlite3_errmsg(db) : "out of memory";
+        if (db)
+                return sqlite3_errmsg(db);
+        return open_error[0] ? open_error : "out of memory";
 }
 
 sqlite3 *db_close(sqlite3 *db) {
@@ -266,9 +272,11 @@ int db_open(const char *path, sqlite3 **ret) {
         if (r >= 0)
                 r = migrate(db);
         if (r < 0) {
+                (void) snprintf(open_error, sizeof(open_error), "%s", db ? sqlite3_errmsg(db) : "out of memory");
                 (void) db_close(db);
                 return r;
         }
+        open_error[0] = 0;
         *ret = db;
         return 0;
 }

@@ -10,7 +10,8 @@ int db_open(const char *path, sqlite3 **ret);
 
 sqlite3 *db_close(sqlite3 *db);
 
-/* The last error text of this connection, for log lines. */
+/* The last error text of this connection, for log lines; with NULL, why this thread's last
+ * db_open() failed. */
 const char *db_errmsg(sqlite3 *db);
 
 /* Maps an sqlite result code to -errno: BUSY/LOCKED -> -EBUSY, CONSTRAINT -> -EEXIST, FULL -> -ENOSPC,

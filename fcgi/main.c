@@ -148,7 +148,7 @@ static int worker_main(void) {
 
         r = db_open(arg_config.db_path, &ctx.db);
         if (r < 0)
-                return log_error_errno(r, "Failed to open database '%s'", arg_config.db_path);
+                return log_error_errno(r, "Failed to open database '%s': %s", arg_config.db_path, db_errmsg(NULL));
         r = pool_wake_open(&ctx.wake_fd);
         if (r < 0)
                 return log_error_errno(r, "Failed to create a socket to wake the pool manager with");
@@ -208,8 +208,12 @@ static void abandon_requests(pid_t pid) {
         size_t n_claimed = 0;
         int r;
 
-        if (db_open(arg_config.db_path, &db) < 0)
+        r = db_open(arg_config.db_path, &db);
+        if (r < 0) {
+                (void) log_warning_errno(r, "Failed to open database '%s' to close worker %d's requests, ignoring: %s", arg_config.db_path,
+                                         (int) pid, db_errmsg(NULL));
                 return;
+        }
         r = db_request_foreach_in_flight(db, (int) pid, kill_sandbox, &broker);
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to read the requests of worker %d, ignoring: %s", (int) pid, db_errmsg(db));
@@ -280,7 +284,7 @@ static int db_init(void) {
         int r = db_open(arg_config.db_path, &db);
 
         if (r < 0)
-                return log_error_errno(r, "Failed to open database '%s': %s", arg_config.db_path, db_errmsg(db));
+                return log_error_errno(r, "Failed to open database '%s': %s", arg_config.db_path, db_errmsg(NULL));
         db = db_close(db);
         abandon_requests(0);
         return 0;

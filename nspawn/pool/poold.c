@@ -460,7 +460,7 @@ static int poold_open(Poold *p) {
                 return log_error_errno(r, "Pool: failed to listen on %s", POOL_WAKE_SOCKET);
         r = db_open(p->config->db_path, &p->db);
         if (r < 0)
-                return log_error_errno(r, "Pool: failed to open database '%s'", p->config->db_path);
+                return log_error_errno(r, "Pool: failed to open database '%s': %s", p->config->db_path, db_errmsg(NULL));
         return 0;
 }
 
