@@ -57,7 +57,7 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-route.c fcgi/validate.c nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
+               fcgi/route-sessions.c fcgi/session-route.c fcgi/validate.c fcgi/worker-slots.c nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/sha256.c lib/quota.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
@@ -85,6 +85,7 @@ $(BUILD)/tests/test-utf8:         $(call objs,lib/utf8.c)
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
 $(BUILD)/tests/test-cgroup-util:  $(call objs,lib/cgroup-util.c)
+$(BUILD)/tests/test-worker-slots: $(call objs,fcgi/worker-slots.c)
 $(BUILD)/tests/test-path-util:    $(call objs,lib/path-util.c)
 $(BUILD)/tests/test-image-name:   $(call objs,lib/image-name.c)
 $(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)

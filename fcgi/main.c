@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
+#include "fcgi/worker-slots.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
 #include "lib/log.h"
@@ -39,6 +41,8 @@
 #include "nspawn/pool/pool.h"
 
 #define WORKERS_MAX 256
+/* After a failed fork(), the next try. */
+#define WORKER_RETRY_S 1
 
 static Config arg_config;
 static int arg_listen_fd = -1;
@@ -182,16 +186,39 @@ static int worker_main(void) {
         return log_error_errno(EIO, "Failed to accept a FastCGI request");
 }
 
-/* A worker: signals as usual again, the master's signalfd gone. */
-static pid_t spawn_worker(int sfd, const sigset_t *mask) {
+typedef struct SpawnArgs {
+        int sfd;
+        int tfd;
+        const sigset_t *mask;
+} SpawnArgs;
+
+/* A worker: signals as usual again, the master's descriptors gone. */
+static pid_t spawn_worker(void *userdata) {
+        const SpawnArgs *a = userdata;
         pid_t pid = fork();
 
-        if (pid != 0)
+        if (pid < 0) {
+                int r = -errno;
+
+                (void) log_warning_errno(r, "Failed to fork a worker, trying again in %d s", WORKER_RETRY_S);
+                return r;
+        }
+        if (pid > 0)
                 return pid;
         (void) prctl(PR_SET_NAME, "sandboxd-worker"); /* what ps and the journal's _COMM show */
-        (void) close(sfd);
-        (void) sigprocmask(SIG_UNBLOCK, mask, NULL);
+        (void) close(a->sfd);
+        (void) close(a->tfd);
+        (void) sigprocmask(SIG_UNBLOCK, a->mask, NULL);
         _exit(worker_main() < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+/* Every empty slot filled; while any stays empty (fork() failed), the timer fires again for another
+ * try, so the service never runs short of workers for good. */
+static void fill_slots(const SpawnArgs *a) {
+        struct itimerspec again = {.it_value.tv_sec = WORKER_RETRY_S};
+
+        if (worker_slots_fill(workers, arg_config.workers, spawn_worker, (void *) a) > 0)
+                (void) timerfd_settime(a->tfd, 0, &again, NULL);
 }
 
 static void kill_sandbox(const char *sandbox_id, void *userdata) {
@@ -243,28 +270,27 @@ static void reap_worker(pid_t pid, int status) {
         abandon_requests(pid);
 }
 
-static int master_loop(int sfd, const sigset_t *mask) {
-        struct pollfd p = {.fd = sfd, .events = POLLIN};
+static int master_loop(const SpawnArgs *a) {
+        struct pollfd p[2] = {{.fd = a->sfd, .events = POLLIN}, {.fd = a->tfd, .events = POLLIN}};
 
         for (;;) {
+                uint64_t expirations;
                 pid_t pid;
                 int status, sig;
 
-                if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                if (poll(p, ELEMENTSOF(p), -1) < 0 && errno != EINTR)
                         return log_error_errno(errno, "Failed to wait for a signal");
-                sig = signal_fd_read(sfd);
+                sig = signal_fd_read(a->sfd);
                 if (sig < 0)
                         return log_error_errno(sig, "Failed to read a signal");
                 if (sig == SIGTERM || sig == SIGINT)
                         return 0;
+                (void) !read(a->tfd, &expirations, sizeof(expirations));
 
                 while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-                        for (unsigned i = 0; i < arg_config.workers; i++) {
-                                if (workers[i] != pid)
-                                        continue;
+                        if (worker_slots_release(workers, arg_config.workers, pid) >= 0)
                                 reap_worker(pid, status);
-                                workers[i] = spawn_worker(sfd, mask);
-                        }
+                fill_slots(a);
         }
 }
 
@@ -304,7 +330,8 @@ static int open_listener(void) {
 
 int main(void) {
         sigset_t mask;
-        cleanup_close int sfd = -1;
+        cleanup_close int sfd = -1, tfd = -1;
+        SpawnArgs args;
         int r;
 
         /* The workers parse untrusted input: never as root. */
@@ -319,15 +346,20 @@ int main(void) {
                 (void) log_error_errno(sfd, "Failed to set up signal handling");
                 return EXIT_FAILURE;
         }
+        tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (tfd < 0) {
+                (void) log_error_errno(errno, "Failed to create a timer");
+                return EXIT_FAILURE;
+        }
         if (db_init() < 0)
                 return EXIT_FAILURE;
-        for (unsigned i = 0; i < arg_config.workers; i++)
-                workers[i] = spawn_worker(sfd, &mask);
+        args = (SpawnArgs){.sfd = sfd, .tfd = tfd, .mask = &mask};
+        fill_slots(&args);
 
         (void) sd_notifyf(0, "READY=1\nSTATUS=%u workers", arg_config.workers);
         log_info("sandboxd started with %u workers", arg_config.workers);
 
-        r = master_loop(sfd, &mask);
+        r = master_loop(&args);
         stop_workers();
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
