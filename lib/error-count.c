@@ -15,6 +15,10 @@ static const struct {
         [ERROR_COUNT_BROKER_RESET_FAILED] = {"broker_error", "reset_failed"},
         [ERROR_COUNT_BROKER_LIST] = {"broker_error", "list"},
         [ERROR_COUNT_BROKER_RUN_TOOL] = {"broker_error", "run_tool"},
+        [ERROR_COUNT_BROKER_SESSION_START] = {"broker_error", "session_start"},
+        [ERROR_COUNT_BROKER_SESSION_STOP] = {"broker_error", "session_stop"},
+        [ERROR_COUNT_BROKER_SESSION_DELETE] = {"broker_error", "session_delete"},
+        [ERROR_COUNT_BROKER_SESSION_CREATE] = {"broker_error", "session_create"},
 };
 
 void error_count_inc(ErrorCount which) {

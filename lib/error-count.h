@@ -15,7 +15,12 @@ typedef enum ErrorCount {
         ERROR_COUNT_BROKER_RESET_FAILED,
         ERROR_COUNT_BROKER_LIST,
         ERROR_COUNT_BROKER_RUN_TOOL,
+        ERROR_COUNT_BROKER_SESSION_START,
+        ERROR_COUNT_BROKER_SESSION_STOP,
+        ERROR_COUNT_BROKER_SESSION_DELETE,
+        ERROR_COUNT_BROKER_SESSION_CREATE,
         _ERROR_COUNT_MAX,
+        _ERROR_COUNT_NONE = -1,
 } ErrorCount;
 
 void error_count_inc(ErrorCount which);

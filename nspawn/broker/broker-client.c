@@ -52,26 +52,11 @@ static int recv_reply(int fd, BrokerReply *ret, int *ret_fd) {
         return 0;
 }
 
-/* A failed call, counted for GET /metrics: the broker was not reached or not understood, or it
- * failed to do what was asked. Killing or resetting a unit that is gone already is not a failure:
- * what was asked holds; nor is a tool call on an image that does not exist or has no python3: the
- * request was wrong, not the broker. */
 static void count_failure(BrokerOp op, int r) {
-        static const ErrorCount which[_BROKER_OP_MAX] = {
-                [BROKER_START_WARM] = ERROR_COUNT_BROKER_START,
-                [BROKER_RUN_TOOL] = ERROR_COUNT_BROKER_RUN_TOOL,
-                [BROKER_KILL] = ERROR_COUNT_BROKER_KILL,
-                [BROKER_RESET_FAILED] = ERROR_COUNT_BROKER_RESET_FAILED,
-                [BROKER_LIST] = ERROR_COUNT_BROKER_LIST,
-        };
+        ErrorCount which = broker_failure_count(op, r);
 
-        if (r >= 0 || op <= 0 || op >= _BROKER_OP_MAX)
-                return;
-        if ((op == BROKER_KILL || op == BROKER_RESET_FAILED) && r == -ENOENT)
-                return;
-        if (op == BROKER_RUN_TOOL && (r == -ENOENT || r == -ENOEXEC))
-                return;
-        error_count_inc(which[op]);
+        if (which != _ERROR_COUNT_NONE)
+                error_count_inc(which);
 }
 
 /* A request and its reply on *conn, connecting (once more if the broker restarted) as needed;

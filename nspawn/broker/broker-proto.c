@@ -73,3 +73,29 @@ int broker_request_check(const BrokerRequest *req, size_t size) {
                 return -EINVAL;
         }
 }
+
+ErrorCount broker_failure_count(BrokerOp op, int r) {
+        /* Every operation its own counter: a zero left in this table would count as an sqlite error. */
+        static const ErrorCount which[_BROKER_OP_MAX] = {
+                [0] = _ERROR_COUNT_NONE,
+                [BROKER_START_WARM] = ERROR_COUNT_BROKER_START,
+                [BROKER_RUN_TOOL] = ERROR_COUNT_BROKER_RUN_TOOL,
+                [BROKER_KILL] = ERROR_COUNT_BROKER_KILL,
+                [BROKER_RESET_FAILED] = ERROR_COUNT_BROKER_RESET_FAILED,
+                [BROKER_LIST] = ERROR_COUNT_BROKER_LIST,
+                [BROKER_SESSION_START] = ERROR_COUNT_BROKER_SESSION_START,
+                [BROKER_SESSION_STOP] = ERROR_COUNT_BROKER_SESSION_STOP,
+                [BROKER_SESSION_DELETE] = ERROR_COUNT_BROKER_SESSION_DELETE,
+                [BROKER_SESSION_CREATE] = ERROR_COUNT_BROKER_SESSION_CREATE,
+        };
+
+        if (r >= 0 || op <= 0 || op >= _BROKER_OP_MAX)
+                return _ERROR_COUNT_NONE;
+        /* What was asked holds: the unit or the session's machine is gone already. */
+        if ((op == BROKER_KILL || op == BROKER_RESET_FAILED || op == BROKER_SESSION_STOP || op == BROKER_SESSION_DELETE) && r == -ENOENT)
+                return _ERROR_COUNT_NONE;
+        /* The request was wrong, not the broker: no such image, or one without python3. */
+        if (op == BROKER_RUN_TOOL && (r == -ENOENT || r == -ENOEXEC))
+                return _ERROR_COUNT_NONE;
+        return which[op];
+}

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/error-count.h"
 #include "nspawn/unit-name.h"
 
 #define BROKER_SOCKET "/run/sandboxd/broker.sock"
@@ -84,3 +85,9 @@ int broker_id_valid(const char *id, const char *prefix);
 /* Checks a request as it came off the socket (size bytes): magic, op, and for that op every field,
  * NUL-terminated and well formed. 0 or -EINVAL (-EPROTO: not even a request). Pure. */
 int broker_request_check(const BrokerRequest *req, size_t size);
+
+/* A failed call's counter for GET /metrics (r < 0): the broker was not reached or not understood,
+ * or failed to do what was asked. _ERROR_COUNT_NONE for a success, and for a failure that is not the
+ * broker's: killing, resetting, stopping or deleting what is gone already (what was asked holds), a
+ * tool call on an image that does not exist or has no python3 (the request was wrong). Pure. */
+ErrorCount broker_failure_count(BrokerOp op, int r);

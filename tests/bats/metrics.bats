@@ -147,7 +147,7 @@ rose() {
     rose "$m/before" "$m/after" 'sandboxd_sandboxes_created_total' 4
     rose "$m/before" "$m/after" 'sandboxd_machines_retired_total{reason="timeout"}' 1
     # Nothing failed on the way: no kill of a machine gone already counts as a broker error.
-    for op in start kill reset_failed list run_tool; do
+    for op in start kill reset_failed list run_tool session_start session_stop session_delete session_create; do
         rose "$m/before" "$m/after" "sandboxd_broker_errors_total{operation=\"$op\"}" 0
     done
     # Machines come and go (the retired one's replacement, a surplus retiring idle), but every one

@@ -149,7 +149,24 @@ static void test_framing(void) {
         check(&r, -EINVAL, "a request id with no terminating NUL");
 }
 
+/* Each operation's failures counted as the broker's, under its own label: never as an sqlite
+ * error, which a zero left in the table would make of them. */
+static void test_failure_counts(void) {
+        for (BrokerOp op = 1; op < _BROKER_OP_MAX; op++) {
+                ErrorCount c = broker_failure_count(op, -EIO);
+
+                tap_ok(c > ERROR_COUNT_SQLITE && c < _ERROR_COUNT_MAX && error_count_label(c) && error_count_label(c)[0],
+                       "op %d: a failure counts as a broker error with a label (%s)", (int) op, c >= 0 ? error_count_label(c) : "none");
+        }
+        tap_is_int(broker_failure_count(BROKER_SESSION_START, -EIO), ERROR_COUNT_BROKER_SESSION_START, "a session start's own counter");
+        tap_is_int(broker_failure_count(BROKER_SESSION_DELETE, -ENOENT), _ERROR_COUNT_NONE, "deleting what is gone holds");
+        tap_is_int(broker_failure_count(BROKER_SESSION_CREATE, -ENOENT), ERROR_COUNT_BROKER_SESSION_CREATE, "a create that fails counts");
+        tap_is_int(broker_failure_count(BROKER_KILL, 0), _ERROR_COUNT_NONE, "a success counts nothing");
+        tap_is_int(broker_failure_count(BROKER_RUN_TOOL, -ENOEXEC), _ERROR_COUNT_NONE, "an image without python3 is the request's fault");
+}
+
 int main(void) {
+        test_failure_counts();
         test_ids();
         test_ops();
         test_tool();
