@@ -63,6 +63,7 @@ int broker_request_check(const BrokerRequest *req, size_t size) {
         case BROKER_RESET_FAILED:
                 return broker_id_valid(req->id, NULL) ? 0 : -EINVAL;
         case BROKER_LIST:
+        case BROKER_SESSION_LIST:
                 return req->id[0] == 0 ? 0 : -EINVAL;
         case BROKER_SESSION_START:
         case BROKER_SESSION_STOP:
