@@ -23,7 +23,9 @@ static int session_live(sqlite3 *db, const char *id) {
         Session s;
         int r = db_session_get(db, id, &s);
 
-        return r == -ENOENT ? 0 : r < 0 ? r : 1;
+        if (r == -ENOENT)
+                return 0;
+        return r < 0 ? r : 1;
 }
 
 static int sweep_machines(int *broker, sqlite3 *db) {
