@@ -794,13 +794,10 @@ int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image,
         /* The code's working directory is the file system's root: without mke2fs's lost+found (root's,
          * which it could neither use nor remove). e2fsck makes one again should it ever need it. */
         char *unlost[] = {(char *) "/sbin/debugfs", (char *) "-w", (char *) "-R", (char *) "rmdir lost+found", (char *) image, NULL};
-        /* Its root 0700: only the session's sandbox user may enter it, not every account of the host
-         * that can reach the mount point (mke2fs makes it 0755). */
-        char *private[] = {(char *) "/sbin/debugfs", (char *) "-w", (char *) "-R", (char *) "sif <2> mode 040700", (char *) image, NULL};
 
         (void) snprintf(size, sizeof(size), "%" PRIu64 "k", bytes / 1024);
         (void) snprintf(owner, sizeof(owner), "root_owner=%" PRIu32 ":%" PRIu32 ",nodiscard", owner_uid, owner_uid);
-        return start_transient_and_wait(bus, spec->unit, append_format, &(FormatArgs){spec, (char **const[]){argv, unlost, private, NULL}},
+        return start_transient_and_wait(bus, spec->unit, append_format, &(FormatArgs){spec, (char **const[]){argv, unlost, NULL}},
                                         60 * USEC_PER_SEC, reterr_error);
 }
 
