@@ -764,8 +764,10 @@ static int open_uid_ranges(Broker *b) {
         b->uid_dir_fd = open(b->uid_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (b->uid_dir_fd < 0)
                 return log_error_errno(errno, "Broker: failed to open %s", b->uid_dir);
-        if (broker_bus(b))
+        if (broker_bus(b)) {
                 session_list_release_stale_ranges(b->bus, b->uid_dir_fd);
+                session_list_ask_sweep(b->bus);
+        }
         return 0;
 }
 

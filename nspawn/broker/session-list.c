@@ -4,6 +4,7 @@
  * made by a process killed before it wrote or after it deleted the row). */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -163,4 +164,17 @@ static void release_stale(const char *owner, uint32_t base, void *userdata) {
 
 void session_list_release_stale_ranges(sd_bus *bus, int uid_dir_fd) {
         (void) uid_range_foreach(uid_dir_fd, release_stale, &(Stale){bus, uid_dir_fd});
+}
+
+void session_list_ask_sweep(sd_bus *bus) {
+        cleanup_free char *state = NULL;
+
+        /* Only once it is active (it sends READY=1 after it blocks SIGHUP): a pool manager still
+         * starting would die of the signal, and sweeps when it starts anyway. */
+        if (sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1/unit/sandboxd_2dpoold_2eservice",
+                                       "org.freedesktop.systemd1.Unit", "ActiveState", NULL, &state) < 0 ||
+            strcmp(state, "active") != 0)
+                return;
+        (void) sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "KillUnit",
+                                  NULL, NULL, "ssi", "sandboxd-poold.service", "main", SIGHUP);
 }

@@ -19,3 +19,7 @@ int session_list_memfd(sd_bus *bus, const char *session_dir, int uid_dir_fd, uin
 /* Gives up the ranges of machines (not sessions) in uid_dir_fd whose units are gone: what a unit that
  * never ran its ExecStopPost= (its systemd went down with it) left. For the broker's start. */
 void session_list_release_stale_ranges(sd_bus *bus, int uid_dir_fd);
+
+/* Asks the pool manager, if it is up, to sweep now (SIGHUP to sandboxd-poold.service): a broker that
+ * starts again may have died mid-operation and left what no row owns. */
+void session_list_ask_sweep(sd_bus *bus);

@@ -372,8 +372,13 @@ static int poll_events(Poold *p) {
                 if (r == SIGHUP)
                         p->next_sweep = 0; /* an administrator's (or a test's) "sweep now" */
         }
-        if (fds[1].revents)
-                (void) pool_wake_drain(p->wake_fd);
+        if (fds[1].revents) {
+                bool sweep_now = false;
+
+                (void) pool_wake_drain_sweep(p->wake_fd, &sweep_now);
+                if (sweep_now)
+                        p->next_sweep = 0; /* a worker died: it may have left something */
+        }
         for (size_t i = p->n_starting; i > 0; i--) {
                 if (fds[i + 1].revents)
                         probe(p, i - 1);
