@@ -22,15 +22,16 @@ setup() {
 
 teardown() {
     local id
-    # Whatever a test stopped or froze runs again.
+    # Whatever a test stopped runs again; keys off, so that any session may be deleted.
     in_systemd systemctl kill -s CONT sandboxd-broker.service >/dev/null 2>&1 || true
+    in_systemd systemctl start sandboxd-broker.socket >/dev/null 2>&1 || true
+    if clear_settings zz-cleanup; then
+        wait_up
+    fi
     while read -r id; do
         chattr -i "$SESSION_DIR/$id.img" 2>/dev/null || true
         curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$id" || true
     done <"$created"
-    if clear_settings zz-cleanup; then
-        wait_up
-    fi
 }
 
 # Waits until the workers answer again after a restart.
@@ -74,7 +75,9 @@ unit_gone() {
 
 # disk_mounted ID: the session's disk is mounted where the broker mounts it.
 disk_mounted() {
-    in_systemd findmnt -rn -o TARGET | grep -qx "/run/sandboxd/disks/${1#session-}"
+    local mounts
+    mounts=$(in_systemd findmnt -rn -o TARGET)
+    grep -x "/run/sandboxd/disks/${1#session-}" <<<"$mounts" >/dev/null
 }
 
 # uid_reserved OWNER: the broker holds a UID range for that unit id.
@@ -177,7 +180,7 @@ machine_uid_map() {
     # Positive control: from 127.0.0.1, the figures.
     body=$(curl -s -w '\n%{http_code}' "$SANDBOXD_URL/metrics")
     [ "${body##*$'\n'}" = 200 ]
-    grep -q '^sandboxd_http_requests_total' <<<"$body"
+    grep '^sandboxd_http_requests_total' <<<"$body" >/dev/null
     # From 127.0.0.2 (still loopback, but not an allowed address): refused by nginx, in JSON.
     body=$(curl -s --interface 127.0.0.2 -w '\n%{http_code}' "$SANDBOXD_URL/metrics")
     [ "${body##*$'\n'}" = 403 ]
@@ -265,7 +268,8 @@ machine_uid_map() {
         sleep 0.1
     done
     [ "$(db "SELECT state FROM sessions WHERE session_id = '$sid'")" = deleted ]
-    worker=$(db "SELECT worker_pid FROM requests WHERE session_id = '$sid' AND status IS NULL")
+    # The session is written into the request's row when it is answered: the one in flight is it.
+    worker=$(db "SELECT worker_pid FROM requests WHERE route LIKE 'DELETE %' AND status IS NULL")
     [ -n "$worker" ]
     in_systemd kill -9 "$worker"
     in_systemd systemctl kill -s KILL sandboxd-broker.service
@@ -277,10 +281,9 @@ machine_uid_map() {
     disk_mounted "$sid"
     [ -f "$SESSION_DIR/$sid.img" ]
     uid_reserved "$sid"
+    # The broker back, the sweep removes all of it (the broker asks for one as it starts; this one
+    # would do too).
     in_systemd systemctl start sandboxd-broker.socket sandboxd-broker.service
-    sleep 2
-    unit_active "$sid.service"
-    # The sweep removes all of it.
     sweep_now
     all_gone "$sid"
     poll swept_entry session "$sid" >/dev/null
