@@ -293,20 +293,20 @@ machine_uid_map() {
     in_systemd systemctl kill -s STOP sandboxd-broker.service
     curl -s -o /dev/null -X POST "$SANDBOXD_URL/v1/sessions" &
     for _ in $(seq 50); do
-        sid=$(db "SELECT session_id FROM session_queue LIMIT 1")
-        [ -n "$sid" ] && break
+        cid=$(db "SELECT session_id FROM session_queue LIMIT 1")
+        [ -n "$cid" ] && break
         sleep 0.1
     done
-    [ -n "$sid" ]
-    echo "$sid" >>"$created"
-    worker=$(db "SELECT worker_pid FROM session_queue WHERE session_id = '$sid'")
+    [ -n "$cid" ]
+    echo "$cid" >>"$created"
+    worker=$(db "SELECT worker_pid FROM session_queue WHERE session_id = '$cid'")
     in_systemd kill -9 "$worker"
     wait
     # The broker goes on with the create nobody waits for any more: a machine and a mount, left.
     in_systemd systemctl kill -s CONT sandboxd-broker.service
-    for _ in $(seq 100); do unit_active "$sid.service" && break; sleep 0.1; done
-    unit_active "$sid.service"
-    disk_mounted "$sid"
+    for _ in $(seq 100); do unit_active "$cid.service" && break; sleep 0.1; done
+    unit_active "$cid.service"
+    disk_mounted "$cid"
     # The stop ends every process, mount and loop device of sandboxd's.
     "$SANDBOXD_HOST" down
     run "$BATS_TEST_DIRNAME/../check-down"
@@ -315,6 +315,27 @@ machine_uid_map() {
     without_fds "$SANDBOXD_HOST" up
     for _ in $(seq 300); do curl -s -o /dev/null "$SANDBOXD_URL/v1/pool" && break; sleep 0.1; done
     wait_pool_full
+}
+
+@test "the broker's session list (what the sweep reads) takes no id, and SESSION_DELETE only a session's" {
+    client=$(cat "$BATS_TEST_DIRNAME/broker-client.py")
+    session_new
+    # Positive control: the workers' user gets the list.
+    run in_systemd setpriv --reuid=sandboxd --regid=sandboxd --clear-groups /usr/bin/python3 -c "$client" session-list ""
+    [ "$status" -eq 0 ]
+    [ "$(jq .error <<<"$output")" -eq 0 ]
+    for id in "$sid" "../../etc" "machine-abcdefghijkl"; do
+        run in_systemd setpriv --reuid=sandboxd --regid=sandboxd --clear-groups /usr/bin/python3 -c "$client" session-list "$id"
+        [ "$(jq .error <<<"$output")" -eq -22 ]
+    done
+    for id in "machine-abcdefghijkl" "session-ABCDEFGHIJKL" "session-abc/../../x" "sandbox-api"; do
+        run in_systemd setpriv --reuid=sandboxd --regid=sandboxd --clear-groups /usr/bin/python3 -c "$client" session-delete "$id"
+        [ "$(jq .error <<<"$output")" -eq -22 ]
+    done
+    # Anyone else is hung up on.
+    run in_systemd setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c "$client" session-list ""
+    [ "$output" = '{"closed": true}' ]
+    unit_active "$sid.service"
 }
 
 # without_fds CMD...: CMD with no descriptor of ours but stdin, stdout and stderr, all /dev/null.
