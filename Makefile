@@ -52,7 +52,7 @@ LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/l
                lib/image-name.c lib/signal-util.c lib/daemon.c
 # The workers' and the pool manager's side of the broker and of the pool.
 CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c nspawn/unit-name.c
-DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c
+DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
@@ -61,11 +61,11 @@ FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c 
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/sha256.c lib/quota.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
-BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
+BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
 # sandboxd-poold: the pool manager (user sandboxd); libc, libsystemd and sqlite.
-POOLD_SRCS  := nspawn/pool/poold.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
+POOLD_SRCS  := nspawn/pool/poold.c nspawn/pool/sweep.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/signal-util.c lib/daemon.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-request.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
@@ -104,6 +104,8 @@ $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
 $(BUILD)/tests/test-sha256:       $(call objs,lib/sha256.c)
 $(BUILD)/tests/test-api-key:      $(call objs,lib/api-key.c lib/sha256.c)
 $(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
+$(BUILD)/tests/test-uid-range:    $(call objs,nspawn/broker/uid-range.c)
+$(BUILD)/tests/test-session-revoke: $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/time-util.c)
 $(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
 $(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/format.c lib/env-file.c)

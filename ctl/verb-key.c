@@ -272,8 +272,9 @@ static int key_list(const CtlOptions *o, int argc, char *argv[]) {
 static void help_revoke(FILE *f) {
         fputs("Usage: sandboxctl key revoke NAME\n"
               "\n"
-              "Revokes an API key: its next request is refused (401). Requests already running finish; its\n"
-              "sessions stay, reachable by no key, until they expire. Its name is not given out again.\n",
+              "Revokes an API key: its next request is refused (401). Requests already running finish; the\n"
+              "pool manager then pauses its active sessions, which are deleted after the retention\n"
+              "(SANDBOXD_SESSION_RETAIN_S) like any paused session. Its name is not given out again.\n",
               f);
 }
 

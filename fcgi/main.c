@@ -262,12 +262,22 @@ static void abandon_requests(pid_t pid) {
         db = db_close(db);
 }
 
+/* The pool manager sweeps what no row owns (nspawn/pool/sweep.h): a worker killed mid-operation (a
+ * session's machine made or deleted halfway) may have left something. */
+static void wake_sweep(void) {
+        cleanup_close int fd = -1;
+
+        if (pool_wake_open(&fd) >= 0)
+                (void) pool_wake_sweep(fd, POOL_WAKE_SOCKET);
+}
+
 static void reap_worker(pid_t pid, int status) {
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
                 return;
         log_warning("Worker %d died (%s %d), replacing it", (int) pid,
                     WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
         abandon_requests(pid);
+        wake_sweep();
 }
 
 static int master_loop(const SpawnArgs *a) {

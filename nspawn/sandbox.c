@@ -326,6 +326,8 @@ static int start_unit(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const 
                 r = append_exec_list(m, "ExecStartPre", (char **const[]){(char **) spec->exec_start_pre, NULL});
         if (r >= 0)
                 r = append_exec_start(m, argv);
+        if (r >= 0 && spec->exec_stop_post)
+                r = append_exec_list(m, "ExecStopPost", (char **const[]){(char **) spec->exec_stop_post, NULL});
         if (r >= 0)
                 r = append_log_fields(m, spec);
         if (r >= 0 && spec->disk_image)

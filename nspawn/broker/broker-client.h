@@ -24,6 +24,9 @@ int broker_session_stop(int *conn, const char *id, bool delete, Error *reterr);
 int broker_reset_failed(int *conn, const char *id);
 /* sandboxd's own units, every one: *ret (malloc'd, the caller's to free) gets *ret_n of them. */
 int broker_list(int *conn, BrokerUnit **ret, size_t *ret_n);
+/* Every session the host holds anything of (BROKER_SESSION_LIST): *ret (malloc'd, the caller's)
+ * gets *ret_n of them. */
+int broker_session_list(int *conn, BrokerSession **ret, size_t *ret_n);
 
 /* Runs a tool sandbox from image on input, on a connection of its own, and waits for its end. On
  * success *ret is filled as sandbox_run() fills it, and is the caller's; on failure *reterr says why. */

@@ -63,6 +63,7 @@ int broker_request_check(const BrokerRequest *req, size_t size) {
         case BROKER_RESET_FAILED:
                 return broker_id_valid(req->id, NULL) ? 0 : -EINVAL;
         case BROKER_LIST:
+        case BROKER_SESSION_LIST:
                 return req->id[0] == 0 ? 0 : -EINVAL;
         case BROKER_SESSION_START:
         case BROKER_SESSION_STOP:
@@ -87,6 +88,7 @@ ErrorCount broker_failure_count(BrokerOp op, int r) {
                 [BROKER_SESSION_STOP] = ERROR_COUNT_BROKER_SESSION_STOP,
                 [BROKER_SESSION_DELETE] = ERROR_COUNT_BROKER_SESSION_DELETE,
                 [BROKER_SESSION_CREATE] = ERROR_COUNT_BROKER_SESSION_CREATE,
+                [BROKER_SESSION_LIST] = ERROR_COUNT_BROKER_LIST,
         };
 
         if (r >= 0 || op <= 0 || op >= _BROKER_OP_MAX)

@@ -12,7 +12,7 @@
 #include "nspawn/unit-name.h"
 
 #define BROKER_SOCKET "/run/sandboxd/broker.sock"
-#define BROKER_MAGIC 0x73626b35U /* "sbk5": bump on any change of layout */
+#define BROKER_MAGIC 0x73626b36U /* "sbk6": bump on any change of layout */
 /* A tool call's input (its JSON: module, function, args) at most; the route caps bodies at 1 MiB. */
 #define BROKER_INPUT_MAX (2U << 20)
 
@@ -37,6 +37,10 @@ typedef enum BrokerOp {
         BROKER_SESSION_STOP,   /* the machine killed and gone, its disk unmounted: kept */
         BROKER_SESSION_DELETE, /* the same, and the disk removed */
         BROKER_SESSION_CREATE, /* a new disk formatted, then as SESSION_START */
+        /* Every session the host holds anything of (a machine unit, a mounted disk, a disk image, a
+         * UID range), whatever the database says: the reply carries a memfd of n_units
+         * BrokerSession records. The pool manager's sweep removes those without a row. */
+        BROKER_SESSION_LIST,
         _BROKER_OP_MAX,
 } BrokerOp;
 
@@ -54,6 +58,14 @@ typedef struct BrokerUnit {
         char state[16]; /* systemd's ActiveState */
 } BrokerUnit;
 
+typedef struct BrokerSession {
+        char id[SANDBOX_ID_MAX]; /* "session-…" */
+        char state[16];          /* its machine unit's ActiveState; "" when it has none */
+        uint8_t mounted;         /* its disk's mount unit is loaded */
+        uint8_t disk;            /* its disk image exists */
+        uint8_t uid_range;       /* it holds a UID range */
+} BrokerSession;
+
 typedef struct BrokerReply {
         int32_t error;     /* 0, or a negative errno */
         char message[256]; /* why, when error is set */
@@ -70,7 +82,7 @@ typedef struct BrokerReply {
         uint8_t ready;
         uint8_t killed_unready;
         uint8_t killed_timeout;
-        /* LIST: how many of sandboxd's own units (nothing else) the memfd holds, all of them. */
+        /* LIST, SESSION_LIST: how many records (all of them) the memfd holds. */
         uint32_t n_units;
 } BrokerReply;
 

@@ -7,6 +7,7 @@
  * limits, users) comes from the broker's own configuration; a request only says which of sandboxd's
  * units to act on. Linked with libc and libsystemd only. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <poll.h>
@@ -37,6 +38,8 @@
 #include "lib/macro.h"
 #include "lib/signal-util.h"
 #include "nspawn/broker/broker-proto.h"
+#include "nspawn/broker/session-list.h"
+#include "nspawn/broker/uid-range.h"
 #include "nspawn/nspawn-argv.h"
 #include "nspawn/sandbox.h"
 
@@ -51,6 +54,8 @@ typedef struct Broker {
         const Config *config;
         uid_t uid; /* the workers' user: with root, the only peers served */
         sd_bus *bus;
+        int uid_dir_fd; /* the UID range reservations (uid-range.h) */
+        char uid_dir[512];
         int listen_fd;
         int signal_fd;
         sigset_t signal_mask;
@@ -76,14 +81,14 @@ static sd_bus *broker_bus(Broker *b) {
         return b->bus;
 }
 
-/* A sandbox's UID range, at random: no two sandboxes likely share UIDs. */
-static int random_uid_base(uint32_t *ret) {
+/* A UID range no running machine and no session holds, reserved for id; the search starts at random,
+ * so that ranges are not reused in order. -EUSERS when every range is held. */
+static int reserve_uid_range(Broker *b, const char *id, uint32_t *ret) {
         uint32_t rnd;
 
         if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
                 return -EIO;
-        *ret = nspawn_uid_base(rnd);
-        return 0;
+        return uid_range_reserve(b->uid_dir_fd, id, rnd, false, ret);
 }
 
 /* A client that does not read its replies is dropped, not waited for. */
@@ -122,8 +127,8 @@ static int check_listener(int fd) {
         return 0;
 }
 
-/* What every sandbox of sandboxd's has, whatever runs in it: its unit, its journal tag, a random UID
- * range, and the limits of the configuration. The caller adds the command and what is its own. */
+/* What every sandbox of sandboxd's has, whatever runs in it: its unit, its journal tag, a UID range
+ * of its own, and the limits of the configuration. The caller adds the command and what is its own. */
 typedef struct SandboxBase {
         char unit[SANDBOX_ID_MAX + 16];
         char etc[512];
@@ -133,6 +138,8 @@ typedef struct SandboxBase {
         char delegate_path[600];
         char delegate_uid[32];
         const char *delegate[3];
+        char release_path[600];
+        const char *release[4];
 } SandboxBase;
 
 /* A machine whose runner gives each sandbox cgroups of its own (nspawn/runner/cgroup.h): on a host
@@ -152,12 +159,20 @@ static void delegate_cgroups(const Config *cfg, SandboxBase *s) {
         s->spec.exec_start_pre = s->delegate;
 }
 
-static int sandbox_base(const Config *cfg, const char *id, const char *field_name, const char *field_value, SandboxBase *ret) {
-        uint32_t uid_base = 0;
-        int r = random_uid_base(&uid_base);
+/* A machine's range (not a session's: that one is kept while the session is) is given up by its
+ * unit once every process of it is gone, however it ends; the broker need not be there then. */
+static void release_on_stop(const Broker *b, uint32_t uid_base, SandboxBase *s) {
+        (void) snprintf(s->release_path, sizeof(s->release_path), "%s/%08" PRIx32, b->uid_dir, uid_base);
+        s->release[0] = "/bin/rm";
+        s->release[1] = "-f";
+        s->release[2] = s->release_path;
+        s->release[3] = NULL;
+        s->spec.exec_stop_post = s->release;
+}
 
-        if (r < 0)
-                return r;
+/* uid_base: the range the machine runs with, reserved for it by the caller. */
+static int sandbox_base(const Config *cfg, const char *id, uint32_t uid_base, const char *field_name, const char *field_value,
+                        SandboxBase *ret) {
         (void) unit_name_from_id(id, ret->unit, sizeof(ret->unit));
         (void) snprintf(ret->etc, sizeof(ret->etc), "%s/etc", cfg->lib_dir);
         (void) snprintf(ret->field, sizeof(ret->field), "%s=%s", field_name, field_value);
@@ -166,6 +181,22 @@ static int sandbox_base(const Config *cfg, const char *id, const char *field_nam
         ret->spec = (SandboxSpec){.unit = ret->unit, .slice = cfg->slice, .log_field = ret->field, .nspawn = &ret->ns,
                                   .memory_max = cfg->memory_max, .tasks_max = cfg->tasks_max,
                                   .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100};
+        return 0;
+}
+
+/* A machine's or a tool sandbox's base, with a range of its own for as long as its unit runs. */
+static int machine_base(Broker *b, const char *id, const char *field_name, const char *field_value, SandboxBase *ret) {
+        uint32_t uid_base = 0;
+        int r = reserve_uid_range(b, id, &uid_base);
+
+        if (r < 0)
+                return r;
+        r = sandbox_base(b->config, id, uid_base, field_name, field_value, ret);
+        if (r < 0) {
+                (void) uid_range_release(b->uid_dir_fd, id);
+                return r;
+        }
+        release_on_stop(b, uid_base, ret);
         return 0;
 }
 
@@ -202,7 +233,7 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, Error *err) {
         int r = check_listener(fd);
 
         if (r >= 0)
-                r = sandbox_base(cfg, req->id, "SANDBOX_ID", req->id, &s);
+                r = machine_base(b, req->id, "SANDBOX_ID", req->id, &s);
         if (r < 0)
                 return fail(err, r, NULL);
         r = runtime_tree(cfg, &tree, err);
@@ -234,14 +265,18 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, Error *err) {
         return r < 0 ? fail(err, r, &error) : 0;
 }
 
-/* A session keeps its UID range from start to start: the files on its disk stay its own. The range
- * comes from its id (FNV-1a), as a random one comes from random bits. */
-static uint32_t session_uid_base(const char *id) {
-        uint32_t h = 2166136261U;
+/* A session keeps its UID range from its creation to its deletion, paused or not: the files on its
+ * disk stay its own, and no other machine gets the range meanwhile. A session made before ranges
+ * were reserved has the one its id hashed to, which it takes now if nobody else holds it. */
+static int session_uid_base(Broker *b, const BrokerRequest *req, uint32_t *ret) {
+        int r;
 
-        for (const char *p = id; *p; p++)
-                h = (h ^ (uint8_t) *p) * 16777619U;
-        return nspawn_uid_base(h);
+        if (req->op == BROKER_SESSION_CREATE)
+                return reserve_uid_range(b, req->id, ret);
+        r = uid_range_find(b->uid_dir_fd, req->id, ret);
+        if (r != -ENOENT)
+                return r;
+        return uid_range_reserve(b->uid_dir_fd, req->id, uid_range_of_id(req->id), true, ret);
 }
 
 typedef struct SessionPaths {
@@ -278,18 +313,20 @@ static int session_start(Broker *b, const BrokerRequest *req, int fd, Error *err
         SessionPaths sp;
         SandboxBase s;
         struct stat st;
+        uint32_t uid_base = 0;
         int r = check_listener(fd);
 
         if (r >= 0)
                 r = session_paths(cfg, req->id, &sp);
         if (r >= 0)
-                r = sandbox_base(cfg, req->id, "SESSION_ID", req->id, &s);
+                r = session_uid_base(b, req, &uid_base);
+        if (r >= 0)
+                r = sandbox_base(cfg, req->id, uid_base, "SESSION_ID", req->id, &s);
         if (r < 0)
                 return fail(err, r, NULL);
         r = runtime_tree(cfg, &tree, err);
         if (r < 0)
                 return r;
-        s.ns.uid_base = session_uid_base(req->id);
         s.ns.image = tree;
         s.ns.image_read_only = true;
         s.ns.bind_ro = binds;
@@ -353,6 +390,9 @@ static int session_stop(Broker *b, const BrokerRequest *req, Error *err) {
                 return fail(err, r, &error);
         if (req->op == BROKER_SESSION_DELETE && unlink(sp.image) < 0 && errno != ENOENT)
                 return error_set(err, -errno, "could not remove %s: %s", sp.image, strerror(errno));
+        /* Its disk gone, its range is free: nothing of the host is owned by it any more. */
+        if (req->op == BROKER_SESSION_DELETE)
+                (void) uid_range_release(b->uid_dir_fd, req->id);
         return 0;
 }
 
@@ -389,8 +429,6 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         int r;
 
         r = read_input(fd, &input, &input_len);
-        if (r >= 0)
-                r = sandbox_base(cfg, req->id, "REQUEST_ID", req->request_id, &s);
         if (r < 0)
                 return fail(err, r, NULL);
         if ((size_t) snprintf(image, sizeof(image), "%s/%s", cfg->image_dir, req->image) >= sizeof(image) ||
@@ -399,6 +437,9 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         /* The tool runner is sandboxd's, but the interpreter must be the image's own. */
         if ((size_t) snprintf(python, sizeof(python), "%s/usr/bin/python3", image) >= sizeof(python) || lstat(python, &st) < 0)
                 return error_set(err, -ENOEXEC, "image '%s' has no /usr/bin/python3", req->image);
+        r = machine_base(b, req->id, "REQUEST_ID", req->request_id, &s);
+        if (r < 0)
+                return fail(err, r, NULL);
         (void) snprintf(runner_bind, sizeof(runner_bind), "%s/toolrunner.py:" TOOLRUNNER_PATH, cfg->lib_dir);
         s.ns.user = "sandbox";
         s.ns.command = command;
@@ -509,6 +550,26 @@ static int unit_op(Broker *b, const BrokerRequest *req, Error *err) {
         return r < 0 ? fail(err, r, &error) : 0;
 }
 
+/* After a start that failed: the machine's range is given up once its unit is surely gone (its
+ * ExecStopPost= did, if it ran); a unit still there keeps it until it ends. */
+static void release_if_gone(Broker *b, const char *id) {
+        char unit[SANDBOX_ID_MAX + 16];
+
+        (void) unit_name_from_id(id, unit, sizeof(unit));
+        if (broker_bus(b) && sandbox_wait_gone(b->bus, unit, 15 * USEC_PER_SEC) == 0)
+                (void) uid_range_release(b->uid_dir_fd, id);
+}
+
+static int sessions(Broker *b, BrokerReply *rep, int *ret_fd, Error *err) {
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        if (!broker_bus(b))
+                return fail(err, -ENOTCONN, NULL);
+        r = session_list_memfd(b->bus, b->config->session_dir, b->uid_dir_fd, &rep->n_units, ret_fd, &error);
+        return r < 0 ? fail(err, r, &error) : 0;
+}
+
 static void client_remove(Broker *b, size_t i, bool close_it) {
         if (close_it)
                 (void) close(b->clients[i]);
@@ -549,6 +610,8 @@ static void serve(Broker *b, size_t i) {
         switch (req.op) {
         case BROKER_START_WARM:
                 r = start_warm(b, &req, passed, &err);
+                if (r < 0)
+                        release_if_gone(b, req.id);
                 break;
         case BROKER_KILL:
         case BROKER_RESET_FAILED:
@@ -556,6 +619,9 @@ static void serve(Broker *b, size_t i) {
                 break;
         case BROKER_LIST:
                 r = list(b, &rep, &out, &err);
+                break;
+        case BROKER_SESSION_LIST:
+                r = sessions(b, &rep, &out, &err);
                 break;
         case BROKER_SESSION_START:
         case BROKER_SESSION_CREATE:
@@ -585,8 +651,10 @@ static void serve(Broker *b, size_t i) {
                                 (void) close(b->clients[j]);
                 (void) sigprocmask(SIG_UNBLOCK, &b->signal_mask, NULL);
                 r = run_tool(b, &req, passed, &rep, &out, &err);
-                if (r < 0)
+                if (r < 0) {
+                        release_if_gone(b, req.id);
                         reply_fail(&rep, r, &err);
+                }
                 (void) send_reply(fd, &rep, out);
                 _exit(0);
         }
@@ -686,12 +754,29 @@ static int lookup_user(const char *name, uid_t *ret) {
         return 0;
 }
 
+/* The reservations, beside the sessions' disks (root's only, kept across reboots as sessions are).
+ * Ranges of machines whose units are gone without their ExecStopPost= (the host or its systemd went
+ * down with them) are given up now, before any start. */
+static int open_uid_ranges(Broker *b) {
+        (void) snprintf(b->uid_dir, sizeof(b->uid_dir), "%s/uid-ranges", b->config->session_dir);
+        if (mkdir(b->uid_dir, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Broker: failed to make %s", b->uid_dir);
+        b->uid_dir_fd = open(b->uid_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (b->uid_dir_fd < 0)
+                return log_error_errno(errno, "Broker: failed to open %s", b->uid_dir);
+        if (broker_bus(b)) {
+                session_list_release_stale_ranges(b->bus, b->uid_dir_fd);
+                session_list_ask_sweep(b->bus);
+        }
+        return 0;
+}
+
 int main(void) {
         Config config;
-        Broker b = {.config = &config, .listen_fd = -1, .signal_fd = -1};
+        Broker b = {.config = &config, .uid_dir_fd = -1, .listen_fd = -1, .signal_fd = -1};
         int r;
 
-        if (daemon_start("sandboxd-broker", true, &config) < 0 || lookup_user(config.user, &b.uid) < 0)
+        if (daemon_start("sandboxd-broker", true, &config) < 0 || lookup_user(config.user, &b.uid) < 0 || open_uid_ranges(&b) < 0)
                 return EXIT_FAILURE;
         b.signal_fd = signal_fd_open(false, &b.signal_mask);
         if (b.signal_fd < 0) {

@@ -218,7 +218,21 @@ int pool_wake_open(int *ret_fd) {
         return 0;
 }
 
-int pool_wake(int fd, const char *path) {
+int pool_wake_drain_sweep(int fd, bool *ret_sweep) {
+        char buf[64];
+        int n = 0;
+        ssize_t len;
+
+        *ret_sweep = false;
+        while ((len = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) >= 0) {
+                if (len == 1 && buf[0] == 's')
+                        *ret_sweep = true;
+                n++;
+        }
+        return n;
+}
+
+static int wake_with(int fd, const char *path, const char *what) {
         struct sockaddr_un sa;
         int r = unix_address(path, &sa);
 
@@ -227,7 +241,15 @@ int pool_wake(int fd, const char *path) {
         /* Not connect()ed: a restarted manager binds a new socket at the same path. A full queue
          * means the manager has been woken already; none bound means it looks at the pool when it
          * starts. Neither is worth waiting for. */
-        if (sendto(fd, "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+        if (sendto(fd, what, 1, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return errno == EAGAIN || errno == ECONNREFUSED || errno == ENOENT ? 0 : -errno;
         return 1;
+}
+
+int pool_wake(int fd, const char *path) {
+        return wake_with(fd, path, "w");
+}
+
+int pool_wake_sweep(int fd, const char *path) {
+        return wake_with(fd, path, "s");
 }

@@ -34,9 +34,16 @@ int pool_wake_listen(const char *path, int *ret_fd);
 /* Reads every wake-up datagram queued on fd; returns how many there were. */
 int pool_wake_drain(int fd);
 
+/* As pool_wake_drain(); *ret_sweep says whether one of them asked for a sweep (pool_wake_sweep()). */
+int pool_wake_drain_sweep(int fd, bool *ret_sweep);
+
 /* A non-blocking datagram socket to wake the pool manager with; *ret_fd is the caller's. */
 int pool_wake_open(int *ret_fd);
 
 /* Sends one wake-up from fd to the manager's socket at path, never blocking: 1 when sent, 0 when
  * the manager is not running or has wake-ups queued already, -errno otherwise. */
 int pool_wake(int fd, const char *path);
+
+/* As pool_wake(), asking for a sweep of what no row owns (nspawn/pool/sweep.h): after a process that
+ * may have left something died. */
+int pool_wake_sweep(int fd, const char *path);

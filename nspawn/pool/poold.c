@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "db/db.h"
 #include "db/metrics-db.h"
 #include "db/pool-db.h"
+#include "db/session-revoke.h"
 #include "db/sessions.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
@@ -36,6 +38,7 @@
 #include "nspawn/broker/broker-client.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
+#include "nspawn/pool/sweep.h"
 #include "nspawn/unit-name.h"
 
 /* How many containers may boot at once: each costs a core for ~60 ms. */
@@ -45,8 +48,10 @@
 #define BOOST_HOLD_USEC (10 * USEC_PER_SEC)
 #define BACKOFF_MAX_USEC (5 * USEC_PER_SEC)
 #define HOUSEKEEPING_MS 1000
-/* How often units are swept: failed ones unloaded, ones the pool does not know killed. */
-#define SWEEP_USEC (10 * USEC_PER_SEC)
+/* How often what no row owns is swept (sweep.h), besides at start and on SIGHUP: a slow timer, as
+ * leftovers only come from a crash or a failed removal; sooner while a removal keeps failing. */
+#define SWEEP_USEC (5 * 60 * USEC_PER_SEC)
+#define SWEEP_RETRY_USEC (30 * USEC_PER_SEC)
 
 typedef struct Starting {
         char id[SANDBOX_ID_MAX];
@@ -73,10 +78,6 @@ typedef struct Poold {
         uint64_t backoff_until;
         uint64_t next_sweep;
         uint64_t next_retire;
-        /* Units without a pool row at the last sweep: killed if they still have none at the next,
-         * so that one being destroyed right now is not taken for an orphan. */
-        BrokerUnit *orphans;
-        size_t n_orphans;
 } Poold;
 
 /* Starts one machine: its socket, its row, its unit; the probe waits for its greeting. */
@@ -241,6 +242,9 @@ static void sessions_housekeeping(Poold *p) {
 
         while (db_session_claim_expired(p->db, now, id, sizeof(id)) >= 0)
                 session_pause(p, id, "expire", "idle for longer than its ttl_s");
+        /* A revoked key's sessions end: paused now, deleted after the usual retention. */
+        while (db_session_claim_revoked(p->db, id, sizeof(id)) >= 0)
+                session_pause(p, id, "revoke", "its API key was revoked");
         while (db_session_claim_retained(p->db, now - (double) p->config->session_retain_s, id, sizeof(id)) >= 0) {
                 Error err = {};
                 int r = broker_session_stop(&p->broker, id, true, &err);
@@ -365,9 +369,16 @@ static int poll_events(Poold *p) {
                         return r;
                 if (r == SIGTERM || r == SIGINT)
                         p->stop = true;
+                if (r == SIGHUP)
+                        p->next_sweep = 0; /* an administrator's (or a test's) "sweep now" */
         }
-        if (fds[1].revents)
-                (void) pool_wake_drain(p->wake_fd);
+        if (fds[1].revents) {
+                bool sweep_now = false;
+
+                (void) pool_wake_drain_sweep(p->wake_fd, &sweep_now);
+                if (sweep_now)
+                        p->next_sweep = 0; /* a worker died: it may have left something */
+        }
         for (size_t i = p->n_starting; i > 0; i--) {
                 if (fds[i + 1].revents)
                         probe(p, i - 1);
@@ -377,43 +388,11 @@ static int poll_events(Poold *p) {
         return 0;
 }
 
-static bool was_orphan(const Poold *p, const char *id) {
-        for (size_t i = 0; i < p->n_orphans; i++)
-                if (strcmp(p->orphans[i].id, id) == 0)
-                        return true;
-        return false;
-}
-
-/* Units of sandboxes that no pool row names, two sweeps in a row (a crash between two steps), are
- * killed; failed ones that systemd kept loaded are reset so it unloads them. Tool sandboxes are left
- * alone: they belong to the request that runs them. */
+/* Sweeps now (sweep.h), and sets when next: soon while a removal fails, else after the slow interval. */
 static void sweep(Poold *p) {
-        cleanup_free BrokerUnit *units = NULL;
-        size_t n_units = 0, n = 0;
+        int r = sweep_run(&p->broker, p->db);
 
-        if (broker_list(&p->broker, &units, &n_units) < 0)
-                return;
-        /* This sweep's orphans go where its list was: never more than were listed. */
-        for (size_t i = 0; i < n_units; i++) {
-                const BrokerUnit *u = &units[i];
-
-                if (strncmp(u->id, "machine-", 8) != 0)
-                        continue;
-                if (strcmp(u->state, "failed") == 0 || strcmp(u->state, "inactive") == 0) {
-                        (void) broker_reset_failed(&p->broker, u->id);
-                        continue;
-                }
-                if (db_pool_exists(p->db, u->id) != 0)
-                        continue;
-                if (was_orphan(p, u->id)) {
-                        log_pool_event(LOG_WARNING, "destroyed", u->id, "Machine '%s' has no pool record, killing it", u->id);
-                        (void) broker_kill(&p->broker, u->id);
-                } else
-                        units[n++] = *u;
-        }
-        free(p->orphans);
-        p->orphans = TAKE_PTR(units);
-        p->n_orphans = n;
+        p->next_sweep = now_usec(CLOCK_MONOTONIC) + (r != 0 ? SWEEP_RETRY_USEC : SWEEP_USEC);
 }
 
 /* What a previous instance left: idle machines that still answer are kept, the rest destroyed. */
@@ -448,11 +427,16 @@ static void reconcile(Poold *p) {
 
 /* The signals, the wake-up socket and the database: what the loop waits on and works with. */
 static int poold_open(Poold *p) {
+        sigset_t mask;
         int r;
 
-        p->signal_fd = signal_fd_open(false, NULL);
+        p->signal_fd = signal_fd_open(false, &mask);
         if (p->signal_fd < 0)
                 return log_error_errno(p->signal_fd, "Pool: failed to set up signal handling");
+        /* SIGHUP: sweep now (sweep.h), e.g. after an administrator removed rows by hand. */
+        (void) sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || signalfd(p->signal_fd, &mask, SFD_CLOEXEC | SFD_NONBLOCK) < 0)
+                return log_error_errno(errno, "Pool: failed to set up signal handling");
         /* The unit's RuntimeDirectory= makes it; without systemd (development), this does. */
         (void) mkdir(POOL_DIR, 0700);
         r = pool_wake_listen(POOL_WAKE_SOCKET, &p->wake_fd);
@@ -465,7 +449,6 @@ static int poold_open(Poold *p) {
 }
 
 static void poold_close(Poold *p) {
-        p->orphans = mfree(p->orphans);
         closep(&p->broker);
         closep(&p->wake_fd);
         closep(&p->signal_fd);
@@ -481,16 +464,13 @@ static int run(Poold *p) {
         reconcile(p);
         sessions_reconcile(p);
         sweep(p);
-        p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
         if (db_pool_counts(p->db, &c) >= 0)
                 p->last_waits = c.waits;
         (void) sd_notify(0, "READY=1");
 
         while (!p->stop) {
-                if (now_usec(CLOCK_MONOTONIC) >= p->next_sweep) {
+                if (now_usec(CLOCK_MONOTONIC) >= p->next_sweep)
                         sweep(p);
-                        p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_USEC;
-                }
                 fill(p);
                 /* The errors met since, sqlite's and the broker's, into their totals. */
                 (void) db_error_counts_flush(p->db);

@@ -3,7 +3,8 @@
 bytes) and prints what came back as JSON: {"closed": true} if the broker hung up without a reply,
 else {"error": N, "message": "..."}.
 
-  broker-client.py OP ID        OP: kill, reset-failed, list, start-warm, run-tool (numbers as the
+  broker-client.py OP ID        OP: kill, reset-failed, list, start-warm, run-tool, session-delete,
+                                session-list (numbers as the
                                 broker's protocol has them); ID: a sandbox id or anything else
   broker-client.py --raw HEX    sends those bytes as one message
   broker-client.py --fds N HEX  the same, with N descriptors of /dev/null passed along
@@ -16,8 +17,8 @@ import struct
 import sys
 
 SOCKET = "/run/sandboxd/broker.sock"
-MAGIC = 0x73626B35
-OPS = {"start-warm": 1, "run-tool": 2, "kill": 3, "reset-failed": 4, "list": 5}
+MAGIC = 0x73626B36
+OPS = {"start-warm": 1, "run-tool": 2, "kill": 3, "reset-failed": 4, "list": 5, "session-delete": 8, "session-list": 10}
 REQUEST = struct.Struct("<II64s64s80sI")  # BrokerRequest in nspawn/broker/broker-proto.h
 
 

@@ -91,6 +91,12 @@ static void test_ops(void) {
         check(&r, 0, "LIST");
         r = make(BROKER_LIST, "machine-abcdefghijkl");
         check(&r, -EINVAL, "LIST takes no id");
+        r = make(BROKER_SESSION_LIST, "");
+        check(&r, 0, "SESSION_LIST");
+        r = make(BROKER_SESSION_LIST, "session-abcdefghijkl");
+        check(&r, -EINVAL, "SESSION_LIST takes no id");
+        r = make(BROKER_SESSION_LIST, "../../etc");
+        check(&r, -EINVAL, "SESSION_LIST takes no path");
         r = make(0, "machine-abcdefghijkl");
         check(&r, -EINVAL, "op 0 is refused");
         r = make(_BROKER_OP_MAX, "machine-abcdefghijkl");

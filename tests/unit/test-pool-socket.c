@@ -40,6 +40,15 @@ static void test_wake(void) {
         tap_is_int(pool_wake_listen(path, &manager), 0, "a restarted manager takes over the path");
         tap_is_int(pool_wake(worker, path), 1, "the same worker socket wakes it: nothing was connected");
         tap_is_int(pool_wake_drain(manager), 1, "the new manager reads it");
+
+        /* A sweep asked for among plain wake-ups is seen; plain ones alone ask for none. */
+        bool sweep = true;
+        tap_is_int(pool_wake(worker, path), 1, "a plain wake-up");
+        tap_ok(pool_wake_drain_sweep(manager, &sweep) == 1 && !sweep, "a plain wake-up asks for no sweep");
+        tap_is_int(pool_wake(worker, path), 1, "a plain wake-up");
+        tap_is_int(pool_wake_sweep(worker, path), 1, "a sweep asked for");
+        tap_is_int(pool_wake(worker, path), 1, "and another plain one");
+        tap_ok(pool_wake_drain_sweep(manager, &sweep) == 3 && sweep, "the manager reads all three, and sees the sweep");
         (void) close(manager);
         (void) close(worker);
         (void) unlink(path);

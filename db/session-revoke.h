@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+
+typedef struct sqlite3 sqlite3;
+
+/* For the pool manager: claims (-> pausing) an active session whose API key has been revoked, with
+ * nothing queued (a run in progress ends first; the key's next request is refused anyway): 0 and its
+ * id, -ENOENT when there is none. It is then paused, and deleted after the usual retention. */
+int db_session_claim_revoked(sqlite3 *db, char *ret_id, size_t size);
