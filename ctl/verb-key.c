@@ -155,7 +155,9 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
         r = api_key_token_new(token);
         if (r < 0)
                 return ctl_fail("no random bytes for a token: %s", strerror(-r));
-        api_key_hash(token, k.token_sha256);
+        r = api_key_hash(token, k.token_sha256);
+        if (r < 0)
+                return ctl_fail("libcrypto computes no SHA-256: %s", strerror(-r));
         if (open_db(&db) != 0)
                 return EXIT_FAILURE;
         r = db_key_add(db, &k);

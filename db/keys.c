@@ -61,6 +61,21 @@ int db_key_list(sqlite3 *db, bool active_only, ApiKey **ret, size_t *ret_n) {
         return 0;
 }
 
+int db_key_find(sqlite3 *db, const char *token_sha256, ApiKey *ret) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        /* By api_keys' UNIQUE index on token_sha256: one B-tree search, whatever the number of keys. */
+        int r = db_prepare(db, &st, "SELECT " KEY_COLUMNS " FROM api_keys WHERE token_sha256 = ?1 AND revoked_at IS NULL", "t", token_sha256);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        read_row(st, ret);
+        return 0;
+}
+
 int db_key_revoke(sqlite3 *db, const char *name) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r = db_run(db, "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE name = ?1 AND revoked_at IS NULL", "t",

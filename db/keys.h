@@ -26,6 +26,9 @@ int db_key_add(sqlite3 *db, const ApiKey *key);
 /* Every key (only those in force: active_only), by name: *ret (malloc'd, the caller's) gets *ret_n. */
 int db_key_list(sqlite3 *db, bool active_only, ApiKey **ret, size_t *ret_n);
 
+/* The key in force whose token_sha256 is this one, into *ret: 0, or -ENOENT when there is none. */
+int db_key_find(sqlite3 *db, const char *token_sha256, ApiKey *ret);
+
 /* Revokes a key: -ENOENT when there is none of that name, -EALREADY when it is revoked already. */
 int db_key_revoke(sqlite3 *db, const char *name);
 
