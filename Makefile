@@ -53,7 +53,7 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-route.c fcgi/validate.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
+               fcgi/route-sessions.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/quota.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
@@ -97,6 +97,7 @@ $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
 $(BUILD)/tests/test-api-key:      $(call objs,lib/api-key.c)
 $(BUILD)/tests/test-api-key:      TEST_LIBS += $(shell pkg-config --libs libcrypto 2>/dev/null)
+$(BUILD)/tests/test-tool-manifest: $(call objs,fcgi/tool-manifest.c lib/fd-util.c)
 $(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
 $(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
 $(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c lib/fd-util.c)

@@ -657,6 +657,19 @@ static void test_keys(void) {
         tap_is_int(db_key_find(db, "bb", &k), -ENOENT, "keys: a revoked key's hash finds nothing");
         tap_is_int(db_key_find(db, "zz", &k), -ENOENT, "keys: an unknown hash finds nothing");
         tap_is_int(db_key_find(db, "AA", &k), -ENOENT, "keys: the hash is matched exactly (no collation folds case)");
+        {
+                char images[API_KEY_IMAGES_MAX + 1] = "untouched";
+
+                k = key("delta", "ee", 0, 0, 0);
+                (void) snprintf(k.images, sizeof(k.images), "demo-agent,other");
+                tap_is_int(db_key_add(db, &k), 0, "keys: add delta, which may call demo-agent and other");
+                tap_ok(db_key_images(db, "delta", images, sizeof(images)) == 0 && strcmp(images, "demo-agent,other") == 0, "keys: delta's images");
+                tap_ok(db_key_images(db, "alpha", images, sizeof(images)) == 0 && images[0] == 0, "keys: alpha's: none listed, every one");
+                tap_is_str(column(db, "SELECT coalesce(images, 'NULL') FROM api_keys WHERE name = ?1", "alpha"), "NULL", "keys: stored as NULL");
+                tap_is_int(db_key_images(db, "beta", images, sizeof(images)), -ENOENT, "keys: a revoked key may call nothing");
+                tap_ok(db_key_find(db, "ee", &k) == 0 && strcmp(k.images, "demo-agent,other") == 0, "keys: found by hash with its images");
+                tap_is_int(db_key_revoke(db, "delta"), 0, "keys: delta revoked again");
+        }
         tap_ok(strstr(plan_detail(db, "SELECT name FROM api_keys WHERE token_sha256 = 'aa' AND revoked_at IS NULL"), "USING INDEX") != NULL,
                "keys: the lookup by hash searches an index");
 
