@@ -93,7 +93,7 @@ print(json.dumps({
         field .stdout >>"$draws"
     done
     preloaded=$(jq -s '[.[] | select(.preloaded)] | length' "$draws")
-    echo "executions from the data zygote: $preloaded of 12" >&2
+    echo "# executions from the data zygote: $preloaded of 12" >&3
     [ "$preloaded" -ge 6 ]
     [ "$(jq -s '[.[].random] | unique | length' "$draws")" = 12 ]
     [ "$(jq -s '[.[].numpy] | unique | length' "$draws")" = 12 ]
@@ -108,7 +108,7 @@ print(json.dumps({
 print(next(tempfile._get_candidate_names()), uuid.uuid1().clock_seq)'
         field .stdout >>"$names"
     done
-    [ "$(awk '{print $1}' "$names" | sort -u | wc -l)" = 6 ]
-    [ "$(awk '{print $2}' "$names" | sort -u | wc -l)" -ge 5 ]
+    [ "$(awk 'NF {print $1}' "$names" | sort -u | wc -l)" = 6 ]
+    [ "$(awk 'NF {print $2}' "$names" | sort -u | wc -l)" -ge 5 ]
     rm -f "$names"
 }
