@@ -8,7 +8,7 @@
 #include "fcgi/tool-manifest.h"
 #include "tests/unit/tap.h"
 
-#define GOOD                                                                                                   \
+#define GOOD                                                                                                    \
         "{\"sandboxd-tool-image\": 1,\n \"image\": \"demo-agent\",\n \"modules\": {\"agent\": {\"functions\": " \
         "[\"get_weather\", \"add\"], \"path\": \"agent.py\"}, \"pkg.mod\": {\"functions\": [\"f\"], \"path\": \"pkg/mod.py\"}}}\n"
 
