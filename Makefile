@@ -23,7 +23,7 @@ SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.se
 
 # Debian packages the build, the service and the tests need. prometheus (about 100 MB) for its
 # promtool, which checks GET /metrics: it also installs a Prometheus server, which Debian enables.
-DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev \
+DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev libssl-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev \
                 procps shellcheck clang-format file python3-jsonschema prometheus dpkg-dev debhelper \
@@ -35,7 +35,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 HARDEN  := -fno-common -fstack-protector-strong -D_FORTIFY_SOURCE=3
 CFLAGS  ?= -O2 -g
 BUILD   := build
-PKGS    := libsystemd json-c sqlite3
+PKGS    := libsystemd json-c sqlite3 libcrypto
 ifdef SANITIZE
 BUILD   := build/san
 HARDEN  := -fno-common
@@ -57,9 +57,10 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revok
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-route.c fcgi/validate.c fcgi/worker-slots.c nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
+               fcgi/route-sessions.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c fcgi/worker-slots.c nspawn/runner/runner-request.c \
+               nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/sha256.c lib/quota.c
+               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/quota.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
@@ -72,7 +73,7 @@ RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-request.c nspawn/runn
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/api-key.c lib/sha256.c \
+CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/api-key.c \
                db/db.c db/keys.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote
@@ -101,8 +102,9 @@ $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validat
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
-$(BUILD)/tests/test-sha256:       $(call objs,lib/sha256.c)
-$(BUILD)/tests/test-api-key:      $(call objs,lib/api-key.c lib/sha256.c)
+$(BUILD)/tests/test-api-key:      $(call objs,lib/api-key.c)
+$(BUILD)/tests/test-api-key:      TEST_LIBS += $(shell pkg-config --libs libcrypto 2>/dev/null)
+$(BUILD)/tests/test-tool-manifest: $(call objs,fcgi/tool-manifest.c lib/fd-util.c)
 $(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
 $(BUILD)/tests/test-uid-range:    $(call objs,nspawn/broker/uid-range.c)
 $(BUILD)/tests/test-session-revoke: $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/time-util.c)
@@ -132,7 +134,7 @@ $(BUILD)/libdir.txt: FORCE
 .PHONY: FORCE
 
 $(BUILD)/sandboxd-fcgi: $(call objs,$(FCGI_SRCS))
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 2>/dev/null) -lfcgi
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcrypto 2>/dev/null) -lfcgi
 
 $(BUILD)/sandboxd-broker: $(call objs,$(BROKER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd 2>/dev/null)
@@ -141,7 +143,7 @@ $(BUILD)/sandboxd-poold: $(call objs,$(POOLD_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd sqlite3 2>/dev/null)
 
 $(BUILD)/sandboxctl: $(call objs,$(CTL_SRCS))
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcurl 2>/dev/null)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcurl libcrypto 2>/dev/null)
 
 $(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
@@ -211,14 +213,14 @@ check-unit:
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c \
-                lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c lib/sha256.c
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
+                lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c
 
 build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
-                         lib/macro.h nspawn/broker/broker-proto.h lib/api-key.h lib/sha256.h
+                         lib/macro.h nspawn/broker/broker-proto.h lib/api-key.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \
-	    -I. $(WARN) $(shell pkg-config --cflags json-c) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c)
+	    -I. $(WARN) $(shell pkg-config --cflags json-c libcrypto) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c libcrypto)
 
 fuzz: build/fuzz/fuzz-request
 	@mkdir -p build/fuzz/corpus

@@ -76,8 +76,28 @@ static int parse_limit(const char *option, const char *s, int64_t *ret) {
         return 0;
 }
 
+/* A comma-separated list of image names (as sandboxd-image takes them) into ret, whole. */
+static int parse_images(const char *s, char ret[API_KEY_IMAGES_MAX + 1]) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > API_KEY_IMAGES_MAX || s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,"))
+                return ctl_fail("--images must be image names separated by commas, %d characters at most, not '%s'", API_KEY_IMAGES_MAX, s);
+        for (const char *p = s; *p;) {
+                size_t len = strcspn(p, ",");
+
+                if (len > 64 || !((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= '0' && p[0] <= '9')) ||
+                    strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") < len)
+                        return ctl_fail("'%.*s' is not an image name: a letter or digit, then letters, digits, '.', '_' or '-'; 64 at most",
+                                        (int) len, p);
+                p += len + (p[len] == ',');
+        }
+        memcpy(ret, s, n + 1);
+        return 0;
+}
+
 static void help_add(FILE *f) {
         fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
+              "                          [--images IMAGE,...]\n"
               "\n"
               "Makes an API key and prints its token, once: only its SHA-256 is kept. Clients send it as\n"
               "'Authorization: Bearer TOKEN' once SANDBOXD_API_KEYS=on. NAME (letters, digits, '.', '_', '-';\n"
@@ -88,6 +108,10 @@ static void help_add(FILE *f) {
               "  --executions-per-minute N  executions (/v1/execute, /execute, /v1/call, a session's run\n"
               "                             and exec) started in the last 60 seconds\n"
               "  --cpu-seconds-per-day N    CPU time of its executions in the last 24 hours\n"
+              "\n"
+              "  --images IMAGE,...         the tool images (sandboxd-image build) it may call with POST\n"
+              "                             /v1/call; any other answers as one that does not exist. Left\n"
+              "                             out: every tool image\n"
               "  -h, --help                 this text\n",
               f);
 }
@@ -113,6 +137,7 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
                 {"max-concurrent", required_argument, NULL, 'c'},
                 {"executions-per-minute", required_argument, NULL, 'e'},
                 {"cpu-seconds-per-day", required_argument, NULL, 'p'},
+                {"images", required_argument, NULL, 'i'},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -136,6 +161,10 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
                         if (parse_limit("cpu-seconds-per-day", optarg, &k.cpu_seconds_per_day) != 0)
                                 return EXIT_FAILURE;
                         break;
+                case 'i':
+                        if (parse_images(optarg, k.images) != 0)
+                                return EXIT_FAILURE;
+                        break;
                 case 'h':
                         help_add(stdout);
                         return EXIT_SUCCESS;
@@ -155,7 +184,9 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
         r = api_key_token_new(token);
         if (r < 0)
                 return ctl_fail("no random bytes for a token: %s", strerror(-r));
-        api_key_hash(token, k.token_sha256);
+        r = api_key_hash(token, k.token_sha256);
+        if (r < 0)
+                return ctl_fail("libcrypto computes no SHA-256: %s", strerror(-r));
         if (open_db(&db) != 0)
                 return EXIT_FAILURE;
         r = db_key_add(db, &k);
@@ -174,6 +205,22 @@ static struct json_object *limit_json(int64_t v) {
         return v > 0 ? json_object_new_int64(v) : NULL;
 }
 
+/* A key's images as a list; null: every tool image. */
+static struct json_object *images_json(const char *list) {
+        struct json_object *a;
+
+        if (!list[0])
+                return NULL;
+        a = json_object_new_array();
+        for (const char *p = list; a && *p;) {
+                size_t len = strcspn(p, ",");
+
+                (void) json_object_array_add(a, json_object_new_string_len(p, (int) len));
+                p += len + (p[len] == ',');
+        }
+        return a;
+}
+
 static int list_json(const ApiKey *keys, size_t n) {
         cleanup_json struct json_object *out = json_object_new_object(), *list = json_object_new_array();
 
@@ -188,7 +235,8 @@ static int list_json(const ApiKey *keys, size_t n) {
                     json_object_object_add(k, "executions_per_minute", limit_json(keys[i].executions_per_minute)) < 0 ||
                     json_object_object_add(k, "cpu_seconds_per_day", limit_json(keys[i].cpu_seconds_per_day)) < 0 ||
                     json_object_object_add(k, "created_at", json_object_new_string(keys[i].created_at)) < 0 ||
-                    json_object_object_add(k, "revoked_at", keys[i].revoked_at[0] ? json_object_new_string(keys[i].revoked_at) : NULL) < 0)
+                    json_object_object_add(k, "revoked_at", keys[i].revoked_at[0] ? json_object_new_string(keys[i].revoked_at) : NULL) < 0 ||
+                    json_object_object_add(k, "images", images_json(keys[i].images)) < 0)
                         return ctl_fail("out of memory");
         }
         if (json_object_object_add(out, "keys", TAKE_PTR(list)) < 0)
@@ -210,13 +258,14 @@ static int list_table(const ApiKey *keys, size_t n) {
         for (size_t i = 0; i < n; i++)
                 if ((int) strlen(keys[i].name) > w)
                         w = (int) strlen(keys[i].name);
-        printf("%-*s  %-14s  %-14s  %-10s  %-24s  %s\n", w, "NAME", "MAX-CONCURRENT", "EXECUTIONS/MIN", "CPU-S/DAY", "CREATED", "REVOKED");
+        printf("%-*s  %-14s  %-14s  %-10s  %-24s  %-24s  %s\n", w, "NAME", "MAX-CONCURRENT", "EXECUTIONS/MIN", "CPU-S/DAY", "CREATED", "REVOKED",
+               "IMAGES");
         for (size_t i = 0; i < n; i++) {
                 char a[24], b[24], c[24];
 
-                printf("%-*s  %-14s  %-14s  %-10s  %-24s  %s\n", w, keys[i].name, limit_text(keys[i].max_concurrent, a, sizeof(a)),
+                printf("%-*s  %-14s  %-14s  %-10s  %-24s  %-24s  %s\n", w, keys[i].name, limit_text(keys[i].max_concurrent, a, sizeof(a)),
                        limit_text(keys[i].executions_per_minute, b, sizeof(b)), limit_text(keys[i].cpu_seconds_per_day, c, sizeof(c)),
-                       keys[i].created_at, keys[i].revoked_at[0] ? keys[i].revoked_at : "-");
+                       keys[i].created_at, keys[i].revoked_at[0] ? keys[i].revoked_at : "-", keys[i].images[0] ? keys[i].images : "*");
         }
         return EXIT_SUCCESS;
 }
@@ -224,8 +273,8 @@ static int list_table(const ApiKey *keys, size_t n) {
 static void help_list(FILE *f) {
         fputs("Usage: sandboxctl [--json] key list [--json]\n"
               "\n"
-              "Lists the API keys, revoked ones too, with their quotas ('-' or null: no limit). Never a token:\n"
-              "only their hashes are kept.\n",
+              "Lists the API keys, revoked ones too, with their quotas ('-' or null: no limit) and the tool\n"
+              "images they may call ('*' or null: every one). Never a token: only their hashes are kept.\n",
               f);
 }
 
@@ -319,6 +368,7 @@ static int key_revoke(int argc, char *argv[]) {
 
 static void help(FILE *f) {
         fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
+              "                          [--images IMAGE,...]\n"
               "       sandboxctl [--json] key list\n"
               "       sandboxctl key revoke NAME\n"
               "\n"

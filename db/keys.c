@@ -12,7 +12,7 @@
 
 #define KEY_COLUMNS                                                                                                               \
         "name, token_sha256, coalesce(max_concurrent, 0), coalesce(executions_per_minute, 0), coalesce(cpu_seconds_per_day, 0), " \
-        "created_at, coalesce(revoked_at, '')"
+        "created_at, coalesce(revoked_at, ''), coalesce(images, '')"
 
 static void copy_text(char *dst, size_t size, sqlite3_stmt *st, int col) {
         const unsigned char *v = sqlite3_column_text(st, col);
@@ -30,14 +30,16 @@ static void read_row(sqlite3_stmt *st, ApiKey *ret) {
         copy_text(ret->token_sha256, sizeof(ret->token_sha256), st, 1);
         copy_text(ret->created_at, sizeof(ret->created_at), st, 5);
         copy_text(ret->revoked_at, sizeof(ret->revoked_at), st, 6);
+        copy_text(ret->images, sizeof(ret->images), st, 7);
 }
 
 int db_key_add(sqlite3 *db, const ApiKey *key) {
         int r = db_run(db,
-                       "INSERT INTO api_keys (name, token_sha256, max_concurrent, executions_per_minute, cpu_seconds_per_day) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5)",
-                       "tt?I?I?I", key->name, key->token_sha256, key->max_concurrent > 0, key->max_concurrent,
-                       key->executions_per_minute > 0, key->executions_per_minute, key->cpu_seconds_per_day > 0, key->cpu_seconds_per_day);
+                       "INSERT INTO api_keys (name, token_sha256, max_concurrent, executions_per_minute, cpu_seconds_per_day, images) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, ''))",
+                       "tt?I?I?It", key->name, key->token_sha256, key->max_concurrent > 0, key->max_concurrent,
+                       key->executions_per_minute > 0, key->executions_per_minute, key->cpu_seconds_per_day > 0, key->cpu_seconds_per_day,
+                       key->images);
 
         return r < 0 ? r : 0;
 }
@@ -58,6 +60,35 @@ int db_key_list(sqlite3 *db, bool active_only, ApiKey **ret, size_t *ret_n) {
                 return r;
         *ret = TAKE_PTR(keys);
         *ret_n = n;
+        return 0;
+}
+
+int db_key_find(sqlite3 *db, const char *token_sha256, ApiKey *ret) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        /* By api_keys' UNIQUE index on token_sha256: one B-tree search, whatever the number of keys. */
+        int r = db_prepare(db, &st, "SELECT " KEY_COLUMNS " FROM api_keys WHERE token_sha256 = ?1 AND revoked_at IS NULL", "t", token_sha256);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        read_row(st, ret);
+        return 0;
+}
+
+int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, "SELECT coalesce(images, '') FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", "t", name);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        copy_text(ret, size, st, 0);
         return 0;
 }
 

@@ -8,7 +8,10 @@
 typedef struct sqlite3 sqlite3;
 typedef struct QuotaUse QuotaUse;
 
-/* An API key's row (schema.sql, step 9). */
+/* The longest list of images a key may be given: some 15 names of 64 characters. */
+#define API_KEY_IMAGES_MAX 1024
+
+/* An API key's row (schema.sql, steps 9 and 10). */
 typedef struct ApiKey {
         char name[65];          /* API_KEY_NAME_MAX + 1 */
         char token_sha256[65];  /* API_KEY_HASH_SIZE: lower-case hex */
@@ -17,6 +20,7 @@ typedef struct ApiKey {
         int64_t cpu_seconds_per_day;
         char created_at[32];
         char revoked_at[32]; /* "" while it is in force */
+        char images[API_KEY_IMAGES_MAX + 1]; /* the tool images it may call, "a,b"; "": every one (NULL in sqlite) */
 } ApiKey;
 
 /* Adds a key (created_at and revoked_at are sqlite's): -EEXIST when its name, revoked or not, or its
@@ -25,6 +29,13 @@ int db_key_add(sqlite3 *db, const ApiKey *key);
 
 /* Every key (only those in force: active_only), by name: *ret (malloc'd, the caller's) gets *ret_n. */
 int db_key_list(sqlite3 *db, bool active_only, ApiKey **ret, size_t *ret_n);
+
+/* The key in force whose token_sha256 is this one, into *ret: 0, or -ENOENT when there is none. */
+int db_key_find(sqlite3 *db, const char *token_sha256, ApiKey *ret);
+
+/* The images the key in force of that name may call ("" for every tool image) into ret (size bytes):
+ * 0, or -ENOENT when no key of that name is in force. */
+int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size);
 
 /* Revokes a key: -ENOENT when there is none of that name, -EALREADY when it is revoked already. */
 int db_key_revoke(sqlite3 *db, const char *name);

@@ -221,3 +221,8 @@ BEGIN
         SELECT NEW.key_name, NEW.language, coalesce(NEW.termination, 'failed'), 1 WHERE NEW.language IS NOT NULL
         ON CONFLICT DO UPDATE SET count = count + 1;
 END;
+
+-- step 10
+-- The tool images a key may call with POST /v1/call (sandboxctl key add --images), their names
+-- comma-separated; NULL: every tool image. Any other image answers as one that does not exist.
+ALTER TABLE api_keys ADD COLUMN images TEXT;

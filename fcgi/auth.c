@@ -124,26 +124,23 @@ static int quota_check(sqlite3 *db, const ApiKey *k, Admission *a) {
         return 0;
 }
 
-/* The key in force whose hash is the token's, compared with every one (api_key_find()). */
+/* The key in force whose hash is the token's, looked up by that hash. The search's time depends on
+ * the presented token's digest and on the stored digests near it in the index: what it could leak
+ * is how close the digest of a token the client chose is to a stored one, and the client knows its
+ * own digest already. Knowing the stored digests themselves would not help either: a key is its
+ * token, and finding a token with a given SHA-256 is a preimage attack. What could still leak is
+ * whether the found row really is the token's, should a lookup ever match loosely (a collation, a
+ * prefix): that is why the digest found is compared again, whole and in constant time. */
 static int key_find(sqlite3 *db, const char *hash, ApiKey *ret) {
-        cleanup_free ApiKey *keys = NULL;
-        cleanup_free const char **hashes = NULL;
-        size_t n = 0;
-        long i;
+        ApiKey k;
         int r;
 
-        r = db_key_list(db, true, &keys, &n);
+        r = db_key_find(db, hash, &k);
         if (r < 0)
                 return r;
-        hashes = calloc(n ? n : 1, sizeof(*hashes));
-        if (!hashes)
-                return -ENOMEM;
-        for (size_t j = 0; j < n; j++)
-                hashes[j] = keys[j].token_sha256;
-        i = api_key_find(hash, hashes, n);
-        if (i < 0)
+        if (!api_key_hash_equal(hash, k.token_sha256))
                 return -ENOENT;
-        *ret = keys[i];
+        *ret = k;
         return 0;
 }
 
@@ -194,9 +191,9 @@ int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key) {
         int r;
 
         if (needs_key && api_key_parse_bearer(FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp), token) == 0) {
-                api_key_hash(token, hash);
+                if (api_key_hash(token, hash) == 0)
+                        a.hash = hash;
                 explicit_bzero(token, sizeof(token));
-                a.hash = hash;
         }
         r = db_transaction(ctx->db, admit_locked, &a);
         if (r < 0)

@@ -24,6 +24,11 @@
 #define MSG_CALL_READY_TIMEOUT "timed out waiting for the tool sandbox to become ready"
 #define MSG_CALL_FAILED "tool execution failed: %s"
 #define MSG_CALL_INVALID "invalid response from the tool sandbox"
+/* The texts of an image, module or function that does not exist, which every one a caller may not
+ * call answers with too (the broker and the tool runner say the same). */
+#define MSG_CALL_NO_IMAGE "image '%s' not found in %s"
+#define MSG_CALL_NO_MODULE "cannot import module '%s': ModuleNotFoundError: No module named '%s'"
+#define MSG_CALL_NO_FUNCTION "module '%s' has no function '%s'"
 #define MSG_CALL_NO_RUNNER "the tool sandbox exited before it was ready (phase Failed); the agent image must contain /usr/bin/python3"
 /* Our wording. */
 #define MSG_CALL_MODULE "module must be a Python module name"

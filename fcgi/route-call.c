@@ -9,11 +9,13 @@
 #include <sys/random.h>
 #include <sys/wait.h>
 
+#include "db/keys.h"
 #include "db/requests.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
+#include "fcgi/tool-manifest.h"
 #include "fcgi/validate.h"
 #include "lib/config.h"
 #include "lib/error.h"
@@ -110,6 +112,45 @@ static int call_answer(Request *req, const CallRequest *c, const SandboxResult *
         return call_reply(req, res, reply);
 }
 
+/* Whether the call may go ahead, decided here before any machine is asked for: the image must be
+ * a tool image sandboxd-image built (its published manifest; never the runtime image, never another
+ * tree of the store), one the request's key may call, and the module and function ones it
+ * declares. Each refusal is the answer of an image, module or function that does not exist, so a
+ * caller learns nothing of what it may not call. 1 when it may; 0 when answered. */
+static int call_allowed(Request *req, Context *ctx, const char *image, const CallRequest *c) {
+        const Config *cfg = ctx->config;
+        char images[API_KEY_IMAGES_MAX + 1] = "", why[256];
+        int r;
+
+        if (req->key_name[0]) {
+                r = db_key_images(ctx->db, req->key_name, images, sizeof(images));
+                if (r < 0 && r != -ENOENT)
+                        return reply_error(req, 500, MSG_INTERNAL, "cannot read the key's images");
+                /* Revoked since it was let in: it may call nothing. */
+                if (r == -ENOENT || !tool_image_listed(images, image))
+                        r = -ENOENT;
+        } else
+                r = 0;
+        if (r == 0)
+                r = tool_manifest_check(cfg->tool_state_dir, image, c->module, c->function);
+        switch (r) {
+        case 0:
+                return 1;
+        case -ENOENT:
+                (void) snprintf(why, sizeof(why), MSG_CALL_NO_IMAGE, image, cfg->image_dir);
+                return reply_error(req, 503, MSG_CALL_START, why);
+        case -ESRCH:
+                (void) snprintf(why, sizeof(why), MSG_CALL_NO_MODULE, c->module, c->module);
+                return reply_error(req, 502, MSG_CALL_FAILED, why);
+        case -ENOSYS:
+                (void) snprintf(why, sizeof(why), MSG_CALL_NO_FUNCTION, c->module, c->function);
+                return reply_error(req, 502, MSG_CALL_FAILED, why);
+        default:
+                (void) log_error_errno(r, "Failed to read the manifest of image '%s': %s", image, strerror(-r));
+                return reply_error(req, 500, MSG_INTERNAL, "cannot read the image's manifest");
+        }
+}
+
 /* The broker starts the tool sandbox, from its own configuration, and follows it to its end. */
 static int call_run(Request *req, const CallRequest *c, const char *image, const char *input, size_t input_len) {
         SandboxResult res = {};
@@ -153,6 +194,9 @@ int route_call(Request *req, Context *ctx) {
         /* The name only: the image directory is root's, the broker finds the image in it. */
         if (image_name_from_ref(c.image, image, sizeof(image)) < 0)
                 return reply_error(req, 503, MSG_CALL_START, "invalid image reference");
+        r = call_allowed(req, ctx, image, &c);
+        if (r <= 0)
+                return r;
 
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd) || unit_name_sandbox_id("tool", rnd, req->sandbox_id) < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no randomness");

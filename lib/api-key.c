@@ -6,8 +6,10 @@
 #include <strings.h>
 #include <sys/random.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
 #include "lib/api-key.h"
-#include "lib/sha256.h"
 
 static const char hex[] = "0123456789abcdef";
 
@@ -63,36 +65,24 @@ int api_key_parse_bearer(const char *header, char ret[API_KEY_BEARER_MAX + 1]) {
         return 0;
 }
 
-void api_key_hash(const char *token, char ret[API_KEY_HASH_SIZE]) {
-        uint8_t digest[SHA256_DIGEST_SIZE];
+int api_key_hash(const char *token, char ret[API_KEY_HASH_SIZE]) {
+        uint8_t digest[EVP_MAX_MD_SIZE];
+        unsigned n = 0;
 
-        sha256(token, strlen(token), digest);
-        for (size_t i = 0; i < sizeof(digest); i++) {
+        /* One-shot EVP: libcrypto picks the implementation (SHA-NI where the CPU has it). It fails
+         * only when no provider offers SHA-256 (a broken OpenSSL configuration). */
+        if (EVP_Digest(token, strlen(token), digest, &n, EVP_sha256(), NULL) != 1 || n != (API_KEY_HASH_SIZE - 1) / 2)
+                return -EIO;
+        for (size_t i = 0; i < n; i++) {
                 ret[2 * i] = hex[digest[i] >> 4];
                 ret[2 * i + 1] = hex[digest[i] & 0xf];
         }
         ret[API_KEY_HASH_SIZE - 1] = 0;
+        return 0;
 }
 
 bool api_key_hash_equal(const char *a, const char *b) {
-        /* volatile: the compiler may not turn the loop into one that stops at the first difference. */
-        volatile uint8_t diff = 0;
-
-        for (size_t i = 0; i < API_KEY_HASH_SIZE - 1; i++)
-                diff |= (uint8_t) (a[i] ^ b[i]);
-        return diff == 0;
-}
-
-long api_key_find(const char *hash, const char *const *hashes, size_t n) {
-        long found = -1;
-
-        for (size_t i = 0; i < n; i++) {
-                /* All ones when this one matches, else zero: a selection without a branch. */
-                long mask = -(long) api_key_hash_equal(hash, hashes[i]);
-
-                found = (found & ~mask) | ((long) i & mask);
-        }
-        return found;
+        return CRYPTO_memcmp(a, b, API_KEY_HASH_SIZE - 1) == 0;
 }
 
 bool api_key_name_valid(const char *name) {

@@ -24,16 +24,13 @@ int api_key_token_new(char ret[API_KEY_TOKEN_LEN + 1]);
  * there is no header or it is empty; -EINVAL when it is anything else. Pure. */
 int api_key_parse_bearer(const char *header, char ret[API_KEY_BEARER_MAX + 1]);
 
-/* The SHA-256 of token, as lower-case hex. Pure. */
-void api_key_hash(const char *token, char ret[API_KEY_HASH_SIZE]);
+/* The SHA-256 of token (libcrypto's), as lower-case hex: 0, or -EIO when libcrypto has no SHA-256
+ * (ret untouched). */
+int api_key_hash(const char *token, char ret[API_KEY_HASH_SIZE]);
 
 /* Whether two hashes (API_KEY_HASH_SIZE - 1 characters each) are equal, in a time that does not
- * depend on where they differ. Pure. */
+ * depend on where they differ (CRYPTO_memcmp). Pure. */
 bool api_key_hash_equal(const char *a, const char *b);
-
-/* Which of n hashes equals hash: its index, or -1. Every one is compared whole, and the loop never
- * ends early: the time depends on n only. Pure. */
-long api_key_find(const char *hash, const char *const *hashes, size_t n);
 
 /* A key's name: 1 to API_KEY_NAME_MAX letters, digits, '.', '_' and '-', not starting with '-'
  * (it goes into metric labels, journal fields and command lines as it is). Pure. */

@@ -82,6 +82,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 .image_dir = get_str(get, "SANDBOXD_IMAGE_DIR", "/var/lib/machines"),
                 .runtime_image = get_str(get, "SANDBOXD_RUNTIME_IMAGE", "sandboxd-runtime"),
                 .runtime_state_dir = get_str(get, "SANDBOXD_RUNTIME_STATE_DIR", "/var/lib/sandboxd/runtime"),
+                .tool_state_dir = get_str(get, "SANDBOXD_TOOL_STATE_DIR", "/var/lib/sandboxd/tools"),
                 .preload = get("SANDBOXD_PRELOAD") ? get("SANDBOXD_PRELOAD") : "numpy,pandas",
                 .openblas_coretype = get_str(get, "SANDBOXD_OPENBLAS_CORETYPE", ""),
                 .session_dir = get_str(get, "SANDBOXD_SESSION_DIR", "/var/lib/sandboxd/sessions"),

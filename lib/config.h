@@ -34,6 +34,7 @@ typedef struct Config {
         const char *image_dir;         /* machine images: /v1/call's, and the runtime image */
         const char *runtime_image;     /* the root of every execution machine: its name in image_dir */
         const char *runtime_state_dir; /* what sandboxd-image says of it: its tree in use, its versions */
+        const char *tool_state_dir;    /* the manifests of the tool images sandboxd-image built, NAME.json */
         const char *preload;           /* modules each machine's zygote imports once, comma-separated */
         const char *openblas_coretype; /* OPENBLAS_CORETYPE for the code, "" to let OpenBLAS detect it */
         bool import_policy_curated;    /* /v1/execute's python runs under the import policy */

@@ -413,6 +413,27 @@ static int read_input(int fd, char **ret, size_t *ret_len) {
         return 0;
 }
 
+/* Whether path, the image name's tree, is a tool image: a directory of its own (not a link, as
+ * the runtime image's name is), not the runtime image, with the manifest sandboxd-image build
+ * writes at its root (root's, outside what the tool's code can write), marked on its first line.
+ * The worker checked the published copy first; this holds should that copy be stale or forged.
+ * Any other tree of the store (machinectl's containers, the runtime's) is no image to a call. */
+static bool tool_image(const Config *cfg, const char *name, const char *path) {
+        static const char marker[] = "{\"sandboxd-tool-image\": 1,\n";
+        char head[sizeof(marker) - 1], manifest[1100];
+        cleanup_close int fd = -1;
+        struct stat st;
+
+        if (name[0] == '.' || strcmp(name, cfg->runtime_image) == 0 || lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+                return false;
+        if ((size_t) snprintf(manifest, sizeof(manifest), "%s/.sandboxd-tool.json", path) >= sizeof(manifest))
+                return false;
+        fd = open(manifest, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0)
+                return false;
+        return fd_pread_exact(fd, head, sizeof(head), 0) >= 0 && memcmp(head, marker, sizeof(head)) == 0;
+}
+
 /* In a child of the broker: the tool sandbox runs for as long as the call takes. */
 static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *rep, int *ret_out, Error *err) {
         const Config *cfg = b->config;
@@ -431,8 +452,7 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         r = read_input(fd, &input, &input_len);
         if (r < 0)
                 return fail(err, r, NULL);
-        if ((size_t) snprintf(image, sizeof(image), "%s/%s", cfg->image_dir, req->image) >= sizeof(image) ||
-            stat(image, &st) < 0 || !S_ISDIR(st.st_mode))
+        if ((size_t) snprintf(image, sizeof(image), "%s/%s", cfg->image_dir, req->image) >= sizeof(image) || !tool_image(cfg, req->image, image))
                 return error_set(err, -ENOENT, "image '%s' not found in %s", req->image, cfg->image_dir);
         /* The tool runner is sandboxd's, but the interpreter must be the image's own. */
         if ((size_t) snprintf(python, sizeof(python), "%s/usr/bin/python3", image) >= sizeof(python) || lstat(python, &st) < 0)

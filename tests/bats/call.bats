@@ -14,11 +14,50 @@ setup_file() {
     fi
 }
 
+SANDBOXD_IMAGE=${SANDBOXD_IMAGE:-/usr/local/sbin/sandboxd-image}
+# Where sandboxd-image publishes the tool images' manifests for the workers (the default).
+TOOL_STATE=/var/lib/sandboxd/tools
+
 teardown() {
+    local t
     clear_settings zz-call-test || true
-    rm -rf /var/lib/machines/sbx-test-nopython /var/lib/machines/sbx-test-badpython
+    for t in /var/lib/machines/sbx-test-*; do
+        [ -e "$t" ] || continue
+        rm -rf "$t" "$TOOL_STATE/$(basename "$t").json"
+    done
+    rm -rf "$TOOL_STATE"/sbx-test-*.json "$BATS_TEST_TMPDIR/src"
     expect_no_leftovers
 }
+
+# tool_manifest NAME [MODULE FUNCTION...]: a tool manifest as sandboxd-image writes it, for NAME,
+# declaring agent.get_weather or the given module and functions.
+tool_manifest() {
+    local name=$1 module=${2:-agent}
+    shift $(($# > 1 ? 2 : 1))
+    [ $# -gt 0 ] || set -- get_weather
+    printf '{"sandboxd-tool-image": 1,\n "image": "%s",\n "modules": %s}\n' "$name" \
+        "$(jq -cn --arg m "$module" --arg p "${module//.//}.py" '{($m): {path: $p, functions: $ARGS.positional}}' --args "$@")"
+}
+
+# as_tool_image NAME: registers the tree /var/lib/machines/NAME as sandboxd-image build would:
+# its manifest at its root and the workers' copy.
+as_tool_image() {
+    tool_manifest "$1" >"/var/lib/machines/$1/.sandboxd-tool.json"
+    mkdir -p "$TOOL_STATE"
+    cp "/var/lib/machines/$1/.sandboxd-tool.json" "$TOOL_STATE/$1.json"
+}
+
+# expect_no_sandbox: the last request asked for no tool sandbox (refused before one was started).
+expect_no_sandbox() {
+    [ "$(db "SELECT coalesce(sandbox_id, '-') FROM requests WHERE request_id = '$rid'")" = - ]
+}
+
+# expect_sandbox: the last request did start one.
+expect_sandbox() {
+    [[ $(db "SELECT coalesce(sandbox_id, '-') FROM requests WHERE request_id = '$rid'") == tool-* ]]
+}
+
+NOT_FOUND="could not start a sandbox for this tool call: image 'sandboxd-runtime' not found in /var/lib/machines"
 
 call() {
     api POST /v1/call "$1"
@@ -71,7 +110,8 @@ call() {
 
 @test "an image without an interpreter: the tool sandbox did not start" {
     mkdir -p /var/lib/machines/sbx-test-nopython/{etc,usr/bin,tmp}
-    call '{"image":"sbx-test-nopython","function":"f"}'
+    as_tool_image sbx-test-nopython
+    call '{"image":"sbx-test-nopython","function":"get_weather"}'
     expect_error 503 "the tool sandbox did not start: the tool sandbox exited before it was ready (phase Failed); the agent image must contain /usr/bin/python3"
 }
 
@@ -88,7 +128,8 @@ did_not_start_entry() {
     # /usr/bin/python3 is there (a dangling link), so the sandbox starts and nspawn fails to execute it.
     mkdir -p /var/lib/machines/sbx-test-badpython/{etc,usr/bin,tmp}
     ln -s /nonexistent /var/lib/machines/sbx-test-badpython/usr/bin/python3
-    call '{"image":"sbx-test-badpython","function":"f"}'
+    as_tool_image sbx-test-badpython
+    call '{"image":"sbx-test-badpython","function":"get_weather"}'
     expect_error 503 "the tool sandbox did not start: the tool sandbox exited before it was ready (phase Failed); the agent image must contain /usr/bin/python3"
     entry=$(did_not_start_entry)
     [[ $entry == *"result exit-code, main process code 1 status 1:"* ]]
@@ -100,7 +141,8 @@ did_not_start_entry() {
     rm -f /var/lib/machines/sbx-test-badpython/usr/bin/python3
     printf '#!/bin/sh\nexit 3\n' >/var/lib/machines/sbx-test-badpython/usr/bin/python3
     chmod 0755 /var/lib/machines/sbx-test-badpython/usr/bin/python3
-    call '{"image":"sbx-test-badpython","function":"f"}'
+    as_tool_image sbx-test-badpython
+    call '{"image":"sbx-test-badpython","function":"get_weather"}'
     expect_error 503 "the tool sandbox did not start: the tool sandbox exited before it was ready (phase Failed)"
     entry=$(did_not_start_entry)
     [[ $entry == *"result exit-code, main process code 1 status 3:"* ]]
@@ -209,6 +251,7 @@ did_not_start_entry() {
     rm -f /var/lib/machines/sbx-test-slow/usr/bin/python3
     printf '#!/bin/sh\nsleep 30\nexec /usr/bin/python3.11 "$@"\n' >/var/lib/machines/sbx-test-slow/usr/bin/python3
     chmod 0755 /var/lib/machines/sbx-test-slow/usr/bin/python3
+    as_tool_image sbx-test-slow
     with_settings zz-call-test SANDBOXD_CALL_READY_TIMEOUT_S=2
     SECONDS=0
     call '{"image":"sbx-test-slow","function":"get_weather","args":{"city":"Oslo"}}'
@@ -216,4 +259,123 @@ did_not_start_entry() {
     expect_error 503 "timed out waiting for the tool sandbox to become ready"
     [ "$SECONDS" -lt 15 ]
     [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'tool-*')" ]
+}
+
+@test "attack: the runtime image is in the store, with subprocess, but no call reaches it" {
+    # Control: the tree is there, with an interpreter and the module the attack calls.
+    [ -L /var/lib/machines/sandboxd-runtime ]
+    [ -x /var/lib/machines/sandboxd-runtime/usr/bin/python3 ]
+    ls /var/lib/machines/sandboxd-runtime/usr/lib/python3*/subprocess.py
+    call '{"image":"sandboxd-runtime","module":"subprocess","function":"getoutput","args":{"cmd":"id"}}'
+    expect_error 503 "$NOT_FOUND"
+    expect_no_sandbox
+    # Its tree by its own name, a hidden one: no image name at all.
+    tree=$(basename "$(readlink /var/lib/machines/sandboxd-runtime)")
+    [ -d "/var/lib/machines/$tree" ]
+    call "{\"image\":\"$tree\",\"module\":\"subprocess\",\"function\":\"getoutput\",\"args\":{\"cmd\":\"id\"}}"
+    expect_error 503 "could not start a sandbox for this tool call: invalid image reference"
+    expect_no_sandbox
+}
+
+@test "attack: another tree of the store, with python3 and an agent in /app, is not callable" {
+    cp -a /var/lib/machines/demo-agent /var/lib/machines/sbx-test-foreign
+    rm -f /var/lib/machines/sbx-test-foreign/.sandboxd-tool.json
+    # Control: the same tree made a tool image is callable.
+    as_tool_image sbx-test-foreign
+    call '{"image":"sbx-test-foreign","function":"get_weather","args":{"city":"Oslo"}}'
+    expect_status 200
+    [ "$(jq -c .result <<<"$body")" = '{"temp_c":-2}' ]
+    # No manifest anywhere: as unknown, and no sandbox asked for.
+    rm -f /var/lib/machines/sbx-test-foreign/.sandboxd-tool.json "$TOOL_STATE/sbx-test-foreign.json"
+    call '{"image":"sbx-test-foreign","function":"get_weather","args":{"city":"Oslo"}}'
+    expect_error 503 "${NOT_FOUND//sandboxd-runtime/sbx-test-foreign}"
+    expect_no_sandbox
+    # A workers' copy with no manifest in the image (forged, or left from a removed image): the
+    # broker refuses it before starting a sandbox, with the same answer.
+    tool_manifest sbx-test-foreign >"$TOOL_STATE/sbx-test-foreign.json"
+    call '{"image":"sbx-test-foreign","function":"get_weather","args":{"city":"Oslo"}}'
+    expect_error 503 "${NOT_FOUND//sandboxd-runtime/sbx-test-foreign}"
+    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'tool-*')" ]
+}
+
+@test "attack: the standard library of a tool image is not callable" {
+    # Control: the module is in the image, and the image's own function answers.
+    ls /var/lib/machines/demo-agent/usr/lib/python3*/subprocess.py
+    call '{"image":"demo-agent","function":"add","args":{"a":1,"b":2}}'
+    expect_status 200
+    for m in subprocess os builtins sys; do
+        call "{\"image\":\"demo-agent\",\"module\":\"$m\",\"function\":\"getoutput\",\"args\":{\"cmd\":\"id\"}}"
+        expect_error 502 "tool execution failed: cannot import module '$m': ModuleNotFoundError: No module named '$m'"
+        expect_no_sandbox
+    done
+}
+
+@test "attack: a function the image does not declare is not callable" {
+    # Control: it is a function of the module in the image's /app.
+    grep '^def undeclared' /var/lib/machines/demo-agent/app/agent.py
+    call '{"image":"demo-agent","function":"undeclared"}'
+    expect_error 502 "tool execution failed: module 'agent' has no function 'undeclared'"
+    expect_no_sandbox
+    call '{"image":"demo-agent","function":"__import__"}'
+    expect_error 502 "tool execution failed: module 'agent' has no function '__import__'"
+}
+
+@test "attack: the tool runner holds to the image's own manifest when the workers' copy says more" {
+    cp -a /var/lib/machines/demo-agent /var/lib/machines/sbx-test-stale
+    # The workers' copy declares more than the image does; the image's is demo-agent's, renamed.
+    sed 's/"image": "demo-agent"/"image": "sbx-test-stale"/' /var/lib/machines/demo-agent/.sandboxd-tool.json \
+        >/var/lib/machines/sbx-test-stale/.sandboxd-tool.json
+    mkdir -p "$TOOL_STATE"
+    tool_manifest sbx-test-stale agent get_weather undeclared >"$TOOL_STATE/sbx-test-stale.json"
+    # Control: a function both declare is called.
+    call '{"image":"sbx-test-stale","function":"get_weather","args":{"city":"Cairo"}}'
+    expect_status 200
+    call '{"image":"sbx-test-stale","function":"undeclared"}'
+    expect_error 502 "tool execution failed: module 'agent' has no function 'undeclared'"
+    # The worker let it through: a sandbox was started, and the runner inside refused.
+    expect_sandbox
+    # A module the workers' copy names with a path that is a link out of /app.
+    ln -s /usr/lib/python3.11/subprocess.py /var/lib/machines/sbx-test-stale/app/evil.py
+    [ -f /var/lib/machines/sbx-test-stale/usr/lib/python3.11/subprocess.py ]
+    tool_manifest sbx-test-stale evil getoutput >"$TOOL_STATE/sbx-test-stale.json"
+    tool_manifest sbx-test-stale evil getoutput >/var/lib/machines/sbx-test-stale/.sandboxd-tool.json
+    call '{"image":"sbx-test-stale","module":"evil","function":"getoutput","args":{"cmd":"id"}}'
+    expect_error 502 "tool execution failed: cannot import module 'evil': ModuleNotFoundError: No module named 'evil'"
+    expect_sandbox
+}
+
+@test "sandboxd-image build: the functions of __all__ or of --functions, nothing else, and remove forgets the image" {
+    mkdir -p "$BATS_TEST_TMPDIR/src/pkg"
+    printf '__all__ = ["ping"]\ndef ping():\n    return "pong"\ndef hidden():\n    return "hidden"\n' >"$BATS_TEST_TMPDIR/src/tools.py"
+    printf 'def deep(x):\n    return x * 2\n' >"$BATS_TEST_TMPDIR/src/pkg/mod.py"
+    ln -s /usr/lib/python3.11/subprocess.py "$BATS_TEST_TMPDIR/src/sub.py"
+    "$SANDBOXD_IMAGE" build sbx-test-built "$BATS_TEST_TMPDIR/src"
+    [ "$(jq -c .modules /var/lib/machines/sbx-test-built/.sandboxd-tool.json)" = '{"tools":{"functions":["ping"],"path":"tools.py"}}' ]
+    cmp /var/lib/machines/sbx-test-built/.sandboxd-tool.json "$TOOL_STATE/sbx-test-built.json"
+    "$SANDBOXD_IMAGE" list | grep -x sbx-test-built
+    call '{"image":"sbx-test-built","module":"tools","function":"ping"}'
+    expect_status 200
+    [ "$(field .result)" = pong ]
+    call '{"image":"sbx-test-built","module":"tools","function":"hidden"}'
+    expect_error 502 "tool execution failed: module 'tools' has no function 'hidden'"
+    call '{"image":"sbx-test-built","module":"sub","function":"getoutput","args":{"cmd":"id"}}'
+    expect_error 502 "tool execution failed: cannot import module 'sub': ModuleNotFoundError: No module named 'sub'"
+
+    # --functions: exactly those; one no module defines fails the build.
+    "$SANDBOXD_IMAGE" build --functions pkg.mod.deep,tools.hidden sbx-test-built "$BATS_TEST_TMPDIR/src"
+    call '{"image":"sbx-test-built","module":"pkg.mod","function":"deep","args":{"x":21}}'
+    expect_status 200
+    [ "$(field .result)" = 42 ]
+    call '{"image":"sbx-test-built","module":"tools","function":"ping"}'
+    expect_error 502 "tool execution failed: module 'tools' has no function 'ping'"
+    run "$SANDBOXD_IMAGE" build --functions sub.getoutput sbx-test-built2 "$BATS_TEST_TMPDIR/src"
+    [ "$status" = 1 ]
+    [ ! -e /var/lib/machines/sbx-test-built2 ]
+    run "$SANDBOXD_IMAGE" build sandboxd-runtime "$BATS_TEST_TMPDIR/src"
+    [ "$status" = 1 ]
+
+    "$SANDBOXD_IMAGE" remove sbx-test-built
+    [ ! -e "$TOOL_STATE/sbx-test-built.json" ]
+    call '{"image":"sbx-test-built","module":"pkg.mod","function":"deep","args":{"x":21}}'
+    expect_error 503 "${NOT_FOUND//sandboxd-runtime/sbx-test-built}"
 }

@@ -131,8 +131,13 @@ PY
     rm -f /var/lib/machines/sbx-test-broken/usr/bin/python3
     printf 'not a program\n' >/var/lib/machines/sbx-test-broken/usr/bin/python3
     chmod 0755 /var/lib/machines/sbx-test-broken/usr/bin/python3
-    api POST /v1/call '{"image":"sbx-test-broken","function":"f"}'
-    rm -rf /var/lib/machines/sbx-test-broken
+    # A tool image as sandboxd-image build makes one: its manifest, and the workers' copy.
+    sed 's/"image": "demo-agent"/"image": "sbx-test-broken"/' /var/lib/machines/demo-agent/.sandboxd-tool.json \
+        >/var/lib/machines/sbx-test-broken/.sandboxd-tool.json
+    mkdir -p /var/lib/sandboxd/tools
+    cp /var/lib/machines/sbx-test-broken/.sandboxd-tool.json /var/lib/sandboxd/tools/sbx-test-broken.json
+    api POST /v1/call '{"image":"sbx-test-broken","function":"get_weather"}'
+    rm -rf /var/lib/machines/sbx-test-broken /var/lib/sandboxd/tools/sbx-test-broken.json
     expect_status 503
     [[ $(field .error) == "the tool sandbox did not start: "* ]]
     [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'tool-*')" ]

@@ -403,6 +403,49 @@ wait_in_flight() {
     [ "$(sort -u <<<"$output")" = sandboxd ]
 }
 
+@test "a key's images: it calls only those; any other answers as an image that does not exist" {
+    [ -d /var/lib/machines/demo-agent ] || skip "the demo-agent image is missing (run: make images)"
+    keys_on
+    call='{"image":"registry.example/demo-agent:v1","function":"add","args":{"a":2,"b":3}}'
+    not_found="could not start a sandbox for this tool call: image 'demo-agent' not found in /var/lib/machines"
+    # Control: the key that may call demo-agent does, and so does a key with no list.
+    new_key may --images other-agent,demo-agent
+    may=$token
+    kapi "$may" POST /v1/call "$call"
+    expect_status 200
+    [ "$(field .result)" = 5 ]
+    new_key any
+    kapi "$token" POST /v1/call "$call"
+    expect_status 200
+    # A key whose list leaves it out gets the answer of an image that does not exist, and no sandbox.
+    new_key may-not --images other-agent
+    kapi "$token" POST /v1/call "$call"
+    expect_error 503 "$not_found"
+    [ "$(db "SELECT coalesce(sandbox_id, '-') FROM requests WHERE request_id = '$rid'")" = - ]
+    kapi "$token" POST /v1/call '{"image":"no-such-agent","function":"add"}'
+    expect_error 503 "could not start a sandbox for this tool call: image 'no-such-agent' not found in /var/lib/machines"
+    # No key may call the runtime image, listed or not (it is in the store: the control).
+    [ -d /var/lib/machines/sandboxd-runtime/usr/lib ]
+    new_key runtime --images sandboxd-runtime,demo-agent
+    kapi "$token" POST /v1/call '{"image":"sandboxd-runtime","module":"subprocess","function":"getoutput","args":{"cmd":"id"}}'
+    expect_error 503 "could not start a sandbox for this tool call: image 'sandboxd-runtime' not found in /var/lib/machines"
+    # Revoked, the key that could may not.
+    "$SANDBOXCTL" key revoke "$KEY_PREFIX-may"
+    kapi "$may" POST /v1/call "$call"
+    expect_status 401
+    # Listed: its images, '*' for every one.
+    run "$SANDBOXCTL" key list
+    grep -E "^$KEY_PREFIX-may-not .* other-agent$" <<<"$output"
+    grep -E "^$KEY_PREFIX-any .* \*$" <<<"$output"
+    "$SANDBOXCTL" key list --json | jq -e --arg n "$KEY_PREFIX-may-not" '.keys[] | select(.name == $n) | .images == ["other-agent"]'
+    "$SANDBOXCTL" key list --json | jq -e --arg n "$KEY_PREFIX-any" '.keys[] | select(.name == $n) | .images == null'
+    run "$SANDBOXCTL" key add "$KEY_PREFIX-bad" --images "demo-agent,../x"
+    [ "$status" = 1 ]
+    [[ $output == *"'../x' is not an image name"* ]]
+    run "$SANDBOXCTL" key add "$KEY_PREFIX-bad" --images ""
+    [ "$status" = 1 ]
+}
+
 @test "keys off again: no header needed" {
     keys_on
     kapi "" GET /v1/pool

@@ -590,6 +590,19 @@ static void test_sessions(sqlite3 *db) {
                    "the event's row");
 }
 
+/* The detail of a query's plan's first step (EXPLAIN QUERY PLAN). */
+static const char *plan_detail(sqlite3 *db, const char *sql) {
+        static char buf[256];
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        char q[512];
+
+        (void) snprintf(q, sizeof(q), "EXPLAIN QUERY PLAN %s", sql);
+        if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+                return "(no plan)";
+        (void) snprintf(buf, sizeof(buf), "%s", (const char *) sqlite3_column_text(st, 3));
+        return buf;
+}
+
 static ApiKey key(const char *name, const char *hash, int64_t conc, int64_t per_min, int64_t cpu) {
         ApiKey k = {.max_concurrent = conc, .executions_per_minute = per_min, .cpu_seconds_per_day = cpu};
 
@@ -637,6 +650,28 @@ static void test_keys(void) {
         keys = mfree(keys);
         k = key("beta", "dd", 0, 0, 0);
         tap_is_int(db_key_add(db, &k), -EEXIST, "keys: a revoked key's name is not given again");
+
+        /* Found by its hash, through the table's index on it (not by reading every key). */
+        k = (ApiKey){};
+        tap_ok(db_key_find(db, "aa", &k) == 0 && strcmp(k.name, "alpha") == 0 && k.max_concurrent == 2, "keys: found by hash: alpha");
+        tap_is_int(db_key_find(db, "bb", &k), -ENOENT, "keys: a revoked key's hash finds nothing");
+        tap_is_int(db_key_find(db, "zz", &k), -ENOENT, "keys: an unknown hash finds nothing");
+        tap_is_int(db_key_find(db, "AA", &k), -ENOENT, "keys: the hash is matched exactly (no collation folds case)");
+        {
+                char images[API_KEY_IMAGES_MAX + 1] = "untouched";
+
+                k = key("delta", "ee", 0, 0, 0);
+                (void) snprintf(k.images, sizeof(k.images), "demo-agent,other");
+                tap_is_int(db_key_add(db, &k), 0, "keys: add delta, which may call demo-agent and other");
+                tap_ok(db_key_images(db, "delta", images, sizeof(images)) == 0 && strcmp(images, "demo-agent,other") == 0, "keys: delta's images");
+                tap_ok(db_key_images(db, "alpha", images, sizeof(images)) == 0 && images[0] == 0, "keys: alpha's: none listed, every one");
+                tap_is_str(column(db, "SELECT coalesce(images, 'NULL') FROM api_keys WHERE name = ?1", "alpha"), "NULL", "keys: stored as NULL");
+                tap_is_int(db_key_images(db, "beta", images, sizeof(images)), -ENOENT, "keys: a revoked key may call nothing");
+                tap_ok(db_key_find(db, "ee", &k) == 0 && strcmp(k.images, "demo-agent,other") == 0, "keys: found by hash with its images");
+                tap_is_int(db_key_revoke(db, "delta"), 0, "keys: delta revoked again");
+        }
+        tap_ok(strstr(plan_detail(db, "SELECT name FROM api_keys WHERE token_sha256 = 'aa' AND revoked_at IS NULL"), "USING INDEX") != NULL,
+               "keys: the lookup by hash searches an index");
 
         /* What counts: alpha's requests in flight; its executions let in, in the window only. */
         tap_is_int(db_request_begin_key(db, "k1", "POST /v1/execute", "/v1/execute", 1, "alpha", true), 0, "keys: k1, an execution of alpha");

@@ -5,6 +5,9 @@ import os
 import socket
 import time
 
+# What POST /v1/call may call: sandboxd-image writes this list into the image's manifest.
+__all__ = ["get_weather", "add", "nothing", "fail", "sleep", "big", "unserializable", "chatty", "environment", "reach"]
+
 # Deterministic demo data: no network in a tool sandbox.
 _TEMPERATURES = {"reykjavik": 4, "cairo": 31, "oslo": -2}
 
@@ -70,3 +73,8 @@ def reach(port=8080):
     out["host_db_visible"] = os.path.exists("/var/lib/sandboxd/db/sandboxd.db")
     out["uid"] = os.getuid()
     return out
+
+
+def undeclared():
+    """A function of the module that __all__ leaves out: no call reaches it."""
+    return "undeclared function called"
