@@ -210,6 +210,32 @@ static int reply_refusal(Request *req, const Admission *a) {
         }
 }
 
+int auth_check_only(Request *req, Context *ctx, const Route *route, bool needs_key) {
+        char token[API_KEY_BEARER_MAX + 1], hash[API_KEY_HASH_SIZE];
+        bool have = false;
+        ApiKey k;
+        int r;
+
+        if (!needs_key)
+                return reply_text(req, 204, "text/plain", "", 0), 0;
+        if (api_key_parse_bearer(FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp), token) == 0) {
+                api_key_hash(token, hash);
+                explicit_bzero(token, sizeof(token));
+                have = true;
+        }
+        r = have ? key_find(ctx->db, hash, &k) : -ENOENT;
+        if (r >= 0)
+                return reply_text(req, 204, "text/plain", "", 0), 0;
+        if (r != -ENOENT)
+                return r;
+        /* Refused: this is the request's only row and answer (nginx answers the client 401 itself). */
+        r = db_request_begin_key(ctx->db, req->id, req->route, route ? route->path : NULL, (int) getpid(), NULL, false);
+        if (r < 0)
+                return r;
+        (void) reply_error(req, 401, MSG_UNAUTHORIZED);
+        return 1;
+}
+
 int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key) {
         char token[API_KEY_BEARER_MAX + 1], hash[API_KEY_HASH_SIZE];
         Admission a = {
