@@ -63,3 +63,15 @@ header() {
     awk -v h="$(tr '[:upper:]' '[:lower:]' <<<"$1"):" 'tolower($1) == h { sub("\r", ""); $1 = ""; sub(" ", ""); print }' "$BATS_TEST_TMPDIR/hdr"
 }
 
+# finished RID: waits until the request's row is closed (the worker closes it once the client has
+# its answer) and prints its status.
+finished() {
+    local status
+    for _ in $(seq 100); do
+        status=$(db "SELECT status FROM requests WHERE request_id = '$1' AND status IS NOT NULL")
+        [ -n "$status" ] && { echo "$status"; return 0; }
+        sleep 0.05
+    done
+    echo "the row of $1 was never closed" >&2
+    return 1
+}

@@ -48,19 +48,6 @@ created_total() {
     db "SELECT value FROM counters WHERE name = 'created_total'"
 }
 
-# finished RID: waits until the request's row is closed (the worker closes it once the client has
-# its answer) and prints its status.
-finished() {
-    local status
-    for _ in $(seq 100); do
-        status=$(db "SELECT status FROM requests WHERE request_id = '$1' AND status IS NOT NULL")
-        [ -n "$status" ] && { echo "$status"; return 0; }
-        sleep 0.05
-    done
-    echo "the row of $1 was never closed" >&2
-    return 1
-}
-
 # expect_refused_row RID STATUS KEY: the request's row: refused with STATUS, naming KEY (or none),
 # not an execution, no sandbox, no machine.
 expect_refused_row() {
