@@ -81,7 +81,7 @@ int session_disk_reserve(Request *req, Context *ctx) {
 int session_quota_create(Request *req, Context *ctx, const char *id, int64_t ttl_s) {
         QuotaSessionCaps caps;
         SessionRefusal refusal = {};
-        ApiKey k;
+        ApiKey k = {};
         bool capped;
         int r;
 
@@ -99,7 +99,7 @@ int session_quota_create(Request *req, Context *ctx, const char *id, int64_t ttl
 int session_quota_resume(Request *req, Context *ctx, const char *id) {
         QuotaSessionCaps caps;
         SessionRefusal refusal = {};
-        ApiKey k;
+        ApiKey k = {};
         bool capped;
         int r;
 
