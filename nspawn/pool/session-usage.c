@@ -8,7 +8,8 @@
 #include "nspawn/pool/session-usage.h"
 
 #define USAGE_REQUEST "{\"op\":\"usage\"}\n"
-#define USAGE_REPLY_MAX 4096
+/* pool_exchange() reads in 64 KiB steps: a cap below that would refuse any reply. */
+#define USAGE_REPLY_MAX (1 << 20)
 
 /* The integer after "key": in text (NUL-terminated): 0, or -EBADMSG. */
 static int find_int(const char *text, const char *key, int64_t *ret) {
