@@ -243,8 +243,8 @@ int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key) {
                 .endpoint = route ? route->path : NULL,
                 .needs_key = needs_key,
                 .execution = is_execution(req, route),
+                .rated = is_execution(req, route) || is_rated_work(req, route),
         };
-        a.rated = a.execution || is_rated_work(req, route);
         int r;
 
         if (needs_key && api_key_parse_bearer(FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp), token) == 0) {

@@ -189,6 +189,28 @@ burner() {
     [[ $(field .error) == "API key quota exceeded: cpu-seconds-per-day=4 "* ]]
 }
 
+@test "the pool manager's idle pause records what the session's sandbox used since its last run, for its key" {
+    keys_on
+    new_key idle
+    kapi "$token" POST /v1/sessions '{"ttl_s": 3}'
+    expect_status 201
+    local idle
+    idle=$(field .session_id)
+    echo "$token $idle" >>"$BATS_TEST_TMPDIR/sessions"
+    kapi "$token" POST "/v1/sessions/$idle/run" "$(jq -cn --arg c "$(burner 1.5)" '{language: "python", code: $c}')"
+    expect_status 200
+    # Nothing recorded yet: the session is active, its loop running.
+    [ "$(db "SELECT state FROM sessions WHERE session_id = '$idle'")" = active ]
+    [ "$(db "SELECT count(*) FROM session_usage WHERE session_id = '$idle'")" = 0 ]
+    for _ in $(seq 150); do
+        [ "$(db "SELECT state FROM sessions WHERE session_id = '$idle'")" = paused ] && break
+        sleep 0.1
+    done
+    [ "$(db "SELECT state FROM sessions WHERE session_id = '$idle'")" = paused ]
+    usage=$(db "SELECT event || ' ' || key_name || ' ' || coalesce(request_id, '-') || ' ' || (cpu_ms >= 1000) FROM session_usage WHERE session_id = '$idle'")
+    [ "$usage" = "expire $kname - 1" ] || { echo "session_usage: '$usage'" >&2; false; }
+}
+
 # free_bytes: what an unprivileged writer may still use on the sessions' filesystem.
 free_bytes() {
     local dir
