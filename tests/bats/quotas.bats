@@ -172,6 +172,7 @@ burner() {
     kapi "$token" POST "/v1/sessions/$sid/run" '{"language":"python","code":"print(1)"}'
     expect_status 200
     cpu=$(field .usage.cpu_ms)
+    echo "the run after a 3 s background loop: usage.cpu_ms $cpu"
     [ "$cpu" -ge 2500 ] || { echo "the loop's CPU is not in the next run's usage: $body" >&2; false; }
     finished "$rid" >/dev/null
     [ "$(db "SELECT cpu_ms FROM requests WHERE request_id = '$rid'")" = "$cpu" ]
@@ -306,6 +307,7 @@ sys.exit(0 if all(int(b.get(k, 0)) >= int(v) for k, v in a.items()) else 1)' "$t
     expect_error 401 "missing or invalid API key"
     [ "$(header WWW-Authenticate)" = 'Bearer realm="sandboxd"' ]
     read -r sent took <<<"$out"
+    echo "a bad key's 128 MiB upload: $sent bytes sent, answered in $took s"
     [ "$sent" = 0 ] || { echo "curl sent $sent bytes" >&2; false; }
     [ "$(awk -v t="$took" 'BEGIN { print (t < 5) }')" = 1 ] || { echo "took $took s" >&2; false; }
     # Recorded and audited, as any request.
