@@ -51,16 +51,16 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
                lib/image-name.c lib/signal-util.c lib/daemon.c
 # The workers' and the pool manager's side of the broker and of the pool.
-CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c nspawn/unit-name.c
-DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c
+CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c nspawn/pool/session-usage.c nspawn/unit-name.c
+DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c fcgi/worker-slots.c nspawn/runner/runner-request.c \
-               nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
+               fcgi/route-sessions.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c fcgi/worker-slots.c \
+               nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/quota.c
+               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
@@ -97,7 +97,7 @@ $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/i
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/time-util.c)
-$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/time-util.c)
+$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
 $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
@@ -107,7 +107,8 @@ $(BUILD)/tests/test-api-key:      TEST_LIBS += $(shell pkg-config --libs libcryp
 $(BUILD)/tests/test-tool-manifest: $(call objs,fcgi/tool-manifest.c lib/fd-util.c)
 $(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
 $(BUILD)/tests/test-uid-range:    $(call objs,nspawn/broker/uid-range.c)
-$(BUILD)/tests/test-session-revoke: $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/time-util.c)
+$(BUILD)/tests/test-session-revoke: $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
+$(BUILD)/tests/test-session-usage: $(call objs,nspawn/pool/session-usage.c nspawn/pool/pool-socket.c lib/time-util.c)
 $(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
 $(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/format.c lib/env-file.c)

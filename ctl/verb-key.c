@@ -27,6 +27,8 @@
 DEFINE_JSON_CLEANUP
 
 #define LIMIT_MAX 1000000000LL
+/* Bytes: up to a PiB. */
+#define BYTES_MAX (1LL << 50)
 
 static int read_settings(Config *ret) {
         const char *bad = NULL;
@@ -64,14 +66,14 @@ static int open_db(sqlite3 **ret) {
         return 0;
 }
 
-static int parse_limit(const char *option, const char *s, int64_t *ret) {
+static int parse_limit_max(const char *option, const char *s, long long max, int64_t *ret) {
         char *end = NULL;
         long long v;
 
         errno = 0;
         v = strtoll(s, &end, 10);
-        if (errno != 0 || !end || *end || s[0] < '1' || s[0] > '9' || v < 1 || v > LIMIT_MAX)
-                return ctl_fail("--%s must be a whole number from 1 to %lld (leave it out for no limit), not '%s'", option, LIMIT_MAX, s);
+        if (errno != 0 || !end || *end || s[0] < '1' || s[0] > '9' || v < 1 || v > max)
+                return ctl_fail("--%s must be a whole number from 1 to %lld (leave it out for no limit), not '%s'", option, max, s);
         *ret = v;
         return 0;
 }
@@ -95,8 +97,13 @@ static int parse_images(const char *s, char ret[API_KEY_IMAGES_MAX + 1]) {
         return 0;
 }
 
+static int parse_limit(const char *option, const char *s, int64_t *ret) {
+        return parse_limit_max(option, s, LIMIT_MAX, ret);
+}
+
 static void help_add(FILE *f) {
         fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
+              "                          [--max-sessions N] [--max-paused-sessions N] [--session-disk-bytes N]\n"
               "                          [--images IMAGE,...]\n"
               "\n"
               "Makes an API key and prints its token, once: only its SHA-256 is kept. Clients send it as\n"
@@ -106,8 +113,15 @@ static void help_add(FILE *f) {
               "Quotas (each left out: no limit):\n"
               "  --max-concurrent N         its requests in flight at once\n"
               "  --executions-per-minute N  executions (/v1/execute, /execute, /v1/call, a session's run\n"
-              "                             and exec) started in the last 60 seconds\n"
-              "  --cpu-seconds-per-day N    CPU time of its executions in the last 24 hours\n"
+              "                             and exec), session creates, file uploads and pauses started\n"
+              "                             in the last 60 seconds\n"
+              "  --cpu-seconds-per-day N    CPU time of its executions in the last 24 hours, with what its\n"
+              "                             sessions' background processes used between runs\n"
+              "  --max-sessions N           its active sessions (each holds a machine)\n"
+              "  --max-paused-sessions N    its sessions kept, active or paused: each may be paused, and a\n"
+              "                             paused one keeps its disk until SANDBOXD_SESSION_RETAIN_S\n"
+              "  --session-disk-bytes N     its kept sessions' disks, each counted as\n"
+              "                             SANDBOXD_SESSION_DISK_BYTES (what it may grow to)\n"
               "\n"
               "  --images IMAGE,...         the tool images (sandboxd-image build) it may call with POST\n"
               "                             /v1/call; any other answers as one that does not exist. Left\n"
@@ -138,6 +152,9 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
                 {"executions-per-minute", required_argument, NULL, 'e'},
                 {"cpu-seconds-per-day", required_argument, NULL, 'p'},
                 {"images", required_argument, NULL, 'i'},
+                {"max-sessions", required_argument, NULL, 's'},
+                {"max-paused-sessions", required_argument, NULL, 'P'},
+                {"session-disk-bytes", required_argument, NULL, 'd'},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -163,6 +180,18 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
                         break;
                 case 'i':
                         if (parse_images(optarg, k.images) != 0)
+                                return EXIT_FAILURE;
+                        break;
+                case 's':
+                        if (parse_limit("max-sessions", optarg, &k.max_sessions) != 0)
+                                return EXIT_FAILURE;
+                        break;
+                case 'P':
+                        if (parse_limit("max-paused-sessions", optarg, &k.max_paused_sessions) != 0)
+                                return EXIT_FAILURE;
+                        break;
+                case 'd':
+                        if (parse_limit_max("session-disk-bytes", optarg, BYTES_MAX, &k.session_disk_bytes) != 0)
                                 return EXIT_FAILURE;
                         break;
                 case 'h':
@@ -234,6 +263,9 @@ static int list_json(const ApiKey *keys, size_t n) {
                     json_object_object_add(k, "max_concurrent", limit_json(keys[i].max_concurrent)) < 0 ||
                     json_object_object_add(k, "executions_per_minute", limit_json(keys[i].executions_per_minute)) < 0 ||
                     json_object_object_add(k, "cpu_seconds_per_day", limit_json(keys[i].cpu_seconds_per_day)) < 0 ||
+                    json_object_object_add(k, "max_sessions", limit_json(keys[i].max_sessions)) < 0 ||
+                    json_object_object_add(k, "max_paused_sessions", limit_json(keys[i].max_paused_sessions)) < 0 ||
+                    json_object_object_add(k, "session_disk_bytes", limit_json(keys[i].session_disk_bytes)) < 0 ||
                     json_object_object_add(k, "created_at", json_object_new_string(keys[i].created_at)) < 0 ||
                     json_object_object_add(k, "revoked_at", keys[i].revoked_at[0] ? json_object_new_string(keys[i].revoked_at) : NULL) < 0 ||
                     json_object_object_add(k, "images", images_json(keys[i].images)) < 0)
@@ -258,13 +290,15 @@ static int list_table(const ApiKey *keys, size_t n) {
         for (size_t i = 0; i < n; i++)
                 if ((int) strlen(keys[i].name) > w)
                         w = (int) strlen(keys[i].name);
-        printf("%-*s  %-14s  %-14s  %-10s  %-24s  %-24s  %s\n", w, "NAME", "MAX-CONCURRENT", "EXECUTIONS/MIN", "CPU-S/DAY", "CREATED", "REVOKED",
-               "IMAGES");
+        printf("%-*s  %-14s  %-14s  %-10s  %-8s  %-8s  %-14s  %-24s  %-24s  %s\n", w, "NAME", "MAX-CONCURRENT", "EXECUTIONS/MIN", "CPU-S/DAY",
+               "SESSIONS", "PAUSED", "DISK-BYTES", "CREATED", "REVOKED", "IMAGES");
         for (size_t i = 0; i < n; i++) {
-                char a[24], b[24], c[24];
+                char a[24], b[24], c[24], d[24], e[24], f[24];
 
-                printf("%-*s  %-14s  %-14s  %-10s  %-24s  %-24s  %s\n", w, keys[i].name, limit_text(keys[i].max_concurrent, a, sizeof(a)),
-                       limit_text(keys[i].executions_per_minute, b, sizeof(b)), limit_text(keys[i].cpu_seconds_per_day, c, sizeof(c)),
+                printf("%-*s  %-14s  %-14s  %-10s  %-8s  %-8s  %-14s  %-24s  %-24s  %s\n", w, keys[i].name,
+                       limit_text(keys[i].max_concurrent, a, sizeof(a)), limit_text(keys[i].executions_per_minute, b, sizeof(b)),
+                       limit_text(keys[i].cpu_seconds_per_day, c, sizeof(c)), limit_text(keys[i].max_sessions, d, sizeof(d)),
+                       limit_text(keys[i].max_paused_sessions, e, sizeof(e)), limit_text(keys[i].session_disk_bytes, f, sizeof(f)),
                        keys[i].created_at, keys[i].revoked_at[0] ? keys[i].revoked_at : "-", keys[i].images[0] ? keys[i].images : "*");
         }
         return EXIT_SUCCESS;
@@ -368,6 +402,7 @@ static int key_revoke(int argc, char *argv[]) {
 
 static void help(FILE *f) {
         fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
+              "                          [--max-sessions N] [--max-paused-sessions N] [--session-disk-bytes N]\n"
               "                          [--images IMAGE,...]\n"
               "       sandboxctl [--json] key list\n"
               "       sandboxctl key revoke NAME\n"

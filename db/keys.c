@@ -12,7 +12,8 @@
 
 #define KEY_COLUMNS                                                                                                               \
         "name, token_sha256, coalesce(max_concurrent, 0), coalesce(executions_per_minute, 0), coalesce(cpu_seconds_per_day, 0), " \
-        "created_at, coalesce(revoked_at, ''), coalesce(images, '')"
+        "created_at, coalesce(revoked_at, ''), coalesce(max_sessions, 0), coalesce(max_paused_sessions, 0), coalesce(session_disk_bytes, 0), " \
+        "coalesce(images, '')"
 
 static void copy_text(char *dst, size_t size, sqlite3_stmt *st, int col) {
         const unsigned char *v = sqlite3_column_text(st, col);
@@ -25,21 +26,25 @@ static void read_row(sqlite3_stmt *st, ApiKey *ret) {
                 .max_concurrent = sqlite3_column_int64(st, 2),
                 .executions_per_minute = sqlite3_column_int64(st, 3),
                 .cpu_seconds_per_day = sqlite3_column_int64(st, 4),
+                .max_sessions = sqlite3_column_int64(st, 7),
+                .max_paused_sessions = sqlite3_column_int64(st, 8),
+                .session_disk_bytes = sqlite3_column_int64(st, 9),
         };
         copy_text(ret->name, sizeof(ret->name), st, 0);
         copy_text(ret->token_sha256, sizeof(ret->token_sha256), st, 1);
         copy_text(ret->created_at, sizeof(ret->created_at), st, 5);
         copy_text(ret->revoked_at, sizeof(ret->revoked_at), st, 6);
-        copy_text(ret->images, sizeof(ret->images), st, 7);
+        copy_text(ret->images, sizeof(ret->images), st, 10);
 }
 
 int db_key_add(sqlite3 *db, const ApiKey *key) {
         int r = db_run(db,
-                       "INSERT INTO api_keys (name, token_sha256, max_concurrent, executions_per_minute, cpu_seconds_per_day, images) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, ''))",
-                       "tt?I?I?It", key->name, key->token_sha256, key->max_concurrent > 0, key->max_concurrent,
+                       "INSERT INTO api_keys (name, token_sha256, max_concurrent, executions_per_minute, cpu_seconds_per_day, "
+                       "max_sessions, max_paused_sessions, session_disk_bytes, images) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, nullif(?9, ''))",
+                       "tt?I?I?I?I?I?It", key->name, key->token_sha256, key->max_concurrent > 0, key->max_concurrent,
                        key->executions_per_minute > 0, key->executions_per_minute, key->cpu_seconds_per_day > 0, key->cpu_seconds_per_day,
-                       key->images);
+                       key->max_sessions > 0, key->max_sessions, key->max_paused_sessions > 0, key->max_paused_sessions,
+                       key->session_disk_bytes > 0, key->session_disk_bytes, key->images);
 
         return r < 0 ? r : 0;
 }
@@ -78,6 +83,20 @@ int db_key_find(sqlite3 *db, const char *token_sha256, ApiKey *ret) {
         return 0;
 }
 
+int db_key_get(sqlite3 *db, const char *name, ApiKey *ret) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, "SELECT " KEY_COLUMNS " FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", "t", name);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        read_row(st, ret);
+        return 0;
+}
+
 int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r = db_prepare(db, &st, "SELECT coalesce(images, '') FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", "t", name);
@@ -90,6 +109,12 @@ int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size) {
                 return -ENOENT;
         copy_text(ret, size, st, 0);
         return 0;
+}
+
+int db_request_set_rated(sqlite3 *db, const char *request_id) {
+        int r = db_run(db, "UPDATE requests SET rated = 1 WHERE request_id = ?1", "t", request_id);
+
+        return r < 0 ? r : 0;
 }
 
 int db_key_revoke(sqlite3 *db, const char *name) {
@@ -124,18 +149,22 @@ int db_key_in_flight(sqlite3 *db, const char *name, int64_t *ret) {
 /* Each use's age in ms and amount; the window by started_at, which sorts as time does. */
 static const char *const window_queries[] = {
         [KEY_WINDOW_EXECUTIONS] = "SELECT CAST(round((julianday('now') - julianday(started_at)) * 86400000) AS INTEGER), 1 FROM requests "
-                                  "WHERE key_name = ?1 AND execution = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2) "
+                                  "WHERE key_name = ?1 AND rated = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2) "
                                   "ORDER BY started_at",
-        [KEY_WINDOW_CPU] = "SELECT CAST(round((julianday('now') - julianday(started_at)) * 86400000) AS INTEGER), cpu_ms FROM requests "
+        [KEY_WINDOW_CPU] = "SELECT CAST(round((julianday('now') - julianday(t)) * 86400000) AS INTEGER), cpu_ms FROM ("
+                           "SELECT started_at AS t, cpu_ms FROM requests "
                            "WHERE key_name = ?1 AND cpu_ms > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2) "
-                           "ORDER BY started_at",
+                           "UNION ALL SELECT at, cpu_ms FROM session_usage "
+                           "WHERE key_name = ?1 AND cpu_ms > 0 AND at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) ORDER BY t",
 };
 
 static const char *const sum_queries[] = {
         [KEY_WINDOW_EXECUTIONS] = "SELECT count(*) FROM requests "
-                                  "WHERE key_name = ?1 AND execution = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)",
-        [KEY_WINDOW_CPU] = "SELECT coalesce(sum(cpu_ms), 0) FROM requests "
-                           "WHERE key_name = ?1 AND cpu_ms > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)",
+                                  "WHERE key_name = ?1 AND rated = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)",
+        [KEY_WINDOW_CPU] = "SELECT (SELECT coalesce(sum(cpu_ms), 0) FROM requests "
+                           "WHERE key_name = ?1 AND cpu_ms > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) + "
+                           "(SELECT coalesce(sum(cpu_ms), 0) FROM session_usage "
+                           "WHERE key_name = ?1 AND cpu_ms > 0 AND at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2))",
 };
 
 int db_key_used(sqlite3 *db, const char *name, KeyWindow what, int64_t window_s, int64_t *ret) {

@@ -18,6 +18,9 @@ typedef struct ApiKey {
         int64_t max_concurrent; /* 0: no limit (NULL in sqlite) */
         int64_t executions_per_minute;
         int64_t cpu_seconds_per_day;
+        int64_t max_sessions;        /* its active sessions */
+        int64_t max_paused_sessions; /* its sessions kept, active or paused (each may be paused) */
+        int64_t session_disk_bytes;  /* its kept sessions' disks, each SANDBOXD_SESSION_DISK_BYTES */
         char created_at[32];
         char revoked_at[32]; /* "" while it is in force */
         char images[API_KEY_IMAGES_MAX + 1]; /* the tool images it may call, "a,b"; "": every one (NULL in sqlite) */
@@ -40,14 +43,20 @@ int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size);
 /* Revokes a key: -ENOENT when there is none of that name, -EALREADY when it is revoked already. */
 int db_key_revoke(sqlite3 *db, const char *name);
 
+/* The key in force of that name: -ENOENT when there is none (or it is revoked). */
+int db_key_get(sqlite3 *db, const char *name, ApiKey *ret);
+
+/* Marks a request just begun as work that executions-per-minute counts (KEY_WINDOW_RATED). */
+int db_request_set_rated(sqlite3 *db, const char *request_id);
+
 /* The key's requests in flight (no status yet). */
 int db_key_in_flight(sqlite3 *db, const char *name, int64_t *ret);
 
 /* What counts against a key's windowed quotas, oldest first: *ret (malloc'd, the caller's) gets
  * *ret_n uses started in the last window_s seconds, each with its age. */
 typedef enum KeyWindow {
-        KEY_WINDOW_EXECUTIONS, /* executions let in, 1 each */
-        KEY_WINDOW_CPU,        /* runs with CPU time recorded, their CPU ms each */
+        KEY_WINDOW_EXECUTIONS, /* rated work let in (executions, session creates, uploads, pauses), 1 each */
+        KEY_WINDOW_CPU,        /* runs with CPU time recorded, and sessions' CPU between runs (session_usage), their CPU ms each */
 } KeyWindow;
 int db_key_uses(sqlite3 *db, const char *name, KeyWindow what, int64_t window_s, QuotaUse **ret, size_t *ret_n);
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "db/db.h"
 #include "db/requests.h"
@@ -22,7 +23,9 @@ const char *db_termination_label(Termination t) {
 
 int db_request_begin_key(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid, const char *key_name,
                          bool execution) {
-        int r = db_run(db, "INSERT INTO requests (request_id, route, endpoint, worker_pid, key_name, execution) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        /* An execution is rated work (executions-per-minute) too. */
+        int r = db_run(db,
+                       "INSERT INTO requests (request_id, route, endpoint, worker_pid, key_name, execution, rated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
                        "tttiti", request_id, route, endpoint, worker_pid, key_name, (int) execution);
 
         return r < 0 ? r : 0;
@@ -74,4 +77,34 @@ int db_request_foreach_in_flight(sqlite3 *db, int worker_pid, void (*f)(const ch
         while ((r = db_step_row(st)) > 0)
                 f((const char *) sqlite3_column_text(st, 0), userdata);
         return r;
+}
+
+#define PRUNE_BATCH 500
+
+int db_records_prune(sqlite3 *db, unsigned days, int64_t *ret_n) {
+        char modifier[32];
+        int64_t n = 0;
+        int r;
+
+        (void) snprintf(modifier, sizeof(modifier), "-%u days", days);
+        /* By started_at's index; never a request in flight, whatever its age. */
+        do {
+                r = db_run(db,
+                           "DELETE FROM requests WHERE rowid IN (SELECT rowid FROM requests "
+                           "WHERE started_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?1) AND status IS NOT NULL LIMIT ?2)",
+                           "ti", modifier, PRUNE_BATCH);
+                if (r > 0)
+                        n += r;
+        } while (r == PRUNE_BATCH);
+        if (r >= 0)
+                do
+                        r = db_run(db,
+                                   "DELETE FROM session_usage WHERE id IN (SELECT id FROM session_usage "
+                                   "WHERE at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?1) LIMIT ?2)",
+                                   "ti", modifier, PRUNE_BATCH);
+                while (r == PRUNE_BATCH);
+        if (r < 0)
+                return r;
+        *ret_n = n;
+        return 0;
 }

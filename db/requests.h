@@ -43,7 +43,7 @@ typedef struct RequestOutcome {
 int db_request_begin(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid);
 
 /* The same, with the API key it came with (NULL: none) and whether it was let in as an execution
- * (what the key's executions-per-minute counts). */
+ * (what the key's executions-per-minute counts, with other work: db_request_set_rated()). */
 int db_request_begin_key(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid, const char *key_name,
                          bool execution);
 
@@ -63,3 +63,8 @@ int db_request_sandbox(sqlite3 *db, const char *request_id, const char *sandbox_
  * with a sandbox recorded: its machine, or the sandbox itself when it is a unit of its own. f must
  * not write to the database. */
 int db_request_foreach_in_flight(sqlite3 *db, int worker_pid, void (*f)(const char *unit_id, void *userdata), void *userdata);
+
+/* Deletes finished requests (and sessions' CPU records) that started more than days days ago, in
+ * batches of a few hundred rows, each its own transaction; *ret_n: how many requests went. No
+ * total is decremented: the totals' triggers fire on status updates only. */
+int db_records_prune(sqlite3 *db, unsigned days, int64_t *ret_n);

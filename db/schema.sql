@@ -226,3 +226,35 @@ END;
 -- The tool images a key may call with POST /v1/call (sandboxctl key add --images), their names
 -- comma-separated; NULL: every tool image. Any other image answers as one that does not exist.
 ALTER TABLE api_keys ADD COLUMN images TEXT;
+-- step 11
+-- Every kind of work under a quota (docs/security.md, "Quotas"). A key's caps on its sessions:
+-- active ones, the ones it keeps (active or paused: each may be paused and then holds a disk until
+-- SANDBOXD_SESSION_RETAIN_S), and their disks' bytes (each as large as SANDBOXD_SESSION_DISK_BYTES
+-- lets it grow). NULL: no limit of the key's own.
+ALTER TABLE api_keys ADD COLUMN max_sessions INTEGER;
+ALTER TABLE api_keys ADD COLUMN max_paused_sessions INTEGER;
+ALTER TABLE api_keys ADD COLUMN session_disk_bytes INTEGER;
+-- Whether a request was let in as work that executions-per-minute counts: an execution, a session
+-- create, a file upload, a pause. Rows from before this step counted executions only; the last
+-- minute's are carried over, as only they are in a window.
+ALTER TABLE requests ADD COLUMN rated INTEGER NOT NULL DEFAULT 0;
+UPDATE requests SET rated = 1
+    WHERE execution = 1 AND key_name IS NOT NULL AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds');
+CREATE INDEX requests_key_rated ON requests(key_name, started_at) WHERE key_name IS NOT NULL AND rated = 1;
+-- CPU a session's sandbox used outside its runs (its background processes), from its cgroup: what
+-- the session's next run did not report because the session was paused or deleted first. Billed
+-- to the key (cpu-seconds-per-day reads it beside the requests' cpu_ms).
+CREATE TABLE session_usage (
+    id          INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL,
+    key_name    TEXT,
+    event       TEXT NOT NULL,             -- pause, expire, delete
+    request_id  TEXT,                      -- NULL: the pool manager's
+    cpu_ms      INTEGER NOT NULL,
+    at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX session_usage_key ON session_usage(key_name, at, cpu_ms) WHERE key_name IS NOT NULL;
+-- SANDBOXD_RECORD_RETAIN_DAYS: the pool manager deletes finished requests (and session_usage rows)
+-- older than that, by start. Deleting fires no trigger: the totals of step 7 and 9 keep counting
+-- them.
+CREATE INDEX requests_started ON requests(started_at);

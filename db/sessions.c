@@ -9,6 +9,7 @@
 #include "db/sessions.h"
 #include "lib/alloc-util.h"
 #include "lib/macro.h"
+#include "lib/quota.h"
 #include "lib/time-util.h"
 
 static double unix_now(void) {
@@ -48,7 +49,49 @@ typedef struct Create {
         int64_t ttl_s;
         unsigned max_active;
         const char *key_name;
+        const QuotaSessionCaps *caps; /* the key's; NULL: none */
+        double retain_s;
+        SessionRefusal *refusal;
 } Create;
+
+/* The key's sessions by state, and when the soonest of them frees a place by itself: an active one
+ * paused when idle, a kept one deleted once paused for retain_s. */
+static int key_sessions(sqlite3 *db, const char *key_name, double retain_s, QuotaSessionCounts *ret, double *ret_idle_at, double *ret_gone_at) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st,
+                           "SELECT coalesce(sum(state IN ('active', 'pausing')), 0), coalesce(sum(state = 'paused'), 0), "
+                           "min(CASE WHEN state = 'active' THEN last_used + ttl_s END), "
+                           "min(coalesce(paused_at, last_used + ttl_s) + ?2) "
+                           "FROM sessions WHERE key_name = ?1 AND state != 'deleted'",
+                           "td", key_name, retain_s);
+
+        if (r >= 0)
+                r = db_step_row(st);
+        if (r < 0)
+                return r;
+        *ret = (QuotaSessionCounts){.active = sqlite3_column_int64(st, 0), .paused = sqlite3_column_int64(st, 1)};
+        *ret_idle_at = sqlite3_column_double(st, 2);
+        *ret_gone_at = sqlite3_column_double(st, 3);
+        return 0;
+}
+
+/* The key's caps, inside the transaction: -EDQUOT with *c->refusal when one more would exceed one. */
+static int key_caps_check(sqlite3 *db, const Create *c, bool create) {
+        QuotaSessionCounts have;
+        double idle_at = 0, gone_at = 0;
+        int r;
+
+        if (!c->caps || !c->key_name)
+                return 0;
+        r = key_sessions(db, c->key_name, c->retain_s, &have, &idle_at, &gone_at);
+        if (r < 0)
+                return r;
+        c->refusal->which = (int) quota_session_check(&have, c->caps, create);
+        if (c->refusal->which == QUOTA_SESSION_OK)
+                return 0;
+        c->refusal->free_at = c->refusal->which == QUOTA_SESSION_ACTIVE ? idle_at : gone_at;
+        return -EDQUOT;
+}
 
 static int create_locked(sqlite3 *db, void *userdata) {
         const Create *c = userdata;
@@ -60,6 +103,9 @@ static int create_locked(sqlite3 *db, void *userdata) {
                 return r;
         if (active >= c->max_active)
                 return -EUSERS;
+        r = key_caps_check(db, c, true);
+        if (r < 0)
+                return r;
         r = db_run(db, "INSERT INTO sessions (session_id, state, ttl_s, created_at, last_used, key_name) VALUES (?1, 'active', ?2, ?3, ?3, ?4)",
                    "tIdt", c->id, c->ttl_s, now, c->key_name);
         return r < 0 ? r : 0;
@@ -67,6 +113,12 @@ static int create_locked(sqlite3 *db, void *userdata) {
 
 int db_session_create(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active, const char *key_name) {
         return db_transaction(db, create_locked, &(Create){id, ttl_s, max_active, key_name});
+}
+
+int db_session_create_capped(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active, const char *key_name, const QuotaSessionCaps *caps,
+                             double retain_s, SessionRefusal *ret) {
+        return db_transaction(db, create_locked,
+                              &(Create){.id = id, .ttl_s = ttl_s, .max_active = max_active, .key_name = key_name, .caps = caps, .retain_s = retain_s, .refusal = ret});
 }
 
 int db_session_get(sqlite3 *db, const char *id, Session *ret) {
@@ -202,6 +254,9 @@ static int resume_locked(sqlite3 *db, void *userdata) {
                 return r;
         if (active >= c->max_active)
                 return -EUSERS;
+        r = key_caps_check(db, c, false);
+        if (r < 0)
+                return r;
         r = db_run(db, "UPDATE sessions SET state = 'active', paused_at = NULL, up = 0, last_used = ?2 WHERE session_id = ?1", "td", c->id,
                    unix_now());
         return r < 0 ? r : 0;
@@ -209,6 +264,20 @@ static int resume_locked(sqlite3 *db, void *userdata) {
 
 int db_session_resume(sqlite3 *db, const char *id, unsigned max_active) {
         return db_transaction(db, resume_locked, &(Create){.id = id, .max_active = max_active});
+}
+
+int db_session_resume_capped(sqlite3 *db, const char *id, unsigned max_active, const char *key_name, const QuotaSessionCaps *caps,
+                             SessionRefusal *ret) {
+        return db_transaction(db, resume_locked, &(Create){.id = id, .max_active = max_active, .key_name = key_name, .caps = caps, .refusal = ret});
+}
+
+int db_session_usage_add(sqlite3 *db, const char *id, const char *event, const char *request_id, int64_t cpu_ms) {
+        int r = db_run(db,
+                       "INSERT INTO session_usage (session_id, key_name, event, request_id, cpu_ms) "
+                       "SELECT ?1, key_name, ?2, ?3, ?4 FROM sessions WHERE session_id = ?1",
+                       "tttI", id, event, request_id, cpu_ms);
+
+        return r < 0 ? r : 0;
 }
 
 int db_session_delete(sqlite3 *db, const char *id) {

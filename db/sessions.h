@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 typedef struct sqlite3 sqlite3;
+typedef struct QuotaSessionCaps QuotaSessionCaps;
 
 /* A session's row (schema.sql, step 6). */
 typedef struct Session {
@@ -22,6 +23,26 @@ typedef struct Session {
 /* A new active session of the API key key_name (NULL: none), unless max_active are active already
  * (-EUSERS). */
 int db_session_create(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active, const char *key_name);
+
+/* What an API key's session caps refused (a QuotaSession, lib/quota.h), and when (unix time) the
+ * soonest of its sessions frees a place by itself: paused when idle (max-sessions), or deleted
+ * after SANDBOXD_SESSION_RETAIN_S paused (the others). */
+typedef struct SessionRefusal {
+        int which;
+        double free_at;
+} SessionRefusal;
+
+/* db_session_create(), also held to the key's caps (caps NULL: none): -EDQUOT and *ret when one
+ * more would exceed one. retain_s: how long a paused session is kept. */
+int db_session_create_capped(sqlite3 *db, const char *id, int64_t ttl_s, unsigned max_active, const char *key_name, const QuotaSessionCaps *caps,
+                             double retain_s, SessionRefusal *ret);
+/* db_session_resume(), also held to the key's max_active: -EDQUOT and *ret past it. */
+int db_session_resume_capped(sqlite3 *db, const char *id, unsigned max_active, const char *key_name, const QuotaSessionCaps *caps,
+                             SessionRefusal *ret);
+
+/* Records CPU the session's sandbox used since its last run, which no run reported (it was paused
+ * or deleted first), billed to the session's key. request_id NULL: the pool manager's. */
+int db_session_usage_add(sqlite3 *db, const char *id, const char *event, const char *request_id, int64_t cpu_ms);
 
 /* -ENOENT when there is no such session, or it was deleted. */
 int db_session_get(sqlite3 *db, const char *id, Session *ret);

@@ -39,7 +39,8 @@ typedef struct Admission {
         const Request *req;
         const char *endpoint;
         bool needs_key;
-        bool execution;   /* it runs code: counted by executions-per-minute and held to the CPU quota */
+        bool execution;   /* it runs code: held to the CPU quota */
+        bool rated;       /* counted by executions-per-minute: an execution, or other work (is_rated_work()) */
         const char *hash; /* of the token it came with; NULL: none that could be a key */
 
         bool refused; /* no key in force: 401 */
@@ -62,6 +63,24 @@ static bool is_execution(const Request *req, const Route *route) {
                 return true;
         case ROUTE_SESSIONS:
                 return session_route_parse(req->raw_path, &s) == 0 && (s.action == SESSION_RUN || s.action == SESSION_EXEC);
+        default:
+                return false;
+        }
+}
+
+/* Work other than executions that executions-per-minute counts: a session create, a file upload
+ * and a pause, each of which writes to disk or stops a machine. */
+static bool is_rated_work(const Request *req, const Route *route) {
+        SessionRoute s;
+
+        if (!route || route->id != ROUTE_SESSIONS || session_route_parse(req->raw_path, &s) < 0)
+                return false;
+        switch (s.action) {
+        case SESSION_COLLECTION:
+        case SESSION_PAUSE:
+                return strcmp(req->method, "POST") == 0;
+        case SESSION_FILE:
+                return strcmp(req->method, "PUT") == 0;
         default:
                 return false;
         }
@@ -107,15 +126,13 @@ static int quota_check(sqlite3 *db, const ApiKey *k, Admission *a) {
                         return 0;
                 }
         }
-        if (!a->execution)
-                return 0;
-        if (k->executions_per_minute > 0) {
+        if (a->rated && k->executions_per_minute > 0) {
                 a->limit = k->executions_per_minute;
                 r = window_check(db, a, KEY_WINDOW_EXECUTIONS, k->executions_per_minute, MINUTE_S, QUOTA_PER_MINUTE);
                 if (r < 0 || a->over)
                         return r;
         }
-        if (k->cpu_seconds_per_day > 0) {
+        if (a->execution && k->cpu_seconds_per_day > 0) {
                 a->limit = k->cpu_seconds_per_day;
                 r = window_check(db, a, KEY_WINDOW_CPU, k->cpu_seconds_per_day * 1000, DAY_S, QUOTA_CPU);
                 if (r < 0 || a->over)
@@ -144,6 +161,17 @@ static int key_find(sqlite3 *db, const char *hash, ApiKey *ret) {
         return 0;
 }
 
+/* The request's row, marked as counted by executions-per-minute when it is let in as such. */
+static int admission_record(sqlite3 *db, const Admission *a) {
+        bool admitted = !a->refused && a->over == QUOTA_NONE;
+        int r = db_request_begin_key(db, a->req->id, a->req->route, a->endpoint, (int) getpid(), a->key_name[0] ? a->key_name : NULL,
+                                     a->execution && admitted);
+
+        if (r >= 0 && a->rated && admitted)
+                r = db_request_set_rated(db, a->req->id);
+        return r;
+}
+
 static int admit_locked(sqlite3 *db, void *userdata) {
         Admission *a = userdata;
         ApiKey k;
@@ -162,8 +190,7 @@ static int admit_locked(sqlite3 *db, void *userdata) {
                                 return r;
                 }
         }
-        return db_request_begin_key(db, a->req->id, a->req->route, a->endpoint, (int) getpid(), a->key_name[0] ? a->key_name : NULL,
-                                    a->execution && !a->refused && a->over == QUOTA_NONE);
+        return admission_record(db, a);
 }
 
 static int reply_refusal(Request *req, const Admission *a) {
@@ -180,6 +207,32 @@ static int reply_refusal(Request *req, const Admission *a) {
         }
 }
 
+int auth_check_only(Request *req, Context *ctx, const Route *route, bool needs_key) {
+        char token[API_KEY_BEARER_MAX + 1], hash[API_KEY_HASH_SIZE];
+        bool have = false;
+        ApiKey k;
+        int r;
+
+        if (!needs_key)
+                return reply_text(req, 204, "text/plain", "", 0), 0;
+        if (api_key_parse_bearer(FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp), token) == 0) {
+                api_key_hash(token, hash);
+                explicit_bzero(token, sizeof(token));
+                have = true;
+        }
+        r = have ? key_find(ctx->db, hash, &k) : -ENOENT;
+        if (r >= 0)
+                return reply_text(req, 204, "text/plain", "", 0), 0;
+        if (r != -ENOENT)
+                return r;
+        /* Refused: this is the request's only row and answer (nginx answers the client 401 itself). */
+        r = db_request_begin_key(ctx->db, req->id, req->route, route ? route->path : NULL, (int) getpid(), NULL, false);
+        if (r < 0)
+                return r;
+        (void) reply_error(req, 401, MSG_UNAUTHORIZED);
+        return 1;
+}
+
 int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key) {
         char token[API_KEY_BEARER_MAX + 1], hash[API_KEY_HASH_SIZE];
         Admission a = {
@@ -187,6 +240,7 @@ int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key) {
                 .endpoint = route ? route->path : NULL,
                 .needs_key = needs_key,
                 .execution = is_execution(req, route),
+                .rated = is_execution(req, route) || is_rated_work(req, route),
         };
         int r;
 

@@ -13,3 +13,10 @@ typedef struct Route Route;
  * key in force, 429 over a quota (req->status is set then). route: the one matched, NULL for none.
  * 0 once the row is written; -errno when it could not be (nothing was answered). */
 int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key);
+
+/* nginx's auth_request, before it reads a request's body (nginx/sandboxd.conf): the request's key
+ * alone is checked (no quota, no body). Let through (keys off, no key needed, or a key in force):
+ * answered 204, nothing recorded, 0; the request itself comes next and is recorded then. Refused:
+ * its row written and answered 401 (audited as any request), 1. -errno when the database could not
+ * be read or written (nothing answered). */
+int auth_check_only(Request *req, Context *ctx, const Route *route, bool needs_key);

@@ -83,6 +83,21 @@ static void record(Request *req, Context *ctx, bool has_row) {
         audit_request(req);
 }
 
+/* nginx's key check before it reads a body (SANDBOXD_AUTH_ONLY, nginx/sandboxd.conf): the request's
+ * method and path are the original's, and no body comes. Only a refusal is recorded. */
+static void handle_auth_only(Request *req, Context *ctx) {
+        const Route *route = NULL;
+        int found = route_find(req->method, req->path, &route);
+        int r = auth_check_only(req, ctx, found == 404 ? NULL : route, ctx->config->api_keys && found == 200 && route->id != ROUTE_METRICS);
+
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to check the API key: %s", db_errmsg(ctx->db));
+                (void) reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+        }
+        if (r > 0)
+                record(req, ctx, true);
+}
+
 /* parse → route → act → record → reply, for one request. */
 static void handle(FCGX_Request *fcgx, Context *ctx) {
         Request req;
@@ -95,6 +110,12 @@ static void handle(FCGX_Request *fcgx, Context *ctx) {
         if (r < 0) {
                 (void) reply_error(&req, 500, MSG_INTERNAL, "out of memory");
                 goto done;
+        }
+        if (FCGX_GetParam("SANDBOXD_AUTH_ONLY", fcgx->envp)) {
+                handle_auth_only(&req, ctx);
+                log_set_request(NULL, NULL);
+                request_done(&req);
+                return;
         }
 
         /* The route first, pure: the row names the one the request matched. Then the row, with the

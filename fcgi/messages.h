@@ -80,5 +80,14 @@
  * (also its Retry-After header). */
 #define MSG_UNAUTHORIZED "missing or invalid API key"
 #define MSG_QUOTA_CONCURRENT "API key quota exceeded: max-concurrent=%lld (its requests in flight at once) - retry when one has ended"
-#define MSG_QUOTA_PER_MINUTE "API key quota exceeded: executions-per-minute=%lld (its executions started in the last 60 s) - retry in %u s"
+#define MSG_QUOTA_PER_MINUTE \
+        "API key quota exceeded: executions-per-minute=%lld (its executions, session creates, file uploads and pauses started in the last 60 s) - retry in %u s"
 #define MSG_QUOTA_CPU "API key quota exceeded: cpu-seconds-per-day=%lld (its executions' CPU seconds in the last 24 h) - retry in %u s"
+/* A key's session caps (429 with Retry-After: when the soonest of its sessions is paused for being
+ * idle, or deleted after SANDBOXD_SESSION_RETAIN_S paused). */
+#define MSG_QUOTA_SESSIONS "API key quota exceeded: max-sessions=%lld (its active sessions) - retry in %u s, or pause or delete one"
+#define MSG_QUOTA_PAUSED \
+        "API key quota exceeded: max-paused-sessions=%lld (its sessions kept, active or paused, as each may be paused) - retry in %u s, or delete one"
+#define MSG_QUOTA_DISK "API key quota exceeded: session-disk-bytes=%lld (its sessions' disks, %llu bytes each) - retry in %u s, or delete one"
+/* SANDBOXD_DISK_RESERVE_BYTES: 507, before anything is written. */
+#define MSG_DISK_RESERVE "insufficient storage: the state filesystem has %llu bytes free, SANDBOXD_DISK_RESERVE_BYTES=%llu are kept - nothing was written"

@@ -16,6 +16,8 @@ static const char *reply_reason(int status) {
         case 200: return "OK";
         case 201:
                 return "Created";
+        case 204:
+                return "No Content";
         case 400: return "Bad Request";
         case 401:
                 return "Unauthorized";

@@ -21,6 +21,7 @@
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
+#include "fcgi/session-quota.h"
 #include "fcgi/session-route.h"
 #include "fcgi/validate.h"
 #include "lib/b64.h"
@@ -209,6 +210,8 @@ static int queue_error(Request *req, Context *ctx, int r) {
  * to resume it, its machine not starting (*err says why), a reply not to be read, or its machine
  * failing. */
 static int session_error(Request *req, Context *ctx, int r, const Error *err) {
+        if (req->status != 0)
+                return 0; /* answered already: a quota's refusal (session-quota.h) */
         if (r == -ENOENT)
                 return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
         if (r == -EUSERS)
@@ -257,7 +260,7 @@ static int session_ready(Request *req, Context *ctx, const char *id, Session *s,
                         continue;
                 }
                 if (strcmp(s->state, "paused") == 0) {
-                        r = db_session_resume(ctx->db, id, ctx->config->sessions_max);
+                        r = session_quota_resume(req, ctx, id);
                         if (r == -EAGAIN)
                                 continue;
                         if (r < 0)
@@ -676,6 +679,8 @@ static int session_file(Request *req, Context *ctx, const SessionRoute *route) {
                 return 0;
         if (req->body_short)
                 return reply_error(req, 400, MSG_BODY_SHORT);
+        if (strcmp(req->method, "PUT") == 0 && session_disk_reserve(req, ctx) < 0)
+                return 0; /* answered: 507 */
         if (strcmp(req->method, "PUT") == 0)
                 op = op_json("put", "path", route->path), event = "upload";
         else if (strcmp(req->method, "GET") == 0)
@@ -764,7 +769,9 @@ static int session_create(Request *req, Context *ctx) {
                 return reply_error(req, err.status, "%s", err.message);
         if (new_session_id(id) < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a session name");
-        r = db_session_create(ctx->db, id, c.ttl_s, ctx->config->sessions_max, req->key_name[0] ? req->key_name : NULL);
+        r = session_quota_create(req, ctx, id, c.ttl_s);
+        if (r == -EDQUOT || r == -ENOSPC)
+                return 0; /* answered */
         if (r == -EUSERS)
                 return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
         if (r < 0)
@@ -854,6 +861,7 @@ static int session_delete(Request *req, Context *ctx, const char *id) {
 
         if (!out)
                 return -ENOMEM;
+        session_quota_bill(req, ctx, id, "delete");
         r = db_session_delete(ctx->db, id);
         if (r == -ENOENT)
                 return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
@@ -893,6 +901,8 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
                 r = db_session_claim_down(ctx->db, id);
                 if (r == -ENOENT) /* our own ticket is queued: claim it outright */
                         r = db_run(ctx->db, "UPDATE sessions SET state = 'pausing' WHERE session_id = ?1 AND state = 'active'", "t", id);
+                if (r >= 0 && s.up)
+                        session_quota_bill(req, ctx, id, "pause");
                 if (r >= 0)
                         r = broker_session_stop(&ctx->broker, id, false, &err);
                 if (r >= 0) {

@@ -70,6 +70,10 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 /* nginx waits 1200 s for a session's answer: the run, its turn and a machine start fit. */
                 KNOB_U("SANDBOXD_SESSION_TIMEOUT_MAX_S", session_timeout_max_s, 1, 600, 300),
                 KNOB_Z("SANDBOXD_SESSION_UPLOAD_BYTES", session_upload_bytes, 1024, 1ULL << 32, 128ULL << 20),
+                /* 0: no reserve. A full state filesystem stops the database too: keep a margin. */
+                KNOB_T("SANDBOXD_DISK_RESERVE_BYTES", disk_reserve_bytes, 0, 1ULL << 50, 1ULL << 30),
+                /* At least a day: the quotas' windows look back that far. */
+                KNOB_U("SANDBOXD_RECORD_RETAIN_DAYS", record_retain_days, 1, 3650, 30),
 #undef KNOB_U
 #undef KNOB_Z
 #undef KNOB_T

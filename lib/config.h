@@ -46,6 +46,8 @@ typedef struct Config {
         unsigned session_timeout_max_s; /* a run's or exec's timeout at most */
         size_t session_upload_bytes;    /* one uploaded file at most */
         const char *session_dir;        /* the sessions' disk images */
+        uint64_t disk_reserve_bytes;    /* free space kept on the state filesystem: below it, no new disk or upload */
+        unsigned record_retain_days;    /* request records older than this are pruned */
         const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;
 } Config;

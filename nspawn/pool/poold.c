@@ -27,6 +27,7 @@
 #include "db/metrics-db.h"
 #include "db/pool-db.h"
 #include "db/session-revoke.h"
+#include "db/requests.h"
 #include "db/sessions.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
@@ -39,6 +40,7 @@
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
 #include "nspawn/pool/sweep.h"
+#include "nspawn/pool/session-usage.h"
 #include "nspawn/unit-name.h"
 
 /* How many containers may boot at once: each costs a core for ~60 ms. */
@@ -52,6 +54,10 @@
  * leftovers only come from a crash or a failed removal; sooner while a removal keeps failing. */
 #define SWEEP_USEC (5 * 60 * USEC_PER_SEC)
 #define SWEEP_RETRY_USEC (30 * USEC_PER_SEC)
+/* Old records go slowly: a day's worth at most ever waits for the next prune. */
+#define PRUNE_USEC (3600 * USEC_PER_SEC)
+/* How long a session's runner has to say what its sandbox used before its machine is stopped. */
+#define USAGE_TIMEOUT_USEC (2 * USEC_PER_SEC)
 
 typedef struct Starting {
         char id[SANDBOX_ID_MAX];
@@ -78,6 +84,7 @@ typedef struct Poold {
         uint64_t backoff_until;
         uint64_t next_sweep;
         uint64_t next_retire;
+        uint64_t next_prune; /* records past SANDBOXD_RECORD_RETAIN_DAYS: at start, then hourly */
 } Poold;
 
 /* Starts one machine: its socket, its row, its unit; the probe waits for its greeting. */
@@ -212,11 +219,42 @@ static void session_event(Poold *p, const char *id, const char *event, const cha
         log_session_event(event, id, "", detail);
 }
 
+/* What the session's sandbox used since its last run, which no run will report now: recorded,
+ * billed to its key, before its machine stops. A machine that does not answer has nothing to bill. */
+static void session_bill(Poold *p, const char *id, const char *event) {
+        char path[POOL_SOCKET_MAX];
+        int64_t cpu_ms = 0;
+        int r;
+
+        session_socket_path(id, path, sizeof(path));
+        if (session_usage_fetch(path, now_usec(CLOCK_MONOTONIC) + USAGE_TIMEOUT_USEC, &cpu_ms) < 0 || cpu_ms <= 0)
+                return;
+        r = db_session_usage_add(p->db, id, event, NULL, cpu_ms);
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to record the CPU time of session '%s' since its last run, ignoring: %s", id, db_errmsg(p->db));
+}
+
+/* Request records older than SANDBOXD_RECORD_RETAIN_DAYS go, in small batches so that no worker
+ * waits long for the write lock. The totals are kept by triggers on status updates, which a delete
+ * does not fire; the quotas look back a day at most, and the retention is a day at least. */
+static void records_prune(Poold *p) {
+        int64_t n = 0;
+        int r = db_records_prune(p->db, p->config->record_retain_days, &n);
+
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to prune records older than %u days, ignoring: %s", p->config->record_retain_days, db_errmsg(p->db));
+        else if (n > 0)
+                log_info("Pruned %" PRId64 " records older than %u days (SANDBOXD_RECORD_RETAIN_DAYS)", n, p->config->record_retain_days);
+}
+
 /* A session claimed for pausing ('pausing'): its machine stopped, its disk unmounted and kept. */
 static void session_pause(Poold *p, const char *id, const char *event, const char *why) {
         char path[POOL_SOCKET_MAX];
         Error err = {};
-        int r = broker_session_stop(&p->broker, id, false, &err);
+        int r;
+
+        session_bill(p, id, event);
+        r = broker_session_stop(&p->broker, id, false, &err);
 
         if (r < 0) {
                 /* Tried again at the next housekeeping, as the session is still pausing. */
@@ -469,6 +507,10 @@ static int run(Poold *p) {
         (void) sd_notify(0, "READY=1");
 
         while (!p->stop) {
+                if (now_usec(CLOCK_MONOTONIC) >= p->next_prune) {
+                        records_prune(p);
+                        p->next_prune = now_usec(CLOCK_MONOTONIC) + PRUNE_USEC;
+                }
                 if (now_usec(CLOCK_MONOTONIC) >= p->next_sweep)
                         sweep(p);
                 fill(p);

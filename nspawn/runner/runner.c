@@ -735,7 +735,10 @@ static size_t read_filter(const char *path, struct sock_filter *insns, size_t ma
  *           "state_reset"}
  *   {"op": "put", "path"} followed by the file's bytes, {"op": "get", "path"}, {"op": "list", "dir"},
  *   {"op": "delete", "path"} (session-files.c); a successful get's reply is followed by "\n" and
- *   the bytes. */
+ *   the bytes.
+ *   {"op": "usage"} -> {"status": 200, "cpu_ms", "cpu_source"}: CPU no op reported yet.
+ * A run's or an exec's cpu_ms is all the sandbox's cgroup used since the previous op reported: its
+ * background processes between runs included. */
 
 enum {
         SESSION_PYTHON,
@@ -768,6 +771,9 @@ typedef struct Session {
         /* That language's interpreter lost its state: its next run starts afresh and says so. */
         bool lost[SESSION_LANGUAGES];
         unsigned cgroup; /* the sandbox's cgroups' number (cgroup.h); 0: none */
+        /* Its cgroup's CPU time already reported (by the last run, exec or usage op): what a
+         * background process burns between runs is the next one's to report. */
+        uint64_t billed_usec;
 } Session;
 
 static void process_done(Process *p) {
@@ -831,6 +837,7 @@ static int session_make(Session *s) {
         }
         s->init = rep.pid;
         s->control = sp[0];
+        s->billed_usec = 0; /* a new cgroup, counting from nothing */
         /* Its first word: its filesystems are made. The files are worked on in the machine's own
          * namespace (the same /workspace), not in this one. */
         if (fd_receive_one(s->control, &hello, sizeof(hello), 0, &mnt) != (ssize_t) sizeof(hello) || hello != 0) {
@@ -1193,6 +1200,38 @@ static void session_settle(Session *s, Process *p, int language, Outcome *o) {
                 process_done(p);
 }
 
+/* A run's CPU time: all its sandbox's cgroup used since the last op reported (the run, and what
+ * its background processes burned since), so that nothing it used between runs goes unbilled. */
+static void session_bill(Session *s, const CgroupUsage *before, const CgroupUsage *after, Outcome *o) {
+        if (!before->has_cpu || !after->has_cpu)
+                return;
+        if (after->cpu_usec >= s->billed_usec)
+                o->cpu_usec = (int64_t) (after->cpu_usec - s->billed_usec);
+        else if (after->cpu_usec >= before->cpu_usec)
+                o->cpu_usec = (int64_t) (after->cpu_usec - before->cpu_usec);
+        s->billed_usec = after->cpu_usec;
+}
+
+/* {"op": "usage"}: the CPU time its sandbox's cgroup used since the last op reported, now
+ * reported: asked before the session is paused or deleted, whose next run would never say it. */
+static int session_usage_op(Session *s, struct json_object *reply) {
+        CgroupUsage now = {};
+        int64_t cpu_usec = 0;
+
+        if (s->cgroup && s->init >= 0) {
+                cgroup_sandbox_usage(s->cgroup, &now);
+                if (now.has_cpu && now.cpu_usec >= s->billed_usec) {
+                        cpu_usec = (int64_t) (now.cpu_usec - s->billed_usec);
+                        s->billed_usec = now.cpu_usec;
+                }
+        }
+        if (json_object_object_add(reply, "status", json_object_new_int(200)) < 0 ||
+            json_object_object_add(reply, "cpu_ms", json_object_new_int64(cpu_usec / 1000)) < 0 ||
+            json_object_object_add(reply, "cpu_source", json_object_new_string(now.has_cpu ? "cgroup" : "none")) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* A run or an exec: the reply. */
 static int session_execute(Session *s, struct json_object *req, bool exec, struct json_object *reply, Error *reterr) {
         struct json_object *code = NULL;
@@ -1246,8 +1285,7 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
                         /* The sandbox's counts where its cgroups have them: every process of it,
                          * over this op (the peak, only where it could be set back before it). */
                         cgroup_sandbox_usage(s->cgroup, &after);
-                        if (before.has_cpu && after.has_cpu && after.cpu_usec >= before.cpu_usec)
-                                o.cpu_usec = (int64_t) (after.cpu_usec - before.cpu_usec);
+                        session_bill(s, &before, &after, &o);
                         if (peak_reset && after.has_memory)
                                 o.peak_bytes = (int64_t) after.memory_peak_bytes;
                         o.oom_kills = after.oom_kills >= before.oom_kills ? after.oom_kills - before.oom_kills : 0;
@@ -1306,7 +1344,7 @@ static char *next_request(int *ret_conn, size_t *ret_len) {
 
 /* The reply to one request's bytes, as JSON text; a get's file in *ret_body. */
 static char *session_answer(const char *data, size_t len, Session *s, char **ret_body, size_t *ret_body_len) {
-        static const char *const ops[] = {"run", "exec", "put", "get", "list", "delete", NULL};
+        static const char *const ops[] = {"run", "exec", "put", "get", "list", "delete", "usage", NULL};
         cleanup_json struct json_object *reply = json_object_new_object();
         struct json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
         struct json_object *req = NULL;
@@ -1341,6 +1379,8 @@ static char *session_answer(const char *data, size_t len, Session *s, char **ret
                 (void) error_set(&error, -EINVAL, "request is not JSON");
         else if (strcmp(op, "run") == 0 || strcmp(op, "exec") == 0)
                 r = session_execute(s, req, strcmp(op, "exec") == 0, reply, &error);
+        else if (strcmp(op, "usage") == 0)
+                r = session_usage_op(s, reply);
         else
                 r = session_file_op(op, req, data + end, len - end, reply, ret_body, ret_body_len, &error);
         (void) json_object_put(req);

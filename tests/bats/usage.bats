@@ -110,7 +110,7 @@ usage_of() {
     done
 }
 
-@test "a session run's usage is the sandbox's over that run, and recorded" {
+@test "a session run's usage is the sandbox's since the previous run (that run and what ran between), and recorded" {
     api POST /v1/sessions
     expect_status 201
     sid=$(field .session_id)

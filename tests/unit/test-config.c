@@ -48,6 +48,8 @@ static const Config defaults = {
         .session_timeout_max_s = 300,
         .session_upload_bytes = 128ULL << 20,
         .session_dir = "/var/lib/sandboxd/sessions",
+        .disk_reserve_bytes = 1ULL << 30,
+        .record_retain_days = 30,
 };
 
 /* Field by field, so a failure says which one differs. */
@@ -75,6 +77,8 @@ static void check_config(const Config *got, const Config *want, const char *what
         FIELD(session_timeout_max_s);
         FIELD(session_upload_bytes);
         STR(session_dir);
+        FIELD(disk_reserve_bytes);
+        FIELD(record_retain_days);
 #undef FIELD
 #undef STR
 }
@@ -136,6 +140,8 @@ static void test_override(void) {
                 {"SANDBOXD_SESSION_TIMEOUT_MAX_S", "9"},
                 {"SANDBOXD_SESSION_UPLOAD_BYTES", "4096"},
                 {"SANDBOXD_SESSION_DIR", "/srv/sandboxd-sessions"},
+                {"SANDBOXD_DISK_RESERVE_BYTES", "0"},
+                {"SANDBOXD_RECORD_RETAIN_DAYS", "1"},
                 {"SANDBOXD_UNKNOWN", "ignored"},
                 {NULL, NULL},
         };
@@ -161,6 +167,8 @@ static void test_override(void) {
                 .session_timeout_max_s = 9,
                 .session_upload_bytes = 4096,
                 .session_dir = "/srv/sandboxd-sessions",
+                .disk_reserve_bytes = 0,
+                .record_retain_days = 1,
         };
         Config c = {};
         const char *name = NULL;
@@ -178,6 +186,11 @@ typedef struct OneCase {
 
 static const OneCase one_cases[] = {
         /* range boundaries of each knob */
+        {"SANDBOXD_RECORD_RETAIN_DAYS", "0", -EINVAL, 0},
+        {"SANDBOXD_RECORD_RETAIN_DAYS", "3650", 0, 3650},
+        {"SANDBOXD_RECORD_RETAIN_DAYS", "3651", -EINVAL, 0},
+        {"SANDBOXD_DISK_RESERVE_BYTES", "-1", -EINVAL, 0},
+        {"SANDBOXD_DISK_RESERVE_BYTES", "1099511627776", 0, 1099511627776ULL},
         {"SANDBOXD_WORKERS", "1", 0, 1},
         {"SANDBOXD_WORKERS", "256", 0, 256},
         {"SANDBOXD_WORKERS", "0", -EINVAL, 0},
@@ -248,6 +261,8 @@ static unsigned long long field_of(const Config *c, const char *name) {
                 {"SANDBOXD_RETURN_CAP_BYTES", offsetof(Config, return_cap_bytes), sizeof(size_t)},
                 {"SANDBOXD_NOFILE", offsetof(Config, nofile), sizeof(unsigned)},
                 {"SANDBOXD_EXECUTIONS_PER_MACHINE", offsetof(Config, executions_per_machine), sizeof(unsigned)},
+                {"SANDBOXD_DISK_RESERVE_BYTES", offsetof(Config, disk_reserve_bytes), sizeof(uint64_t)},
+                {"SANDBOXD_RECORD_RETAIN_DAYS", offsetof(Config, record_retain_days), sizeof(unsigned)},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(fields); i++) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "db/db.h"
 #include "db/keys.h"
@@ -721,6 +722,81 @@ static void test_keys(void) {
         db = db_close(db);
 }
 
+/* A key's session caps, held in the transaction that makes or resumes a session. */
+static void test_session_caps(void) {
+        QuotaSessionCaps caps = {.max_active = 1, .max_kept = 2, .disk_bytes = 0, .disk_each = 1 << 20};
+        SessionRefusal f = {};
+        sqlite3 *db = NULL;
+        char id[64] = "";
+
+        if (!tap_is_int(db_open(":memory:", &db), 0, "caps: a database of their own"))
+                return;
+        tap_is_int(db_session_create_capped(db, "session-aaaaaaaaaaaa", 60, 16, "k", &caps, 3600, &f), 0, "caps: k's first session");
+        tap_is_int(db_session_create_capped(db, "session-bbbbbbbbbbbb", 60, 16, "k", &caps, 3600, &f), -EDQUOT, "caps: a second active past max-sessions 1");
+        tap_is_int(f.which, QUOTA_SESSION_ACTIVE, "caps: refused by max-sessions");
+        tap_ok(f.free_at > 0 && f.free_at - (double) time(NULL) > 55 && f.free_at - (double) time(NULL) < 65,
+               "caps: frees when the first is idle for its ttl_s (60 s)");
+        tap_is_int(db_session_create_capped(db, "session-bbbbbbbbbbbb", 60, 16, "other", &caps, 3600, &f), 0, "caps: another key's are its own");
+        tap_is_int(db_session_create_capped(db, "session-cccccccccccc", 60, 16, "k", NULL, 3600, &f), 0, "caps: no caps given: not held");
+        tap_is_int(db_session_claim_expired(db, 1e12, id, sizeof(id)), 0, "caps: one claimed for pausing");
+        tap_is_int(db_session_paused(db, id), 0, "caps: paused");
+        tap_is_int(db_exec(db, "UPDATE sessions SET state = 'pausing' WHERE state = 'active'; UPDATE sessions SET state = 'paused', paused_at = 1000 "
+                               "WHERE state = 'pausing'"),
+                   0, "caps: all paused, at time 1000");
+        tap_is_int(db_session_create_capped(db, "session-dddddddddddd", 60, 16, "k", &caps, 3600, &f), -EDQUOT,
+                   "caps: 2 kept (paused) of max-paused-sessions 2: no third");
+        tap_is_int(f.which, QUOTA_SESSION_KEPT, "caps: refused by max-paused-sessions");
+        tap_ok(f.free_at == 1000 + 3600, "caps: frees when the oldest paused one is deleted (paused_at + retain_s)");
+        tap_is_int(db_session_resume_capped(db, "session-aaaaaaaaaaaa", 16, "k", &caps, &f), 0, "caps: a resume adds no kept session");
+        tap_is_int(db_session_resume_capped(db, "session-cccccccccccc", 16, "k", &caps, &f), -EDQUOT, "caps: a second resume past max-sessions 1");
+        caps = (QuotaSessionCaps){.disk_bytes = 2 << 20, .disk_each = 1 << 20};
+        tap_is_int(db_session_create_capped(db, "session-eeeeeeeeeeee", 60, 16, "k", &caps, 3600, &f), -EDQUOT, "caps: 2 disks of 1 MiB in 2 MiB: no third");
+        tap_is_int(f.which, QUOTA_SESSION_DISK, "caps: refused by session-disk-bytes");
+        tap_is_int(db_session_delete(db, "session-cccccccccccc"), 0, "caps: one deleted");
+        tap_is_int(db_session_create_capped(db, "session-eeeeeeeeeeee", 60, 16, "k", &caps, 3600, &f), 0, "caps: then a disk fits");
+
+        /* A session's CPU between runs, billed to its key beside the requests' CPU. */
+        tap_is_int(db_session_usage_add(db, "session-aaaaaaaaaaaa", "pause", NULL, 2500), 0, "usage: 2.5 s of k's session recorded");
+        {
+                int64_t used = -1;
+
+                tap_ok(db_key_used(db, "k", KEY_WINDOW_CPU, 86400, &used) == 0 && used == 2500, "usage: k's CPU in the day: 2500 ms");
+                tap_ok(db_key_used(db, "other", KEY_WINDOW_CPU, 86400, &used) == 0 && used == 0, "usage: not another key's");
+        }
+        db = db_close(db);
+}
+
+/* Old records pruned, the totals and the recent rows untouched. */
+static void test_prune(void) {
+        sqlite3 *db = NULL;
+        int64_t n = -1;
+
+        if (!tap_is_int(db_open(":memory:", &db), 0, "prune: a database of its own"))
+                return;
+        for (int i = 0; i < 3; i++) {
+                char rid[16];
+
+                (void) snprintf(rid, sizeof(rid), "old%d", i);
+                (void) db_request_begin(db, rid, "GET /v1/pool", "/v1/pool", 1);
+                (void) db_request_finish(db, rid, &(RequestOutcome){.status = 200, .duration_ms = 1});
+        }
+        (void) db_request_begin(db, "inflight", "GET /v1/pool", "/v1/pool", 1);
+        (void) db_request_begin(db, "new", "GET /v1/pool", "/v1/pool", 1);
+        (void) db_request_finish(db, "new", &(RequestOutcome){.status = 200, .duration_ms = 1});
+        tap_is_int(db_exec(db, "UPDATE requests SET started_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-31 days') WHERE request_id != 'new'"), 0,
+                   "prune: all but one started 31 days ago");
+        tap_is_int(ROWS(db), 5, "prune: 5 rows before");
+        tap_is_int(db_records_prune(db, 30, &n), 0, "prune: 30 days");
+        tap_is_int((int) n, 3, "prune: the 3 old finished ones went");
+        tap_is_str(column(db, "SELECT group_concat(request_id) FROM (SELECT request_id FROM requests ORDER BY request_id)", NULL), "inflight,new",
+                   "prune: the one in flight and the new one stay");
+        tap_is_str(column(db, "SELECT count FROM request_totals WHERE endpoint = '/v1/pool' AND status = 200", NULL), "4",
+                   "prune: the total still counts all 4 answered");
+        tap_is_int(db_records_prune(db, 30, &n), 0, "prune: again");
+        tap_is_int((int) n, 0, "prune: nothing more");
+        db = db_close(db);
+}
+
 int main(void) {
         sqlite3 *db = NULL;
 
@@ -745,6 +821,8 @@ int main(void) {
         test_error_counts();
         test_termination_labels();
         test_keys();
+        test_session_caps();
+        test_prune();
 
         tap_ok(db_errmsg(db) != NULL, "db_errmsg(db) gives a text");
         db = db_close(db);

@@ -5,7 +5,44 @@
 #define MINUTE_MS 60000
 #define DAY_MS 86400000
 
+/* A key's session caps: each case one more session made (create) or resumed. */
+static void test_session_caps(void) {
+        static const struct {
+                QuotaSessionCounts have;
+                QuotaSessionCaps caps;
+                bool create;
+                QuotaSession expected;
+                const char *name;
+        } cases[] = {
+                {{0, 0}, {0, 0, 0, 0}, true, QUOTA_SESSION_OK, "no caps: always"},
+                {{100, 100}, {0, 0, 0, 1 << 30}, true, QUOTA_SESSION_OK, "no caps, many sessions: still"},
+                {{1, 0}, {2, 0, 0, 0}, true, QUOTA_SESSION_OK, "max-sessions 2, 1 active: a second"},
+                {{2, 0}, {2, 0, 0, 0}, true, QUOTA_SESSION_ACTIVE, "max-sessions 2, 2 active: not a third"},
+                {{2, 5}, {2, 0, 0, 0}, false, QUOTA_SESSION_ACTIVE, "max-sessions 2, 2 active: no resume either"},
+                {{1, 5}, {2, 0, 0, 0}, false, QUOTA_SESSION_OK, "max-sessions 2, 1 active: a resume"},
+                {{1, 5}, {2, 6, 0, 0}, false, QUOTA_SESSION_OK, "a resume keeps no more sessions: max-paused not asked"},
+                {{0, 2}, {0, 3, 0, 0}, true, QUOTA_SESSION_OK, "max-paused 3, 2 kept: a third"},
+                {{1, 2}, {0, 3, 0, 0}, true, QUOTA_SESSION_KEPT, "max-paused 3, 1 active + 2 paused: not a fourth"},
+                {{3, 0}, {0, 3, 0, 0}, true, QUOTA_SESSION_KEPT, "max-paused 3, 3 active (each may pause): not a fourth"},
+                {{1, 0}, {0, 0, 2 << 20, 1 << 20}, true, QUOTA_SESSION_OK, "disk 2 MiB, 1 MiB each, 1 kept: a second"},
+                {{1, 1}, {0, 0, 2 << 20, 1 << 20}, true, QUOTA_SESSION_DISK, "disk 2 MiB, 1 MiB each, 2 kept: not a third"},
+                {{0, 0}, {0, 0, (1 << 20) - 1, 1 << 20}, true, QUOTA_SESSION_DISK, "disk below one session's: none at all"},
+                {{2, 2}, {0, 0, 4 << 20, 1 << 20}, false, QUOTA_SESSION_OK, "disk full: a resume adds no disk"},
+                {{2, 0}, {2, 2, 1 << 20, 1 << 20}, true, QUOTA_SESSION_ACTIVE, "several over: max-sessions first"},
+                {{INT64_MAX / 2, 0}, {0, 0, INT64_MAX, 1}, true, QUOTA_SESSION_OK, "huge numbers do not overflow"},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                tap_is_int(quota_session_check(&cases[i].have, &cases[i].caps, cases[i].create), cases[i].expected, "%s", cases[i].name);
+        tap_is_int(quota_seconds_until(1000.0, 900.0), 1, "already free: 1 s, never 0");
+        tap_is_int(quota_seconds_until(1000.0, 1000.5), 1, "half a second: 1 s");
+        tap_is_int(quota_seconds_until(1000.0, 1030.2), 31, "30.2 s: rounded up to 31");
+        tap_is_int(quota_seconds_until(1000.0, 1600.0), 600, "600 s exactly");
+        tap_is_int(quota_seconds_until(0, 1e12), 366 * 86400, "far away: a year at most");
+}
+
 int main(void) {
+        test_session_caps();
         /* Executions per minute: each use is 1. */
         static const QuotaUse three[] = {{50000, 1}, {20000, 1}, {100, 1}};
 
