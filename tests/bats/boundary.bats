@@ -13,11 +13,28 @@ source "$BATS_TEST_DIRNAME/helpers.bash"
 KERNEL_PROBES="$BATS_TEST_DIRNAME/fixtures/kernel-probes.py"
 PROC_PROBES="$BATS_TEST_DIRNAME/fixtures/proc-probes.py"
 PROBE_IMAGE=/var/lib/machines/sbx-test-probes
+LIB_DIR=$(dirname "${SANDBOXD_RUNNER:-/usr/local/lib/sandboxd/sandboxd-runner}")
 
 # What every probe of kernel-probes.py answers under the code's filter.
 REFUSED='userns_mount EPERM
 clone_newuser EPERM
 setns_user EPERM
+io_uring_setup ENOSYS
+userfaultfd EPERM
+personality_exec EPERM
+personality_query ok
+bpf EPERM
+perf_event_open EPERM
+keyctl EPERM
+kcmp EPERM
+name_to_handle_at EPERM
+clone3 ENOSYS'
+
+# What the same probes answer under the machine's filter alone (the runner's and the zygote's):
+# setns reaches the kernel (the runner enters sandboxes' mount namespaces), nothing else does.
+MACHINE_REFUSED='userns_mount EPERM
+clone_newuser EPERM
+setns_user EINVAL
 io_uring_setup ENOSYS
 userfaultfd EPERM
 personality_exec EPERM
@@ -205,6 +222,44 @@ status = open("/proc/self/status").read()
 print(re.search(r"NoNewPrivs:\s*(\d+)", status).group(1), re.search(r"Seccomp:\s*(\d+)", status).group(1), re.search(r"Seccomp_filters:\s*(\d+)", status).group(1))'
     # The machine's filter (the runner's, inherited) and the code's own.
     expect_stdout "1 2 2"
+}
+
+# depth PID: how many parents up the machine's runner is (the zygote 1, a warm sandbox's init 2, its
+# waiting code process 3); 0 for the runner itself.
+depth() {
+    local pid=$1 d=0
+    while [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != sandboxd-runner ] && [ $d -lt 5 ]; do
+        pid=$(awk '/^PPid:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 1)
+        d=$((d + 1))
+    done
+    echo $d
+}
+
+@test "the runner and the zygote run under the machine's filter, which refuses what they do not use" {
+    local pid d n=0 status want
+    # Every runner of a warm machine, its zygotes and their sandboxes' inits: no new privileges,
+    # the machine's filter only; a warm sandbox's code process, waiting for its code: the code's
+    # filter on top. (A runner without --listen is its one-shot cgroup helper on the host, not a
+    # machine's PID 1; a process that ended meanwhile is skipped.)
+    for pid in $(pgrep -x sandboxd-runner) $(pgrep -x sandboxd-zygote); do
+        if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sandboxd-runner ] &&
+            ! tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qx -- --listen; then
+            continue
+        fi
+        d=$(depth "$pid")
+        status=$(grep -E '^(NoNewPrivs|Seccomp|Seccomp_filters):' "/proc/$pid/status" 2>/dev/null | awk '{print $2}' | tr '\n' ' ' || true)
+        [ -n "$status" ] || continue
+        want="1 2 1 "
+        [ "$d" != 3 ] || want="1 2 2 "
+        [ "$status" = "$want" ] || { echo "pid $pid at depth $d: $status" >&2; false; }
+        [ "$d" -gt 1 ] || n=$((n + 1))
+    done
+    # At least one runner and one zygote were seen.
+    [ "$n" -ge 2 ]
+    # The filter they run under, on the host: the probes reach the kernel without it, not with it.
+    host_reaches_kernel
+    [ "$(setpriv --reuid 1000 --regid 1000 --clear-groups "$LIB_DIR/sandboxd-confine" "$LIB_DIR/seccomp-machine.bpf" \
+        /usr/bin/python3 - <"$KERNEL_PROBES")" = "$MACHINE_REFUSED" ]
 }
 
 @test "a system call through the x32 ABI kills the process that makes it" {
