@@ -103,12 +103,11 @@ static int add_special(scmp_filter_ctx ctx, bool machine) {
         for (uint32_t af = 0; r >= 0 && af < AF_MAX; af++)
                 if (af != AF_NETLINK && af != AF_VSOCK)
                         r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffU, af));
-        if (r >= 0)
-                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffU, AF_NETLINK),
-                                     SCMP_A2(SCMP_CMP_NE, NETLINK_AUDIT));
-        if (r >= 0)
-                r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 2,
-                                     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffU, AF_NETLINK), SCMP_A2(SCMP_CMP_EQ, NETLINK_AUDIT));
+        /* Netlink: every protocol the kernel has (MAX_LINKS, 32) but audit, the protocol read as an
+         * int too. */
+        for (uint32_t proto = 0; r >= 0 && proto < 32; proto++)
+                r = seccomp_rule_add(ctx, proto == NETLINK_AUDIT ? SCMP_ACT_ERRNO(EAFNOSUPPORT) : SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
+                                     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffU, AF_NETLINK), SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffU, proto));
         if (r >= 0)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
                                      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffU, AF_VSOCK));

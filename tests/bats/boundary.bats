@@ -28,7 +28,9 @@ perf_event_open EPERM
 keyctl EPERM
 kcmp EPERM
 name_to_handle_at EPERM
-clone3 ENOSYS'
+clone3 ENOSYS
+audit_socket_high_bits EAFNOSUPPORT
+vsock EAFNOSUPPORT'
 
 # What the same probes answer under the machine's filter alone (the runner's and the zygote's):
 # setns reaches the kernel (the runner enters sandboxes' mount namespaces), nothing else does.
@@ -44,7 +46,9 @@ perf_event_open EPERM
 keyctl EPERM
 kcmp EPERM
 name_to_handle_at EPERM
-clone3 ENOSYS'
+clone3 ENOSYS
+audit_socket_high_bits EAFNOSUPPORT
+vsock EAFNOSUPPORT'
 
 # What real code does: numpy, pandas, matplotlib, threads, subprocess with a bash pipeline,
 # multiprocessing (a fork pool and a process pool).
