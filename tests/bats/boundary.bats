@@ -86,8 +86,8 @@ processpool [4]'
 # node: asynchronous file reads (libuv's thread pool, or io_uring where libuv would use it), a child
 # process, a worker thread.
 WORKLOAD_NODE='const fs = require("fs"), cp = require("child_process"), { Worker } = require("worker_threads");
-fs.writeFileSync("/tmp/n.txt", "hi");
-fs.promises.readFile("/tmp/n.txt", "utf8").then((d) => {
+fs.writeFileSync("n.txt", "hi");
+fs.promises.readFile("n.txt", "utf8").then((d) => {
   console.log("fs", d);
   console.log("child", cp.execSync("echo $((6 * 7))", { shell: "/bin/bash" }).toString().trim());
   const w = new Worker("require(\"worker_threads\").parentPort.postMessage(42)", { eval: true });
@@ -99,8 +99,8 @@ worker 42'
 
 # The same in a session, where a run ends with its synchronous code: the worker is waited for.
 WORKLOAD_NODE_SYNC='const fs = require("fs"), cp = require("child_process"), { Worker } = require("worker_threads");
-fs.writeFileSync("/tmp/n.txt", "hi");
-console.log("fs", fs.readFileSync("/tmp/n.txt", "utf8"));
+fs.writeFileSync("n.txt", "hi");
+console.log("fs", fs.readFileSync("n.txt", "utf8"));
 console.log("child", cp.execSync("echo $((6 * 7))", { shell: "/bin/bash" }).toString().trim());
 const cell = new Int32Array(new SharedArrayBuffer(4));
 const w = new Worker("const { workerData } = require(\"worker_threads\"); Atomics.store(workerData, 0, 42); Atomics.notify(workerData, 0);",
@@ -243,7 +243,7 @@ depth() {
     local pid d n=0 status want
     # Every runner of a warm machine, its zygotes and their sandboxes' inits: no new privileges,
     # the machine's filter only; a warm sandbox's code process, waiting for its code: the code's
-    # filter on top. (A runner without --listen is its one-shot cgroup helper on the host, not a
+    # filter on top. (A runner without --listen is its one-shot cgroup hand-over on the host, not a
     # machine's PID 1; a process that ended meanwhile is skipped.)
     for pid in $(pgrep -x sandboxd-runner) $(pgrep -x sandboxd-zygote); do
         if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sandboxd-runner ] &&
