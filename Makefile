@@ -76,7 +76,7 @@ ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/api-key.c \
                db/db.c db/keys.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS))
-BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote
+BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine
 
 # Each unit test links its own test program and the modules it tests, nothing else.
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
@@ -116,7 +116,7 @@ $(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/for
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
         images fuzz openapi-check openapi-client man-check
 
-all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/sandboxctl
+all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(BUILD)/sandboxctl
 
 .PHONY: build-all
 build-all: all $(UNIT_TESTS)
@@ -175,9 +175,21 @@ $(BUILD)/sandboxd-zygote: $(patsubst %.c,$(BUILD)/zygote/%.o,$(ZYGOTE_SRCS))
 $(BUILD)/seccomp-gen: $(call objs,nspawn/runner/seccomp-gen.c)
 	$(CC) $(LDFLAGS) -o $@ $^ -lseccomp
 
+# What a tool call's sandbox starts the image's interpreter through: static, as it runs on the
+# agent's tree and its libc; and never sanitized, as a sanitizer's runtime cannot link statically.
+$(BUILD)/sandboxd-confine: nspawn/runner/confine.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -fno-common -fstack-protector-strong -D_FORTIFY_SOURCE=3 -O2 -g -static -o $@ $<
+
 $(BUILD)/seccomp.bpf: $(BUILD)/seccomp-gen nspawn/runner/seccomp-allow nspawn/runner/seccomp-expand
 	nspawn/runner/seccomp-expand nspawn/runner/seccomp-allow >$(BUILD)/seccomp-allow.txt
 	$(BUILD)/seccomp-gen $(BUILD)/seccomp-allow.txt $@
+
+# The runner's and the zygote's: the code's list and what making a sandbox takes (seccomp-allow-machine).
+$(BUILD)/seccomp-machine.bpf: $(BUILD)/seccomp-gen nspawn/runner/seccomp-allow nspawn/runner/seccomp-allow-machine nspawn/runner/seccomp-expand
+	{ nspawn/runner/seccomp-expand nspawn/runner/seccomp-allow && \
+	  nspawn/runner/seccomp-expand nspawn/runner/seccomp-allow-machine; } >$(BUILD)/seccomp-machine.txt
+	$(BUILD)/seccomp-gen --machine $(BUILD)/seccomp-machine.txt $@
 
 $(BUILD)/tests/test-%: $(BUILD)/tests/unit/test-%.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
@@ -246,7 +258,7 @@ install: all
 	if [ -z "$(DESTDIR)" ]; then systemd-sysusers $(SYSUSERSDIR)/sandboxd.conf && \
 	    systemd-tmpfiles --create $(TMPFILESDIR)/sandboxd.conf; fi
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
-	install -m 0644 $(BUILD)/seccomp.bpf $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime.list $(DESTDIR)$(LIBDIR)/
 	install -m 0644 docs/openapi.json $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/

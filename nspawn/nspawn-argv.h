@@ -17,7 +17,8 @@ typedef struct NspawnSpec {
          * for each execution and confines the code in it: the sandbox user, no capabilities,
          * sandboxd's system-call filter. nspawn then leaves it the capabilities that takes, inside
          * the machine's user namespace, instead of running it as user, and the unit must tell
-         * nspawn not to compile its own filter (SYSTEMD_SECCOMP=0, see sandbox.c). */
+         * nspawn not to compile its own filter (SYSTEMD_SECCOMP=0, see sandbox.c): the runner
+         * installs the machine's own on itself first thing. */
         bool runner_confines;
         const char *const *command; /* argv run inside, NULL-terminated; [0] absolute */
         /* NULL: the host's /usr under a fresh tmpfs root. Else a machine image directory, run

@@ -124,8 +124,10 @@ static int append_basics(sd_bus_message *m, const SandboxSpec *spec, bool add_re
                                      "Type", "s", "exec");
 }
 
-/* A payload that installs sandboxd's own filter (compiled once, at build time) spares nspawn
- * compiling its own for three architectures in every sandbox. */
+/* A payload that installs sandboxd's own filters (compiled once, at build time) spares nspawn
+ * compiling its own for three architectures in every sandbox, a third of nspawn's time when it was
+ * measured. The runner puts the machine's filter on itself before it starts anything (stricter than
+ * nspawn's, which allows io_uring, userfaultfd and unshare), and the code's on every code process. */
 static int append_environment(sd_bus_message *m, const SandboxSpec *spec) {
         if (!spec->nspawn->runner_confines)
                 return 0;

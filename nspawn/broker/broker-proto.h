@@ -19,6 +19,9 @@
 /* The tool runner, bind-mounted into a tool sandbox; it prints the marker once it is up, then its
  * reply (reference: replies are capped at 8 MiB). */
 #define TOOLRUNNER_PATH "/run/sandboxd/toolrunner.py"
+/* The static program that installs the code's filter before the image's interpreter, and the filter. */
+#define TOOL_CONFINE_PATH "/run/sandboxd/sandboxd-confine"
+#define TOOL_FILTER_PATH "/run/sandboxd/seccomp.bpf"
 #define TOOL_READY_MARKER "READY\n"
 #define TOOL_MAX_REPLY_BYTES (8U << 20)
 /* A tool call's timeout at most: the API's own bound (validate_call_limits), checked here again. */

@@ -225,7 +225,7 @@ static int start_warm(Broker *b, const BrokerRequest *req, int fd, Error *err) {
         cleanup_free char *tree = NULL;
         char lib_bind[600], workspace[64], tmp[64], executions[64], preload[300], openblas[64];
         const char *command[] = {MACHINE_LIB_DIR "/sandboxd-runner", "--listen", RUNNER_UID_OPTION,
-                                 "--zygote=" MACHINE_LIB_DIR "/sandboxd-zygote", "--seccomp=" MACHINE_LIB_DIR "/seccomp.bpf",
+                                 "--zygote=" MACHINE_LIB_DIR "/sandboxd-zygote", "--seccomp=" MACHINE_LIB_DIR "/seccomp.bpf", "--machine-seccomp=" MACHINE_LIB_DIR "/seccomp-machine.bpf",
                                  "--import-allow=" MACHINE_LIB_DIR "/import-allow.list", workspace, tmp, executions, preload,
                                  cfg->openblas_coretype[0] ? openblas : NULL, NULL};
         const char *binds[] = {lib_bind, NULL};
@@ -307,7 +307,7 @@ static int session_start(Broker *b, const BrokerRequest *req, int fd, Error *err
         cleanup_free char *tree = NULL;
         char lib_bind[600], workspace[64], tmp[64], preload[300], openblas[64];
         const char *command[] = {MACHINE_LIB_DIR "/sandboxd-runner", "--listen", "--session", RUNNER_UID_OPTION,
-                                 "--zygote=" MACHINE_LIB_DIR "/sandboxd-zygote", "--seccomp=" MACHINE_LIB_DIR "/seccomp.bpf",
+                                 "--zygote=" MACHINE_LIB_DIR "/sandboxd-zygote", "--seccomp=" MACHINE_LIB_DIR "/seccomp.bpf", "--machine-seccomp=" MACHINE_LIB_DIR "/seccomp-machine.bpf",
                                  workspace, tmp, preload, cfg->openblas_coretype[0] ? openblas : NULL, NULL};
         const char *binds[] = {lib_bind, NULL};
         SessionPaths sp;
@@ -441,9 +441,10 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         cleanup_free char *input = NULL;
         cleanup_close int out = -1;
         SandboxResult res = {};
-        char runner_bind[600], image[1024], python[1100];
-        const char *command[] = {"/usr/bin/python3", "-I", TOOLRUNNER_PATH, NULL};
-        const char *binds[] = {runner_bind, NULL};
+        char runner_bind[600], confine_bind[600], filter_bind[600], image[1024], python[1100];
+        /* The image's interpreter, under the code's system-call filter from its first instruction. */
+        const char *command[] = {TOOL_CONFINE_PATH, TOOL_FILTER_PATH, "/usr/bin/python3", "-I", TOOLRUNNER_PATH, NULL};
+        const char *binds[] = {runner_bind, confine_bind, filter_bind, NULL};
         size_t input_len = 0;
         SandboxBase s;
         struct stat st;
@@ -460,7 +461,10 @@ static int run_tool(Broker *b, const BrokerRequest *req, int fd, BrokerReply *re
         r = machine_base(b, req->id, "REQUEST_ID", req->request_id, &s);
         if (r < 0)
                 return fail(err, r, NULL);
-        (void) snprintf(runner_bind, sizeof(runner_bind), "%s/toolrunner.py:" TOOLRUNNER_PATH, cfg->lib_dir);
+        if ((size_t) snprintf(runner_bind, sizeof(runner_bind), "%s/toolrunner.py:" TOOLRUNNER_PATH, cfg->lib_dir) >= sizeof(runner_bind))
+                return error_set(err, -ENAMETOOLONG, "SANDBOXD_LIB_DIR is too long");
+        (void) snprintf(confine_bind, sizeof(confine_bind), "%s/sandboxd-confine:" TOOL_CONFINE_PATH, cfg->lib_dir);
+        (void) snprintf(filter_bind, sizeof(filter_bind), "%s/seccomp.bpf:" TOOL_FILTER_PATH, cfg->lib_dir);
         s.ns.user = "sandbox";
         s.ns.command = command;
         s.ns.image = image;

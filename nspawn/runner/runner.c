@@ -726,6 +726,19 @@ static size_t read_filter(const char *path, struct sock_filter *insns, size_t ma
         return n;
 }
 
+/* The machine's own filter (seccomp-gen --machine) on the runner, before it starts anything: the
+ * zygote, every sandbox's init and every code process inherit it, and a code process adds the
+ * code's narrower one. The runner is root of the machine's user namespace, with CAP_SYS_ADMIN there,
+ * but no_new_privs first all the same: nothing it starts gains privileges by exec. */
+static void confine_machine(const char *path) {
+        static struct sock_filter insns[BPF_MAXINSNS + 1];
+        struct sock_fprog prog = {.filter = insns};
+
+        prog.len = (unsigned short) (read_filter(path, insns, ELEMENTSOF(insns)) / sizeof(insns[0]));
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+                die("installing the machine's system-call filter");
+}
+
 /* --session: one long-lived sandbox on the machine's /workspace, the session's disk (zygote-proto.h),
  * whose interpreters keep their state from one run to the next, until the machine is stopped. One
  * request per connection:
@@ -1467,7 +1480,7 @@ int main(int argc, char **argv) {
         static struct sock_filter insns[BPF_MAXINSNS + 1];
         ZygoteConfig config = {.magic = ZYGOTE_MAGIC, .uid = 1000, .workspace_bytes = 128U << 20, .tmp_bytes = 64U << 20};
         char preload[sizeof(config.preload)] = "";
-        const char *filter = NULL;
+        const char *filter = NULL, *machine_filter = NULL;
         size_t n_env = 0;
         uint64_t executions = 1, served = 0;
         bool session = false;
@@ -1490,6 +1503,8 @@ int main(int argc, char **argv) {
                         arg_zygote_path = argv[i] + 9;
                 else if (strncmp(argv[i], "--seccomp=", 10) == 0)
                         filter = argv[i] + 10;
+                else if (strncmp(argv[i], "--machine-seccomp=", 18) == 0)
+                        machine_filter = argv[i] + 18;
                 else if (strncmp(argv[i], "--workspace-bytes=", 18) == 0)
                         config.workspace_bytes = parse_size(argv[i] + 18);
                 else if (strncmp(argv[i], "--tmp-bytes=", 12) == 0)
@@ -1512,9 +1527,9 @@ int main(int argc, char **argv) {
                 } else
                         argc = 0;
         }
-        if (argc < 2 || strcmp(argv[1], "--listen") != 0 || !filter || !arg_zygote_path || arg_zygote_path[0] != '/' || config.uid == 0 || config.uid > 65535 ||
+        if (argc < 2 || strcmp(argv[1], "--listen") != 0 || !filter || !machine_filter || !arg_zygote_path || arg_zygote_path[0] != '/' || config.uid == 0 || config.uid > 65535 ||
             config.workspace_bytes == 0 || config.tmp_bytes == 0 || executions == 0) {
-                (void) fprintf(stderr, "usage: sandboxd-runner --listen --zygote=PATH --seccomp=FILTER [--uid=UID] [--workspace-bytes=N] "
+                (void) fprintf(stderr, "usage: sandboxd-runner --listen --zygote=PATH --seccomp=FILTER --machine-seccomp=FILTER [--uid=UID] [--workspace-bytes=N] "
                                        "[--tmp-bytes=N] [--executions=N | --session] [--preload=MODULE,...] [--import-allow=FILE] "
                                        "[--setenv=NAME=VALUE]...  (standard input: a listening unix socket)\n");
                 return EXIT_FAILURE;
@@ -1522,6 +1537,7 @@ int main(int argc, char **argv) {
         arg_uid = config.uid;
         arg_filter_len = read_filter(filter, insns, ELEMENTSOF(insns));
         arg_filter = insns;
+        confine_machine(machine_filter);
         /* Not dumpable: nothing in the machine but root may open /proc/<runner>/fd or trace it. */
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         /* A client or a child gone is an error on write, not a signal. */

@@ -105,20 +105,34 @@ static void mount_tmpfs(const char *where, uint64_t size, const char *mode) {
         must(mount("tmpfs", where, "tmpfs", MS_NOSUID | MS_NODEV, opts), where);
 }
 
-/* The machine's root, read-only in this mount namespace. A remount must keep the flags the mount was
- * made with under the machine's user namespace (nosuid, nodev…): the kernel locks them. */
-static void root_read_only(void) {
+/* A mount made read-only in this mount namespace, with extra (nosuid, nodev, noexec…). A remount
+ * must keep the flags the mount was made with under the machine's user namespace (nosuid, nodev,
+ * the atime mode…): the kernel locks them. */
+static void read_only(const char *where, unsigned long extra) {
         struct statvfs sv;
-        unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+        unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | extra;
 
-        must(statvfs("/", &sv), "statvfs /");
+        must(statvfs(where, &sv), where);
         if (sv.f_flag & ST_NOSUID)
                 flags |= MS_NOSUID;
         if (sv.f_flag & ST_NODEV)
                 flags |= MS_NODEV;
         if (sv.f_flag & ST_NOEXEC)
                 flags |= MS_NOEXEC;
-        must(mount(NULL, "/", NULL, flags, NULL), "remounting / read-only");
+        if (sv.f_flag & ST_NOATIME)
+                flags |= MS_NOATIME;
+        else if (sv.f_flag & ST_RELATIME)
+                flags |= MS_RELATIME;
+        else
+                flags |= MS_STRICTATIME;
+        if (sv.f_flag & ST_NODIRATIME)
+                flags |= MS_NODIRATIME;
+        must(mount(NULL, where, NULL, flags, NULL), where);
+}
+
+/* The machine's root, read-only in this mount namespace. */
+static void root_read_only(void) {
+        read_only("/", 0);
 }
 
 /* A new network namespace has its loopback down: a snippet expects 127.0.0.1 to work. */
@@ -247,6 +261,38 @@ static _Noreturn void init_loop(pid_t code, int report) {
         _exit(fd_send_one(report, &st, sizeof(st), -1, 0) < 0 ? 127 : 0);
 }
 
+/* What nspawn hides or freezes in a container's /proc (mount_all() in systemd's
+ * src/nspawn/nspawn-mount.c), which a fresh procfs shows again, and what Docker's default masks add
+ * (sched_debug, latency_stats, timer_stats); docs/security.md lists both. Files: /dev/null bound
+ * over them on a nodev mount, so opening one fails with EACCES. Directories: an empty read-only
+ * tmpfs (nspawn makes them read-only; their contents describe the host's hardware all the same). A
+ * file or directory this kernel does not have needs no mask. */
+static const char *const proc_masked_files[] = {"/proc/kallsyms", "/proc/kcore", "/proc/keys",
+                                                "/proc/sysrq-trigger", "/proc/timer_list", "/proc/sched_debug",
+                                                "/proc/latency_stats", "/proc/timer_stats"};
+static const char *const proc_masked_dirs[] = {"/proc/acpi", "/proc/apm", "/proc/asound", "/proc/bus",
+                                               "/proc/fs", "/proc/irq", "/proc/scsi", "/proc/driver"};
+
+static void mask_proc(void) {
+        /* The kernel's tunables: read-only, as nspawn has them (this includes /proc/sys/net, which
+         * nspawn leaves writable in a private network: no sandbox needs to tune its loopback). */
+        must(mount("/proc/sys", "/proc/sys", NULL, MS_BIND, NULL), "/proc/sys");
+        read_only("/proc/sys", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+        for (size_t i = 0; i < ELEMENTSOF(proc_masked_files); i++) {
+                if (access(proc_masked_files[i], F_OK) < 0 && errno == ENOENT)
+                        continue;
+                must(mount("/dev/null", proc_masked_files[i], NULL, MS_BIND, NULL), proc_masked_files[i]);
+                read_only(proc_masked_files[i], MS_NOSUID | MS_NODEV | MS_NOEXEC);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(proc_masked_dirs); i++) {
+                if (access(proc_masked_dirs[i], F_OK) < 0 && errno == ENOENT)
+                        continue;
+                must(mount("tmpfs", proc_masked_dirs[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                           "size=4k,nr_inodes=1,mode=0555"),
+                     proc_masked_dirs[i]);
+        }
+}
+
 /* I: its own /proc, and its mount namespace to the runner, which writes and reads the execution's
  * files from inside it. It comes from here: once this process has become the sandbox user and
  * undumpable, the runner may no longer open it through /proc. */
@@ -254,6 +300,7 @@ static void hand_over_mount_namespace(int report) {
         int mnt;
 
         must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), "mounting /proc");
+        mask_proc();
         mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
         if (mnt < 0 || fd_send_one(report, &(int32_t){0}, sizeof(int32_t), mnt, 0) < 0)
                 die("handing over the mount namespace");

@@ -167,7 +167,8 @@ def machine_child(root, listening, workspace_fd, runner_pid_w):
             if cap not in KEPT_CAPS and libc.prctl(PR_CAPBSET_DROP, cap) != 0:
                 break
         os.execv(RUNNER, [RUNNER, "--listen", "--uid=1000", "--zygote=%s/sandboxd-zygote" % LIB_DIR,
-                          "--seccomp=%s/seccomp.bpf" % LIB_DIR] + (["--session"] if SESSION else ["--executions=1"]))
+                          "--seccomp=%s/seccomp.bpf" % LIB_DIR, "--machine-seccomp=%s/seccomp-machine.bpf" % LIB_DIR]
+                + (["--session"] if SESSION else ["--executions=1"]))
     os.write(runner_pid_w, str(pid).encode())
     os.close(runner_pid_w)
     _, status = os.wait()
