@@ -129,7 +129,7 @@ teardown() {
     while read -r id; do
         curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$id" || true
     done <"$created"
-    rm -rf "$PROBE_IMAGE"
+    rm -rf "$PROBE_IMAGE" "$TOOL_STATE/sbx-test-probes.json"
     if clear_settings zz-boundary; then
         wait_pool_full
     fi
@@ -314,6 +314,7 @@ print(r.returncode, r.stdout.strip())'
         'def kernel():' \
         '    return subprocess.run([sys.executable, "/app/kernel_probes.py"], capture_output=True, text=True).stdout' \
         >"$PROBE_IMAGE/app/probes.py"
+    as_tool_image sbx-test-probes probes kernel
     api POST /v1/call '{"image":"sbx-test-probes","module":"probes","function":"kernel","timeout_s":60}'
     expect_status 200
     expect_stdout "$REFUSED" .result

@@ -15,8 +15,6 @@ setup_file() {
 }
 
 SANDBOXD_IMAGE=${SANDBOXD_IMAGE:-/usr/local/sbin/sandboxd-image}
-# Where sandboxd-image publishes the tool images' manifests for the workers (the default).
-TOOL_STATE=/var/lib/sandboxd/tools
 
 teardown() {
     local t
@@ -27,24 +25,6 @@ teardown() {
     done
     rm -rf "$TOOL_STATE"/sbx-test-*.json "$BATS_TEST_TMPDIR/src"
     expect_no_leftovers
-}
-
-# tool_manifest NAME [MODULE FUNCTION...]: a tool manifest as sandboxd-image writes it, for NAME,
-# declaring agent.get_weather or the given module and functions.
-tool_manifest() {
-    local name=$1 module=${2:-agent}
-    shift $(($# > 1 ? 2 : 1))
-    [ $# -gt 0 ] || set -- get_weather
-    printf '{"sandboxd-tool-image": 1,\n "image": "%s",\n "modules": %s}\n' "$name" \
-        "$(jq -cn --arg m "$module" --arg p "${module//.//}.py" '{($m): {path: $p, functions: $ARGS.positional}}' --args "$@")"
-}
-
-# as_tool_image NAME: registers the tree /var/lib/machines/NAME as sandboxd-image build would:
-# its manifest at its root and the workers' copy.
-as_tool_image() {
-    tool_manifest "$1" >"/var/lib/machines/$1/.sandboxd-tool.json"
-    mkdir -p "$TOOL_STATE"
-    cp "/var/lib/machines/$1/.sandboxd-tool.json" "$TOOL_STATE/$1.json"
 }
 
 # expect_no_sandbox: the last request asked for no tool sandbox (refused before one was started).

@@ -377,3 +377,24 @@ expect_like_host() {
     [ "$(field .stderr)" = "$(cat "$1/err")" ] || { echo "stderr differs for: $2" >&2; echo "$body" >&2; cat "$1/err" >&2; return 1; }
     [ "$(field .exit_code)" = "$3" ] || { echo "exit code differs for: $2 (host: $3)" >&2; echo "$body" >&2; return 1; }
 }
+
+# Where sandboxd-image publishes the tool images' manifests for the workers (the default).
+TOOL_STATE=/var/lib/sandboxd/tools
+
+# tool_manifest NAME [MODULE FUNCTION...]: a tool manifest as sandboxd-image writes it, for NAME,
+# declaring agent.get_weather or the given module and functions.
+tool_manifest() {
+    local name=$1 module=${2:-agent}
+    shift $(($# > 1 ? 2 : 1))
+    [ $# -gt 0 ] || set -- get_weather
+    printf '{"sandboxd-tool-image": 1,\n "image": "%s",\n "modules": %s}\n' "$name" \
+        "$(jq -cn --arg m "$module" --arg p "${module//.//}.py" '{($m): {path: $p, functions: $ARGS.positional}}' --args "$@")"
+}
+
+# as_tool_image NAME [MODULE FUNCTION...]: registers the tree /var/lib/machines/NAME as
+# sandboxd-image build would: its manifest at its root and the workers' copy.
+as_tool_image() {
+    tool_manifest "$@" >"/var/lib/machines/$1/.sandboxd-tool.json"
+    mkdir -p "$TOOL_STATE"
+    cp "/var/lib/machines/$1/.sandboxd-tool.json" "$TOOL_STATE/$1.json"
+}
