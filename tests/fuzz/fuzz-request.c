@@ -222,7 +222,7 @@ static void fuzz_broker(const uint8_t *data, size_t size) {
         CHECK(memchr(req.id, 0, sizeof(req.id)) && memchr(req.image, 0, sizeof(req.image)) &&
               memchr(req.request_id, 0, sizeof(req.request_id)));
         CHECK(req.op >= BROKER_START_WARM && req.op < _BROKER_OP_MAX);
-        if (req.op == BROKER_LIST)
+        if (req.op == BROKER_LIST || req.op == BROKER_SESSION_LIST)
                 CHECK(req.id[0] == 0);
         else if (req.op == BROKER_SESSION_START || req.op == BROKER_SESSION_STOP || req.op == BROKER_SESSION_DELETE ||
                  req.op == BROKER_SESSION_CREATE)
