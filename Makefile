@@ -60,7 +60,7 @@ FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c 
                fcgi/route-sessions.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c fcgi/worker-slots.c \
                nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c
+               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/json-util.c lib/language.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
@@ -69,7 +69,7 @@ BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/broker
 POOLD_SRCS  := nspawn/pool/poold.c nspawn/pool/sweep.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/signal-util.c lib/daemon.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
-RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-request.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
+RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
@@ -89,8 +89,8 @@ $(BUILD)/tests/test-cgroup-util:  $(call objs,lib/cgroup-util.c)
 $(BUILD)/tests/test-worker-slots: $(call objs,fcgi/worker-slots.c)
 $(BUILD)/tests/test-path-util:    $(call objs,lib/path-util.c)
 $(BUILD)/tests/test-image-name:   $(call objs,lib/image-name.c)
-$(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
-$(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner/runner-request.c fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
+$(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner/runner-request.c fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-error:        $(call objs,lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/image-name.c lib/error-count.c)
@@ -98,7 +98,7 @@ $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/time-util.c)
 $(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
-$(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c)
+$(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
@@ -227,7 +227,7 @@ check-unit:
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
-                lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c
+                lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c lib/json-util.c lib/language.c
 
 build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
                          lib/macro.h nspawn/broker/broker-proto.h lib/api-key.h

@@ -13,10 +13,6 @@
 #include "lib/macro.h"
 #include "lib/time-util.h"
 
-static double unix_now(void) {
-        return (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC;
-}
-
 int db_counter_add(sqlite3 *db, const char *name, int64_t delta) {
         int r = db_run(db, "UPDATE counters SET value = value + ?2 WHERE name = ?1", "tI", name, delta);
 
@@ -30,7 +26,7 @@ typedef struct PoolAdd {
 static int add_locked(sqlite3 *db, void *userdata) {
         const PoolAdd *a = userdata;
         int r = db_run(db, "INSERT INTO pool (machine_id, state, socket, created_at, settings) VALUES (?1, 'starting', ?2, ?3, ?4)", "ttdt",
-                       a->machine_id, a->socket, unix_now(), a->settings);
+                       a->machine_id, a->socket, now_unix(), a->settings);
 
         return r < 0 ? r : db_event_add(db, "machine_created", "", 1);
 }
@@ -41,7 +37,7 @@ int db_pool_add(sqlite3 *db, const char *machine_id, const char *socket, const c
 
 int db_pool_ready(sqlite3 *db, const char *machine_id) {
         int r = db_run(db, "UPDATE pool SET state = 'ready', ready_at = ?2 WHERE machine_id = ?1 AND state = 'starting'", "td",
-                       machine_id, unix_now());
+                       machine_id, now_unix());
 
         if (r < 0)
                 return r;
@@ -86,7 +82,7 @@ int db_pool_claim(sqlite3 *db, int owner_pid, const char *language, char *ret_ma
                        "UPDATE pool SET state = 'claimed', owner_pid = ?1, claimed_at = ?2, executions = executions + 1 WHERE machine_id = "
                        "(SELECT machine_id FROM pool WHERE state = 'ready' ORDER BY prepared IS NOT ?3, ready_at LIMIT 1) "
                        "RETURNING machine_id, socket, executions",
-                       "idt", owner_pid, unix_now(), language ? language : "python");
+                       "idt", owner_pid, now_unix(), language ? language : "python");
         if (r < 0)
                 return r;
         c.st = st;
@@ -99,7 +95,7 @@ int db_pool_claim(sqlite3 *db, int owner_pid, const char *language, char *ret_ma
 int db_pool_release(sqlite3 *db, const char *machine_id, const char *prepared) {
         int r = db_run(db,
                        "UPDATE pool SET state = 'ready', owner_pid = NULL, ready_at = ?2, prepared = ?3 WHERE machine_id = ?1 AND state = 'claimed'",
-                       "tdt", machine_id, unix_now(), prepared ? prepared : "python");
+                       "tdt", machine_id, now_unix(), prepared ? prepared : "python");
 
         if (r < 0)
                 return r;
@@ -116,7 +112,7 @@ int db_pool_claim_idle(sqlite3 *db, int owner_pid, double ready_before, int64_t 
                        "(SELECT machine_id FROM pool WHERE state = 'ready' AND "
                        "(ready_at < ?3 OR ((SELECT count(*) FROM pool WHERE state = 'ready') > ?4 AND ready_at < ?5)) "
                        "ORDER BY ready_at LIMIT 1) RETURNING machine_id, socket, executions",
-                       "iddId", owner_pid, unix_now(), ready_before, keep, surplus_ready_before);
+                       "iddId", owner_pid, now_unix(), ready_before, keep, surplus_ready_before);
         if (r < 0)
                 return r;
         return claim(db, &(Claim){.st = st, .id = ret_machine_id, .id_size = id_size, .socket = ret_socket, .socket_size = socket_size});
@@ -131,7 +127,7 @@ int db_pool_claim_stale(sqlite3 *db, int owner_pid, const char *settings, char *
                        "UPDATE pool SET state = 'claimed', owner_pid = ?1, claimed_at = ?2 WHERE machine_id = "
                        "(SELECT machine_id FROM pool WHERE state = 'ready' AND settings IS NOT ?3 LIMIT 1) "
                        "RETURNING machine_id, socket, executions",
-                       "idt", owner_pid, unix_now(), settings);
+                       "idt", owner_pid, now_unix(), settings);
         if (r < 0)
                 return r;
         return claim(db, &(Claim){.st = st, .id = ret_machine_id, .id_size = id_size, .socket = ret_socket, .socket_size = socket_size});
@@ -173,7 +169,7 @@ int db_pool_exists(sqlite3 *db, const char *machine_id) {
 
 int db_pool_health_failed(sqlite3 *db, const char *reason) {
         int r = db_run(db, "UPDATE pool_health SET failures = failures + 1, last_error = ?1, at = ?2 WHERE id = 1", "td",
-                       reason, unix_now());
+                       reason, now_unix());
 
         return r < 0 ? r : 0;
 }

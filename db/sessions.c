@@ -12,10 +12,6 @@
 #include "lib/quota.h"
 #include "lib/time-util.h"
 
-static double unix_now(void) {
-        return (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC;
-}
-
 #define SESSION_COLUMNS "session_id, state, ttl_s, created_at, last_used, coalesce(paused_at, 0), run_count, up, state_reset, coalesce(key_name, '')"
 
 static void read_row(sqlite3_stmt *st, Session *ret) {
@@ -95,7 +91,7 @@ static int key_caps_check(sqlite3 *db, const Create *c, bool create) {
 
 static int create_locked(sqlite3 *db, void *userdata) {
         const Create *c = userdata;
-        double now = unix_now();
+        double now = now_unix();
         int64_t active = 0;
         int r = count_active(db, &active);
 
@@ -161,7 +157,7 @@ int db_session_event(sqlite3 *db, const char *id, const char *event, const char 
 }
 
 int db_session_enqueue(sqlite3 *db, const char *id, int pid, int64_t *ret_ticket) {
-        int r = db_run(db, "INSERT INTO session_queue (session_id, worker_pid, arrived) VALUES (?1, ?2, ?3)", "tid", id, pid, unix_now());
+        int r = db_run(db, "INSERT INTO session_queue (session_id, worker_pid, arrived) VALUES (?1, ?2, ?3)", "tid", id, pid, now_unix());
 
         if (r < 0)
                 return r;
@@ -220,7 +216,7 @@ int db_session_dequeue_worker(sqlite3 *db, int pid) {
 }
 
 int db_session_used(sqlite3 *db, const char *id, int runs) {
-        int r = db_run(db, "UPDATE sessions SET last_used = ?2, run_count = run_count + ?3 WHERE session_id = ?1", "tdi", id, unix_now(), runs);
+        int r = db_run(db, "UPDATE sessions SET last_used = ?2, run_count = run_count + ?3 WHERE session_id = ?1", "tdi", id, now_unix(), runs);
 
         return r < 0 ? r : 0;
 }
@@ -258,7 +254,7 @@ static int resume_locked(sqlite3 *db, void *userdata) {
         if (r < 0)
                 return r;
         r = db_run(db, "UPDATE sessions SET state = 'active', paused_at = NULL, up = 0, last_used = ?2 WHERE session_id = ?1", "td", c->id,
-                   unix_now());
+                   now_unix());
         return r < 0 ? r : 0;
 }
 
@@ -282,7 +278,7 @@ int db_session_usage_add(sqlite3 *db, const char *id, const char *event, const c
 
 int db_session_delete(sqlite3 *db, const char *id) {
         int r = db_run(db, "UPDATE sessions SET state = 'deleted', deleted_at = ?2, up = 0 WHERE session_id = ?1 AND state != 'deleted'", "td",
-                       id, unix_now());
+                       id, now_unix());
 
         if (r < 0)
                 return r;
@@ -337,7 +333,7 @@ int db_session_claim_down(sqlite3 *db, const char *id) {
 
 int db_session_paused(sqlite3 *db, const char *id) {
         int r = db_run(db, "UPDATE sessions SET state = 'paused', paused_at = ?2, up = 0, state_reset = 1 WHERE session_id = ?1 AND state = 'pausing'",
-                       "td", id, unix_now());
+                       "td", id, now_unix());
 
         if (r < 0)
                 return r;

@@ -20,6 +20,7 @@
 #include "fcgi/validate.h"
 #include "lib/config.h"
 #include "lib/error-count.h"
+#include "lib/language.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "nspawn/pool/pool-retire.h"
@@ -109,9 +110,9 @@ static int write_requests(FILE *f, const Scrape *s) {
 static int write_executions_of(FILE *f, const Scrape *s, const char *api_key) {
         int r = 0;
 
-        for (size_t l = 0; r >= 0 && l < VALIDATE_LANGUAGES_N; l++)
+        for (size_t l = 0; r >= 0 && l < LANGUAGES_N; l++)
                 for (Termination t = TERMINATION_NONE + 1; r >= 0 && t < _TERMINATION_MAX; t++) {
-                        const char *lang = validate_languages[l], *term = db_termination_label(t);
+                        const char *lang = language_names[l], *term = db_termination_label(t);
                         const MetricsRow *row = find_key(s, METRICS_EXECUTIONS, lang, term, 0, api_key);
 
                         r = sample_key(f, "sandboxd_executions_total", (MetricLabel[3]){{"language", lang}, {"termination", term}}, 2, api_key,
@@ -155,8 +156,8 @@ static int write_durations(FILE *f, const Scrape *s) {
                            "answered or timed out, by language.");
         for (size_t i = 0; i < n; i++)
                 bounds[i] = s->rows[METRICS_BOUNDS][i].number;
-        for (size_t l = 0; r >= 0 && l < VALIDATE_LANGUAGES_N; l++) {
-                const char *lang = validate_languages[l];
+        for (size_t l = 0; r >= 0 && l < LANGUAGES_N; l++) {
+                const char *lang = language_names[l];
                 const MetricsRow *total = find(s, METRICS_DURATIONS, lang, "", 0);
 
                 for (size_t i = 0; i < n; i++)

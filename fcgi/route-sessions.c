@@ -28,6 +28,7 @@
 #include "lib/config.h"
 #include "lib/error.h"
 #include "lib/json-limits.h"
+#include "lib/json-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
@@ -342,14 +343,6 @@ static int runner_call(int fd, struct json_object *request, const void *extra, s
         return 0;
 }
 
-static int64_t get_int(struct json_object *o, const char *key, int64_t def) {
-        struct json_object *v = NULL;
-
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-                return def;
-        return json_object_get_int64(v);
-}
-
 static const char *get_str(struct json_object *o, const char *key) {
         struct json_object *v = NULL;
 
@@ -381,7 +374,7 @@ static struct json_object *output_json(struct json_object *reply, const char *ke
 
 /* A runner reply of an error: its status (400, 404, 507 …) and message passed on as they are. */
 static int runner_error(Request *req, struct json_object *reply) {
-        int64_t status = get_int(reply, "status", 502);
+        int64_t status = json_int(reply, "status", 502);
         const char *message = get_str(reply, "error");
 
         if (!message || status < 400 || status > 599)
@@ -480,13 +473,13 @@ static int run_read(Request *req, Context *ctx, const char *id, struct json_obje
         const char *termination = get_str(reply, "termination");
         struct json_object *reset = NULL;
 
-        if (get_int(reply, "status", 0) != 200 || !termination || !json_object_object_get_ex(reply, "exit_code", NULL))
+        if (json_int(reply, "status", 0) != 200 || !termination || !json_object_object_get_ex(reply, "exit_code", NULL))
                 return -EBADMSG;
-        e->exit_code = (int) get_int(reply, "exit_code", -1);
-        e->guest_usec = (uint64_t) (get_int(reply, "duration_us", -1) >= 0 ? get_int(reply, "duration_us", 0)
-                                                                            : get_int(reply, "duration_ms", 0) * 1000);
-        e->cpu_ms = get_int(reply, "cpu_ms", 0);
-        e->memory_peak_bytes = get_int(reply, "memory_peak_bytes", 0);
+        e->exit_code = (int) json_int(reply, "exit_code", -1);
+        e->guest_usec = (uint64_t) (json_int(reply, "duration_us", -1) >= 0 ? json_int(reply, "duration_us", 0)
+                                                                            : json_int(reply, "duration_ms", 0) * 1000);
+        e->cpu_ms = json_int(reply, "cpu_ms", 0);
+        e->memory_peak_bytes = json_int(reply, "memory_peak_bytes", 0);
         req->cpu_ms = e->cpu_ms;
         req->memory_peak_bytes = e->memory_peak_bytes;
         e->state_reset = json_object_object_get_ex(reply, "state_reset", &reset) && json_object_get_boolean(reset);
@@ -496,7 +489,7 @@ static int run_read(Request *req, Context *ctx, const char *id, struct json_obje
                 return -EBADMSG;
         if (strcmp(termination, "timeout") == 0)
                 e->termination = "timeout";
-        else if (strcmp(termination, "killed") == 0 && (get_int(reply, "oom_kills", 0) > 0 || memory_hit(ctx, id))) {
+        else if (strcmp(termination, "killed") == 0 && (json_int(reply, "oom_kills", 0) > 0 || memory_hit(ctx, id))) {
                 e->termination = "memory_limit";
                 e->state_reset = true;
                 /* Said here, and again by the next run, which starts on a new machine. */
@@ -691,13 +684,13 @@ static int session_file(Request *req, Context *ctx, const SessionRoute *route) {
                 return -ENOMEM;
         if (file_op(req, ctx, route->id, op, req->body, req->body ? req->body_len : 0, &reply, &rest, &rest_len, &buf) < 0)
                 return 0;
-        if (get_int(reply, "status", 0) >= 300)
+        if (json_int(reply, "status", 0) >= 300)
                 return runner_error(req, reply);
-        if (strcmp(req->method, "PUT") == 0 && get_int(reply, "size", -1) != (int64_t) (req->body ? req->body_len : 0))
-                return reply_error(req, 502, MSG_SESSION_UPLOAD_SHORT, (long long) get_int(reply, "size", -1), req->body ? req->body_len : 0);
+        if (strcmp(req->method, "PUT") == 0 && json_int(reply, "size", -1) != (int64_t) (req->body ? req->body_len : 0))
+                return reply_error(req, 502, MSG_SESSION_UPLOAD_SHORT, (long long) json_int(reply, "size", -1), req->body ? req->body_len : 0);
         session_event(req, ctx, route->id, event, route->path);
         if (strcmp(req->method, "GET") == 0) {
-                if (get_int(reply, "size", -1) != (int64_t) rest_len)
+                if (json_int(reply, "size", -1) != (int64_t) rest_len)
                         return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
                 return reply_bytes(req, 200, "application/octet-stream", rest, rest_len);
         } else {
@@ -706,7 +699,7 @@ static int session_file(Request *req, Context *ctx, const SessionRoute *route) {
                 if (!out || json_object_object_add(out, "path", json_object_new_string(route->path)) < 0)
                         return -ENOMEM;
                 if (strcmp(req->method, "PUT") == 0)
-                        r = json_object_object_add(out, "size", json_object_new_int64(get_int(reply, "size", 0)));
+                        r = json_object_object_add(out, "size", json_object_new_int64(json_int(reply, "size", 0)));
                 else
                         r = json_object_object_add(out, "deleted", json_object_new_boolean(1));
                 if (r < 0)
@@ -743,7 +736,7 @@ static int session_files(Request *req, Context *ctx, const SessionRoute *route) 
                 return -ENOMEM;
         if (file_op(req, ctx, route->id, op, NULL, 0, &reply, NULL, NULL, &buf) < 0)
                 return 0;
-        if (get_int(reply, "status", 0) >= 300)
+        if (json_int(reply, "status", 0) >= 300)
                 return runner_error(req, reply);
         if (!json_object_object_get_ex(reply, "files", &files) || !json_object_is_type(files, json_type_array))
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
@@ -801,7 +794,7 @@ static int session_create(Request *req, Context *ctx) {
                 if (r >= 0)
                         r = runner_call(fd, op, raw, raw_len, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, &reply, NULL, NULL, &buf);
                 json_object_put(op);
-                if (r >= 0 && (get_int(reply, "status", 0) != 201 || get_int(reply, "size", -1) != (int64_t) raw_len)) {
+                if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
                         const char *m = get_str(reply, "error");
 
                         r = error_set(&err, -EIO, "could not write '%s': %s", json_object_get_string(p), m ? m : "no reason given");

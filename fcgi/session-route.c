@@ -5,6 +5,7 @@
 
 #include "fcgi/messages.h"
 #include "fcgi/session-route.h"
+#include "lib/json-util.h"
 #include "nspawn/broker/broker-proto.h"
 
 static int hex(char c) {
@@ -153,16 +154,8 @@ bool session_route_allows(const SessionRoute *route, const char *method) {
         return false;
 }
 
-static struct json_object *field(struct json_object *body, const char *key) {
-        struct json_object *v = NULL;
-
-        if (!body || !json_object_object_get_ex(body, key, &v) || json_object_is_type(v, json_type_null))
-                return NULL;
-        return v;
-}
-
 int validate_session_create(struct json_object *body, const ValidateLimits *limits, SessionCreate *ret, Error *reterr) {
-        struct json_object *ttl = field(body, "ttl_s");
+        struct json_object *ttl = json_field(body, "ttl_s");
         SessionCreate c = {.ttl_s = SESSION_TTL_DEFAULT_S};
         int r;
 
@@ -182,7 +175,7 @@ int validate_session_create(struct json_object *body, const ValidateLimits *limi
 }
 
 int validate_session_run(struct json_object *body, bool exec, size_t max_code_bytes, unsigned max_timeout_s, SessionRun *ret, Error *reterr) {
-        struct json_object *code = field(body, exec ? "command" : "code"), *lang = field(body, "language"), *t = field(body, "timeout");
+        struct json_object *code = json_field(body, exec ? "command" : "code"), *lang = json_field(body, "language"), *t = json_field(body, "timeout");
         SessionRun run = {.timeout_s = SESSION_RUN_TIMEOUT_DEFAULT_S};
 
         if (!exec) {

@@ -11,6 +11,8 @@
 #include "lib/b64.h"
 #include "lib/error.h"
 #include "lib/json-limits.h"
+#include "lib/json-util.h"
+#include "lib/language.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
 #include "lib/utf8.h"
@@ -87,17 +89,8 @@ int validate_parse_body(const char *body, size_t len, struct json_object **ret) 
         return 0;
 }
 
-/* A present field: NULL when absent or JSON null (both mean "use the default"). */
-static struct json_object *field(struct json_object *body, const char *key) {
-        struct json_object *v = NULL;
-
-        if (!json_object_object_get_ex(body, key, &v))
-                return NULL;
-        return v;
-}
-
 static int validate_timeout(struct json_object *body, const ValidateLimits *limits, unsigned *ret, Error *err) {
-        struct json_object *v = field(body, "timeout_s");
+        struct json_object *v = json_field(body, "timeout_s");
         int64_t t;
 
         if (!v) {
@@ -137,7 +130,7 @@ static int validate_entry_path(struct json_object *p, bool returned, bool sandbo
 }
 
 static int validate_files(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
-        struct json_object *files = field(body, "files");
+        struct json_object *files = json_field(body, "files");
         size_t n, total = 0;
 
         if (!files)
@@ -186,7 +179,7 @@ int validate_files_field(struct json_object *body, const ValidateLimits *limits,
 }
 
 static int validate_return_files(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
-        struct json_object *rf = field(body, "return_files");
+        struct json_object *rf = json_field(body, "return_files");
         size_t n;
 
         if (!rf)
@@ -213,10 +206,8 @@ static int validate_return_files(struct json_object *body, const ValidateLimits 
         return 0;
 }
 
-const char *const validate_languages[VALIDATE_LANGUAGES_N] = {"python", "node", "bash"};
-
 static int validate_strings(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
-        struct json_object *code = field(body, "code"), *lang = field(body, "language"), *in = field(body, "stdin");
+        struct json_object *code = json_field(body, "code"), *lang = json_field(body, "language"), *in = json_field(body, "stdin");
 
         if (!code || !json_object_is_type(code, json_type_string))
                 return error_set_status(err, 400, -EINVAL, MSG_CODE_REQUIRED);
@@ -227,12 +218,12 @@ static int validate_strings(struct json_object *body, const ValidateLimits *limi
 
         if (lang && !json_object_is_type(lang, json_type_string))
                 return error_set_status(err, 400, -EINVAL, MSG_LANGUAGE_TYPE);
-        req->language = validate_languages[0];
+        req->language = language_names[0];
         if (lang) {
                 req->language = NULL;
-                for (size_t i = 0; i < VALIDATE_LANGUAGES_N; i++)
-                        if (strcmp(json_object_get_string(lang), validate_languages[i]) == 0)
-                                req->language = validate_languages[i];
+                for (size_t i = 0; i < LANGUAGES_N; i++)
+                        if (strcmp(json_object_get_string(lang), language_names[i]) == 0)
+                                req->language = language_names[i];
                 if (!req->language)
                         return error_set_status(err, 400, -EINVAL, MSG_UNSUPPORTED_LANGUAGE, json_object_get_string(lang));
         }
@@ -286,7 +277,7 @@ static size_t utf8_chars(const char *s, size_t len) {
 
 /* Reference 004's attachments, as /v1/execute's files: [{"path", "content_b64"}], made here. */
 static int validate_attachments(struct json_object *body, const ValidateLimits *limits, ExecRequest *req, Error *err) {
-        struct json_object *att = field(body, "attachments"), *files;
+        struct json_object *att = json_field(body, "attachments"), *files;
         size_t n, total = 0;
 
         if (!att)
@@ -332,7 +323,7 @@ static int validate_attachments(struct json_object *body, const ValidateLimits *
 
 int validate_execute_004(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, Error *reterr) {
         ExecRequest req = {.language = "python", .import_policy = true, .reference_004 = true, .timeout_s = limits->default_timeout_s};
-        struct json_object *code = field(body, "code"), *in = field(body, "stdin_data");
+        struct json_object *code = json_field(body, "code"), *in = json_field(body, "stdin_data");
         int r;
 
         if (!code || !json_object_is_type(code, json_type_string))
@@ -390,7 +381,7 @@ static bool python_module(const char *s) {
 }
 
 static const char *required_string(struct json_object *body, const char *key) {
-        struct json_object *v = field(body, key);
+        struct json_object *v = json_field(body, key);
 
         if (!v || !json_object_is_type(v, json_type_string) || json_object_get_string_len(v) == 0)
                 return NULL;
@@ -399,7 +390,7 @@ static const char *required_string(struct json_object *body, const char *key) {
 
 int validate_call(struct json_object *body, const ValidateLimits *limits, CallRequest *ret, Error *reterr) {
         CallRequest c = {.module = "agent"};
-        struct json_object *module = field(body, "module"), *args = field(body, "args");
+        struct json_object *module = json_field(body, "module"), *args = json_field(body, "args");
         int r;
 
         c.image = required_string(body, "image");

@@ -29,10 +29,6 @@ extern const ValidateLimits validate_call_limits;
 #define EXEC_004_CODE_CHARS_MAX ((size_t) 2000)
 #define EXEC_004_ATTACHMENTS_MAX ((size_t) 2)
 
-/* The languages of /v1/execute, the default first. */
-#define VALIDATE_LANGUAGES_N 3
-extern const char *const validate_languages[VALIDATE_LANGUAGES_N];
-
 /* A validated /v1/execute (or /execute) request. Strings and arrays are borrowed from the parsed
  * body, but files when made from /execute's attachments: the request owns those (execute_request_done). */
 typedef struct ExecRequest {

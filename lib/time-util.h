@@ -7,3 +7,6 @@
 /* The time of clock (CLOCK_MONOTONIC for deadlines and durations, CLOCK_REALTIME for what is
  * stored), in microseconds. */
 uint64_t now_usec(clockid_t clock);
+
+/* Seconds since the epoch, as sqlite's records keep them (REAL). */
+double now_unix(void);

@@ -9,13 +9,14 @@
 #include "fcgi/validate.h"
 #include "lib/b64.h"
 #include "lib/json-limits.h"
+#include "lib/json-util.h"
+#include "lib/language.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
 #include "nspawn/runner/runner-request.h"
 
 DEFINE_JSON_CLEANUP
 
-static const char *const languages[] = {"python", "node", "bash", NULL};
 static const char *const policies[] = {"none", "curated", NULL};
 
 /* Each files entry anew, from the two fields the runner writes a file from. */
@@ -68,26 +69,8 @@ struct json_object *runner_request_new(const ExecRequest *x, size_t output_cap, 
         return TAKE_PTR(in);
 }
 
-/* A present field: NULL when absent or JSON null. */
-static struct json_object *field(struct json_object *o, const char *key) {
-        struct json_object *v = NULL;
-
-        return json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *word(struct json_object *o, const char *key, const char *const *allowed) {
-        struct json_object *v = field(o, key);
-
-        if (!v)
-                return allowed[0];
-        for (const char *const *a = allowed; *a; a++)
-                if (json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), *a) == 0)
-                        return *a;
-        return NULL;
-}
-
 static int cap(struct json_object *o, const char *key, int64_t def, int64_t *ret) {
-        struct json_object *v = field(o, key);
+        struct json_object *v = json_field(o, key);
 
         if (!v) {
                 *ret = def;
@@ -113,7 +96,7 @@ static int check_files(struct json_object *files, Error *reterr) {
         if (!json_object_is_type(files, json_type_array))
                 return error_set(reterr, -EINVAL, "files must be a list");
         for (size_t i = 0; i < json_object_array_length(files); i++) {
-                struct json_object *e = json_object_array_get_idx(files, i), *p = field(e, "path"), *c = field(e, "content_b64");
+                struct json_object *e = json_object_array_get_idx(files, i), *p = json_field(e, "path"), *c = json_field(e, "content_b64");
 
                 if (!json_object_is_type(e, json_type_object) || !path_ok(p))
                         return error_set(reterr, -EINVAL, "file path escapes working directory: '%s'", path_text(p));
@@ -153,22 +136,22 @@ int runner_request_parse(const char *data, size_t len, struct json_object **ret_
         if (!r)
                 return error_set(reterr, -EINVAL, "request is not JSON");
 
-        rq.code = field(root, "code");
+        rq.code = json_field(root, "code");
         if (!json_object_is_type(root, json_type_object) || !json_object_is_type(rq.code, json_type_string))
                 return error_set(reterr, -EINVAL, "request has no code");
-        rq.language = word(root, "language", languages);
-        rq.policy = word(root, "import_policy", policies);
+        rq.language = json_word(root, "language", language_names);
+        rq.policy = json_word(root, "import_policy", policies);
         if (!rq.language || !rq.policy)
                 return error_set(reterr, -EINVAL, "unknown language or import policy");
-        rq.stdin_text = field(root, "stdin");
+        rq.stdin_text = json_field(root, "stdin");
         if (rq.stdin_text && !json_object_is_type(rq.stdin_text, json_type_string))
                 return error_set(reterr, -EINVAL, "stdin must be a string");
         if (cap(root, "output_cap", 1 << 20, &rq.output_cap) < 0 || cap(root, "return_cap", 8 << 20, &rq.return_cap) < 0)
                 return error_set(reterr, -EINVAL, "caps out of range");
-        rq.files = field(root, "files");
+        rq.files = json_field(root, "files");
         if (rq.files && (r = check_files(rq.files, reterr)) < 0)
                 return r;
-        rq.return_files = field(root, "return_files");
+        rq.return_files = json_field(root, "return_files");
         if (rq.return_files && (r = check_return_files(rq.return_files, reterr)) < 0)
                 return r;
 

@@ -64,6 +64,8 @@
 #include "lib/error.h"
 #include "lib/fd-util.h"
 #include "lib/json-limits.h"
+#include "lib/json-util.h"
+#include "lib/language.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
 #include "lib/time-util.h"
@@ -542,27 +544,10 @@ static int return_files(struct json_object *paths, int64_t cap, struct json_obje
         return 0;
 }
 
-static int64_t get_int(struct json_object *req, const char *key, int64_t def) {
-        struct json_object *v = NULL;
-
-        return json_object_object_get_ex(req, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
-}
-
 /* Whether a request's list is there at all: most executions have no files to write or return, and
  * need not enter the sandbox's mount namespace for them. */
 static bool present(struct json_object *list) {
         return list && !json_object_is_type(list, json_type_null);
-}
-
-static const char *get_word(struct json_object *req, const char *key, const char *const *allowed) {
-        struct json_object *v = NULL;
-
-        if (!json_object_object_get_ex(req, key, &v) || !v)
-                return allowed[0];
-        for (const char *const *a = allowed; *a; a++)
-                if (json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), *a) == 0)
-                        return *a;
-        return NULL;
 }
 
 /* The sandbox for this execution: the one made ahead, unless it is not this one's. Python that
@@ -759,7 +744,7 @@ enum {
         SESSION_BASH,
         SESSION_LANGUAGES,
 };
-static const char *const session_languages[SESSION_LANGUAGES + 1] = {"python", "node", "bash", NULL};
+_Static_assert(SESSION_LANGUAGES == LANGUAGES_N, "a session keeps one interpreter of each language, in language_names' order");
 
 /* A process of the session sandbox, started by its init: an interpreter, or an exec command. */
 typedef struct Process {
@@ -1248,8 +1233,8 @@ static int session_usage_op(Session *s, struct json_object *reply) {
 /* A run or an exec: the reply. */
 static int session_execute(Session *s, struct json_object *req, bool exec, struct json_object *reply, Error *reterr) {
         struct json_object *code = NULL;
-        int64_t cap = get_int(req, "output_cap", 1 << 20), timeout = get_int(req, "timeout_ms", 30000), cpu_before;
-        const char *language = exec ? NULL : get_word(req, "language", session_languages);
+        int64_t cap = json_int(req, "output_cap", 1 << 20), timeout = json_int(req, "timeout_ms", 30000), cpu_before;
+        const char *language = exec ? NULL : json_word(req, "language", language_names);
         cleanup_free char *buf = malloc(CHUNK);
         Output out = {.open = true}, err = {.open = true}, junk = {.open = true};
         Outcome o = {.exit_code = -1};
@@ -1267,7 +1252,7 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
         if (cap < 0 || cap > (1LL << 30) || timeout <= 0 || timeout > 24LL * 3600 * 1000)
                 return error_set(reterr, -EINVAL, "output_cap or timeout_ms out of range");
         for (size_t l = 0; language && l < SESSION_LANGUAGES; l++)
-                if (language == session_languages[l])
+                if (language == language_names[l])
                         index = (int) l;
         out.data = malloc((size_t) cap + 1);
         err.data = malloc((size_t) cap + 1);
@@ -1385,7 +1370,7 @@ static char *session_answer(const char *data, size_t len, Session *s, char **ret
                 end++;
         if (!json_object_is_type(req, json_type_object))
                 (void) error_set(&error, -EINVAL, "request is not JSON");
-        else if (!(op = get_word(req, "op", ops)) || !json_object_object_get_ex(req, "op", NULL))
+        else if (!(op = json_word(req, "op", ops)) || !json_object_object_get_ex(req, "op", NULL))
                 (void) error_set(&error, -EINVAL, "unknown op");
         /* Bytes after the object: a put's file, and nothing else's. */
         else if (strcmp(op, "put") != 0 && end != len)
