@@ -787,8 +787,14 @@ static int session_create(Request *req, Context *ctx) {
 
                 (void) json_object_object_get_ex(e, "path", &p);
                 (void) json_object_object_get_ex(e, "content_b64", &content);
-                if (b64_decode(json_object_get_string(content), (size_t) json_object_get_string_len(content), &raw, &raw_len) < 0)
-                        return -EINVAL; /* validated: cannot happen */
+                /* Validated already, so only an allocation can fail here; whatever fails, the loop
+                 * ends and the clean-up below runs: the queue's turn is given back, the machine
+                 * and disk removed. */
+                r = b64_decode(json_object_get_string(content), (size_t) json_object_get_string_len(content), &raw, &raw_len);
+                if (r < 0) {
+                        r = error_set(&err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
+                        break;
+                }
                 op = op_json("put", "path", json_object_get_string(p));
                 r = op ? machine_connect(id, &fd) : -ENOMEM;
                 if (r >= 0)
