@@ -216,9 +216,9 @@ int auth_check_only(Request *req, Context *ctx, const Route *route, bool needs_k
         if (!needs_key)
                 return reply_text(req, 204, "text/plain", "", 0), 0;
         if (api_key_parse_bearer(FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp), token) == 0) {
-                api_key_hash(token, hash);
+                /* A digest that could not be made is no key: never a lookup on what it left. */
+                have = api_key_hash(token, hash) == 0;
                 explicit_bzero(token, sizeof(token));
-                have = true;
         }
         r = have ? key_find(ctx->db, hash, &k) : -ENOENT;
         if (r >= 0)

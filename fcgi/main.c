@@ -83,12 +83,24 @@ static void record(Request *req, Context *ctx, bool has_row) {
         audit_request(req);
 }
 
+/* Whether the request the key check is made for has a body coming, which nginx would read (and
+ * buffer, up to the location's cap) once the check lets it through. */
+static bool body_coming(const Request *req) {
+        const char *len = FCGX_GetParam("SANDBOXD_BODY_LENGTH", req->fcgx->envp);
+        const char *te = FCGX_GetParam("SANDBOXD_BODY_ENCODING", req->fcgx->envp);
+
+        return (len && len[0] && strspn(len, "0") != strlen(len)) || (te && te[0]);
+}
+
 /* nginx's key check before it reads a body (SANDBOXD_AUTH_ONLY, nginx/sandboxd.conf): the request's
- * method and path are the original's, and no body comes. Only a refusal is recorded. */
+ * method and path are the original's, and no body comes. Only a refusal is recorded. A route needs
+ * a key (but /metrics); a path that is no route, or a method it does not take, is answered as such
+ * without one, unless it brings a body: nginx reads no body for anyone without a key. */
 static void handle_auth_only(Request *req, Context *ctx) {
         const Route *route = NULL;
         int found = route_find(req->method, req->path, &route);
-        int r = auth_check_only(req, ctx, found == 404 ? NULL : route, ctx->config->api_keys && found == 200 && route->id != ROUTE_METRICS);
+        bool need = ctx->config->api_keys && (found == 200 ? route->id != ROUTE_METRICS : body_coming(req));
+        int r = auth_check_only(req, ctx, found == 404 ? NULL : route, need);
 
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to check the API key: %s", db_errmsg(ctx->db));

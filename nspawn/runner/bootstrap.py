@@ -210,9 +210,14 @@ def _sandboxd_run():
         # Every sandbox is a copy of the zygote, and so would be every generator state the zygote
         # holds: one tenant's draws would repeat the next one's. Reseeded here from the kernel, before
         # any code runs, only what is imported already (an import now would cost every sandbox).
-        # random's global generator is reseeded by the interpreter's own at-fork hook
-        # (PyOS_AfterFork_Child); default_rng() and SeedSequence() draw fresh OS entropy at each
-        # call, uuid4 and secrets read the kernel each time. numpy's global RandomState (what
+        # random's global generator: the interpreter's own at-fork hook (PyOS_AfterFork_Child)
+        # reseeds it in an execution's sandbox, but a session's processes are forked from its init
+        # in C, past that hook, so it is reseeded here for every process alike. default_rng() and
+        # SeedSequence() draw fresh OS entropy at each call, uuid4 and secrets read the kernel each
+        # time.
+        rnd = sys.modules.get("random")
+        if rnd is not None:
+            rnd.seed() numpy's global RandomState (what
         # np.random.* and pandas' and scipy's random_state=None use) is seeded once, at import:
         # 256 bits from the kernel (init_by_array), about 30 us, a fifth of np.random.seed()'s.
         npr, np = sys.modules.get("numpy.random"), sys.modules.get("numpy")

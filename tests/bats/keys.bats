@@ -237,7 +237,8 @@ wait_in_flight() {
     [[ $(field .error) =~ ^"API key quota exceeded: cpu-seconds-per-day=1 (its executions' CPU seconds in the last 24 h) - retry in "([0-9]+)" s"$ ]]
     wait_s=${BASH_REMATCH[1]}
     [ "$(header Retry-After)" = "$wait_s" ]
-    [ "$wait_s" -ge 86000 ] && [ "$wait_s" -le 86400 ]
+    [ "$wait_s" -ge 86000 ]
+    [ "$wait_s" -le 86400 ]
     expect_refused_row "$rid" 429 "$kname"
     [ "$(created_total)" = "$before" ]
     # What does not run code is not held to it.

@@ -327,4 +327,17 @@ sys.exit(0 if all(int(b.get(k, 0)) >= int(v) for k, v in a.items()) else 1)' "$t
     [ "$output" = 200 ]
     kapi "" GET /v1/no-such-route
     expect_error 404 "not found"
+    # But a body is read for no one without a key, whatever the path: a path that is no route, or a
+    # method the route does not take, with a 16 MiB body and no key is refused before it is sent.
+    head -c $((16 << 20)) /dev/zero >"$BATS_TEST_TMPDIR/16m"
+    for target in "POST /v1/no-such-route" "PUT /v1/execute"; do
+        read -r method path <<<"$target"
+        out=$(curl -s -o "$BATS_TEST_TMPDIR/body" -w '%{http_code} %{size_upload}' -X "$method" -H 'Expect: 100-continue' \
+            --expect100-timeout 30 --data-binary "@$BATS_TEST_TMPDIR/16m" "$SANDBOXD_URL$path")
+        [ "$out" = "401 0" ] || { echo "$target without a key: $out (status, bytes sent)" >&2; false; }
+    done
+    # With the key, the same body is read, and the path answered as what it is.
+    out=$(curl -s -o /dev/null -w '%{http_code} %{size_upload}' -X POST -H "Authorization: Bearer $good" \
+        --data-binary "@$BATS_TEST_TMPDIR/16m" "$SANDBOXD_URL/v1/no-such-route")
+    [ "$out" = "404 $((16 << 20))" ]
 }

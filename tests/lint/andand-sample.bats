@@ -19,5 +19,9 @@ c && d'
     # BAD
     cd / && ls / /tmp >/dev/null \
         2>&1
+    # An apostrophe inside a double-quoted string opens no quote: the next line is still judged.
+    [[ $x =~ "it's" ]]
+    # BAD
+    [ "$x" = 1 ] && [ "$i" = 2 ]
     [ "$x" = 1 ] && [ "$i" = 2 ]
 }
