@@ -274,8 +274,11 @@ static int session_uid_base(Broker *b, const BrokerRequest *req, uint32_t *ret) 
         r = uid_range_find(b->uid_dir_fd, req->id, ret);
         /* A create for an id that holds a range already is refused before a second one is taken:
          * a resume would start with either, and its disk's files belong to one. */
-        if (req->op == BROKER_SESSION_CREATE)
-                return r == -ENOENT ? reserve_uid_range(b, req->id, ret) : r < 0 ? r : -EEXIST;
+        if (req->op == BROKER_SESSION_CREATE) {
+                if (r == -ENOENT)
+                        return reserve_uid_range(b, req->id, ret);
+                return r < 0 ? r : -EEXIST;
+        }
         if (r != -ENOENT)
                 return r;
         return uid_range_reserve(b->uid_dir_fd, req->id, uid_range_of_id(req->id), true, ret);
