@@ -193,7 +193,19 @@ int http_request(const HttpUrl *url, const char *method, const char *path, const
         if (rc == CURLE_OK)
                 (void) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
         if (rc != CURLE_OK || status < 100) {
+                long os_errno = 0;
+
                 free(a.data);
+                /* The words an administrator knows from any other client: the host and the kernel's
+                 * reason, not libcurl's phrasing of them. */
+                if (rc == CURLE_COULDNT_RESOLVE_HOST)
+                        return error_set(reterr, -EADDRNOTAVAIL, "cannot resolve '%s'", url->host);
+                if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT) {
+                        (void) curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno);
+                        if (rc == CURLE_COULDNT_CONNECT || os_errno != 0)
+                                return error_set(reterr, os_errno > 0 ? (int) -os_errno : -ECONNREFUSED, "cannot connect to %s port %s: %s",
+                                                 url->host, url->port, strerror(os_errno > 0 ? (int) os_errno : ECONNREFUSED));
+                }
                 if (a.too_large)
                         return error_set(reterr, -EFBIG, "the answer from %s port %s is larger than %zu MiB", url->host, url->port,
                                          HTTP_ANSWER_MAX >> 20);

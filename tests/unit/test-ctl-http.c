@@ -178,6 +178,12 @@ static void test_sent(void) {
         tap_ok(r == 0 && strstr(resp.body, "\r\n\r\n{\"code\":\"print(1)\"}"), "the body");
         http_response_done(&resp);
 
+        /* Nothing listens on port 1 of loopback: the kernel's reason, in the words of any client. */
+        err = (Error){};
+        r = http_request(&(HttpUrl){.host = "127.0.0.1", .port = "1"}, "GET", "/v1/pool", NULL, NULL, NULL, 0, &resp, &err);
+        tap_is_int(r, -ECONNREFUSED, "a closed port: -ECONNREFUSED");
+        tap_is_str(err.message, "cannot connect to 127.0.0.1 port 1: Connection refused", "and its words");
+
         /* Refused before any connection: the port is one nothing listens on. */
         r = http_request(&(HttpUrl){.host = "127.0.0.1", .port = "1"}, "GET", "/v1/pool", "a\r\nX-Evil: 1", NULL, NULL, 0, &resp, &err);
         tap_is_int(r, -EINVAL, "a token that would end its header line is refused before anything is sent");
