@@ -163,6 +163,7 @@ $(BUILD)/zygote/%.o: %.c
 $(BUILD)/gen/nspawn/runner/bootstrap.h: nspawn/runner/bootstrap.py nspawn/runner/node-bootstrap.js
 	@mkdir -p $(dir $@)
 	/usr/bin/python3 -c 'import json, sys; \
+	    compile(open(sys.argv[1]).read(), sys.argv[1], "exec"); \
 	    print("static const char BOOTSTRAP[] = %s;" % json.dumps(open(sys.argv[1]).read())); \
 	    print("static const char NODE_BOOTSTRAP[] = %s;" % json.dumps(open(sys.argv[2]).read()))' $^ >$@.tmp
 	mv $@.tmp $@

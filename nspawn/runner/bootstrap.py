@@ -217,9 +217,10 @@ def _sandboxd_run():
         # time.
         rnd = sys.modules.get("random")
         if rnd is not None:
-            rnd.seed() numpy's global RandomState (what
-        # np.random.* and pandas' and scipy's random_state=None use) is seeded once, at import:
-        # 256 bits from the kernel (init_by_array), about 30 us, a fifth of np.random.seed()'s.
+            rnd.seed()
+        # numpy's global RandomState (what np.random.* and pandas' and scipy's random_state=None
+        # use) is seeded once, at import: 256 bits from the kernel (init_by_array), about 30 us, a
+        # fifth of np.random.seed()'s.
         npr, np = sys.modules.get("numpy.random"), sys.modules.get("numpy")
         if npr is not None and np is not None:
             npr.seed(np.frombuffer(os.urandom(32), dtype=np.uint32))
