@@ -112,3 +112,27 @@ print(next(tempfile._get_candidate_names()), uuid.uuid1().clock_seq)'
     [ "$(awk 'NF {print $2}' "$names" | sort -u | wc -l)" -ge 5 ]
     rm -f "$names"
 }
+
+@test "a session's interpreter started anew draws differently from the one before" {
+    api POST /v1/sessions
+    expect_status 201
+    sid=$(field .session_id)
+    draws=$(mktemp)
+    # Its python interpreter, ended and started anew three times: each one is forked from the
+    # session's init, in C, past the interpreter's at-fork hook (the control above shows what
+    # that inherits without a reseed).
+    for _ in 1 2 3; do
+        api POST "/v1/sessions/$sid/run" "$(jq -cn --arg code "$DRAW" '{language: "python", code: $code}')"
+        expect_status 200
+        [ "$(field .result.exit_code)" = 0 ] || { echo "$body" >&2; false; }
+        field .result.stdout >>"$draws"
+        api POST "/v1/sessions/$sid/run" '{"language": "python", "code": "import os; os._exit(0)"}'
+        expect_status 200
+    done
+    api DELETE "/v1/sessions/$sid"
+    cat "$draws"
+    [ "$(jq -s 'length' "$draws")" = 3 ]
+    [ "$(jq -s '[.[].random] | unique | length' "$draws")" = 3 ]
+    [ "$(jq -s '[.[].numpy] | unique | length' "$draws")" = 3 ]
+    rm -f "$draws"
+}
