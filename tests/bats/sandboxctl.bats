@@ -320,8 +320,15 @@ ctl_logs_now() {
     error_rid=$rid
     journal_entry "$error_rid" >/dev/null
 
-    json=$(ctl status --json)
-    [ "$(jq -S .pool <<<"$json")" = "$(curl -s "$SANDBOXD_URL/v1/pool" | jq -S .)" ]
+    # The pool moves on its own (a machine retires, another starts): the two reads are compared
+    # once the pool holds still between them.
+    for _ in $(seq 20); do
+        json=$(ctl status --json)
+        pool=$(curl -s "$SANDBOXD_URL/v1/pool" | jq -S .)
+        [ "$(jq -S .pool <<<"$json")" != "$pool" ] || break
+        sleep 0.5
+    done
+    [ "$(jq -S .pool <<<"$json")" = "$pool" ]
     [ "$(jq .sessions.total <<<"$json")" = "$(curl -s "$SANDBOXD_URL/v1/sessions" | jq '.sessions | length')" ]
     [ "$(jq .sessions.active <<<"$json")" -ge 1 ]
     [ "$(jq .machines.total <<<"$json")" = "$(ctl machines --json | jq length)" ]
