@@ -72,6 +72,12 @@ int db_step_row(sqlite3_stmt *st) {
         return rc == SQLITE_DONE ? 0 : check(rc);
 }
 
+int db_step_one(sqlite3_stmt *st) {
+        int r = db_step_row(st);
+
+        return r == 0 ? -ENOENT : r;
+}
+
 int db_exec(sqlite3 *db, const char *sql) {
         return check(sqlite3_exec(db, sql, NULL, NULL, NULL));
 }

@@ -36,6 +36,8 @@ int db_run(sqlite3 *db, const char *sql, const char *types, ...);
 
 /* Steps a query: 1 with a row to read, 0 when done, -errno. */
 int db_step_row(sqlite3_stmt *st);
+/* The one row a lookup must find: 1 with the row ready, -ENOENT when there is none, or -errno. */
+int db_step_one(sqlite3_stmt *st);
 
 /* f(db, userdata) in one BEGIN IMMEDIATE ... COMMIT (the write lock first: what f reads, nobody
  * changes before it writes), rolled back if f returns < 0. f's result, or -errno of the commit. */

@@ -74,11 +74,9 @@ int db_key_find(sqlite3 *db, const char *token_sha256, ApiKey *ret) {
         int r = db_prepare(db, &st, "SELECT " KEY_COLUMNS " FROM api_keys WHERE token_sha256 = ?1 AND revoked_at IS NULL", "t", token_sha256);
 
         if (r >= 0)
-                r = db_step_row(st);
+                r = db_step_one(st);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -ENOENT;
         read_row(st, ret);
         return 0;
 }
@@ -88,11 +86,9 @@ int db_key_get(sqlite3 *db, const char *name, ApiKey *ret) {
         int r = db_prepare(db, &st, "SELECT " KEY_COLUMNS " FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", "t", name);
 
         if (r >= 0)
-                r = db_step_row(st);
+                r = db_step_one(st);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -ENOENT;
         read_row(st, ret);
         return 0;
 }
@@ -102,11 +98,9 @@ int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size) {
         int r = db_prepare(db, &st, "SELECT coalesce(images, '') FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", "t", name);
 
         if (r >= 0)
-                r = db_step_row(st);
+                r = db_step_one(st);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -ENOENT;
         copy_text(ret, size, st, 0);
         return 0;
 }

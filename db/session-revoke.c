@@ -18,11 +18,9 @@ int db_session_claim_revoked(sqlite3 *db, char *ret_id, size_t size) {
                            "");
 
         if (r >= 0)
-                r = db_step_row(st);
+                r = db_step_one(st);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -ENOENT;
         (void) snprintf(ret_id, size, "%s", (const char *) sqlite3_column_text(st, 0));
         return 0;
 }

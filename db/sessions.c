@@ -122,11 +122,9 @@ int db_session_get(sqlite3 *db, const char *id, Session *ret) {
         int r = db_prepare(db, &st, "SELECT " SESSION_COLUMNS " FROM sessions WHERE session_id = ?1 AND state != 'deleted'", "t", id);
 
         if (r >= 0)
-                r = db_step_row(st);
+                r = db_step_one(st);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -ENOENT;
         read_row(st, ret);
         return 0;
 }
@@ -299,11 +297,9 @@ static int claim_locked(sqlite3 *db, void *userdata) {
         int r = db_prepare(db, &st, c->sql, c->types, c->when);
 
         if (r >= 0)
-                r = db_step_row(st);
+                r = db_step_one(st);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -ENOENT;
         (void) snprintf(c->id, c->size, "%s", (const char *) sqlite3_column_text(st, 0));
         return 0;
 }
