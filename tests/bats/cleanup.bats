@@ -167,13 +167,25 @@ machine_uid_map() {
     # Ranges of 65536 from distinct multiples of 65536 never overlap: distinct starts suffice.
     [ "$(awk 'NF { print $1 }' <<<"$maps" | sort -u | wc -l)" = 3 ] || { echo "$maps" >&2; false; }
     # A machine's range is given up with its unit: every range held by a machine is a running unit's.
-    for l in "$SESSION_DIR"/uid-ranges/*; do
-        owner=$(readlink "$l")
-        case $owner in
-        machine-* | tool-*) [ "$(in_systemd systemctl show -P ActiveState "$owner.service")" != inactive ] ||
-            { echo "$owner holds ${l##*/} but its unit is gone" >&2; false; } ;;
-        esac
+    # A range is reserved just before its unit is made, so one whose unit is not there yet is looked
+    # at again: only a range that stays without a unit for 10 s is a leak.
+    for _ in $(seq 20); do
+        leaks=""
+        for l in "$SESSION_DIR"/uid-ranges/*; do
+            [ -L "$l" ] || continue
+            owner=$(readlink "$l")
+            case $owner in
+            machine-* | tool-*)
+                if [ "$(in_systemd systemctl show -P ActiveState "$owner.service")" = inactive ]; then
+                    leaks+="$owner holds ${l##*/} but its unit is gone"$'\n'
+                fi
+                ;;
+            esac
+        done
+        [ -n "$leaks" ] || break
+        sleep 0.5
     done
+    [ -z "$leaks" ] || { echo "$leaks" >&2; false; }
 }
 
 @test "/metrics answers a loopback scraper only: 127.0.0.1 gets the figures, another address a 403" {
