@@ -16,8 +16,8 @@ An item is a request object, sent as one line of JSON text, as the worker sends 
   a "_content_b64" member: not sent; its bytes follow the line (a put's file);
   a "_content_file" member: the same, with the bytes of that host file;
   {"_raw": TEXT}: TEXT sent as it is;
-  {"_host": COMMAND}: no request: COMMAND run on the host by /bin/sh, the line printed is
-      {"host_status": N, "host_stdout": TEXT};
+  {"_host": COMMAND}: no request: COMMAND run on the host by /bin/sh, with the runner's host PID
+      in $RUNNER_PID; the line printed is {"host_status": N, "host_stdout": TEXT};
   {"_probe": true}: a connection that sends nothing (the pool's probe); the line is {"probe": GREETING}.
 A reply's line is the reply's JSON text as it came; bytes after it (a get's file, after "\n") are
 added after a tab, base64-encoded.
@@ -206,10 +206,11 @@ def exchange(path, request):
     return reply
 
 
-def session_item(path, item):
+def session_item(path, item, runner_pid):
     """One item of a session's list: the line to print."""
     if "_host" in item:
-        p = subprocess.run(["/bin/sh", "-c", item["_host"]], stdout=subprocess.PIPE)
+        p = subprocess.run(["/bin/sh", "-c", item["_host"]], stdout=subprocess.PIPE,
+                           env=dict(os.environ, RUNNER_PID=str(runner_pid)))
         return json.dumps({"host_status": p.returncode, "host_stdout": p.stdout.decode(errors="replace")})
     if "_probe" in item:
         conn, greeting = connect(path)
@@ -261,7 +262,7 @@ def main():
         runner_pid = int(os.read(runner_pid_r, 32) or b"0")
         try:
             for item in items:
-                print(session_item(path, item), flush=True)
+                print(session_item(path, item, runner_pid), flush=True)
         finally:
             # A session's runner serves until it is killed; the machine goes with it.
             if runner_pid > 0:

@@ -302,3 +302,23 @@ bytes_b64() {
     [ "$(bytes_b64 5)" = "$(printf '// c\n/* d */x' | base64)" ]
     [ "$(bytes_b64 6)" = "$(printf '/usr/bin' | base64)" ]
 }
+
+# A host command: the runner and every process of its machine, each with how many times it was
+# switched out (voluntarily or not, over all its threads), once, then again after 3 s of nothing;
+# fails if any changed. A process that sleeps in accept(), poll() or read() with no timeout is never
+# switched out, one that wakes on a timer is.
+IDLE_CHECK='tree() { echo "$1"; for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do tree "$c"; done; }
+switches() { for p in $(tree "$RUNNER_PID"); do echo "$p $(cat /proc/"$p"/comm /proc/"$p"/task/*/status 2>/dev/null | awk "NR == 1 { c = \$1 } /voluntary_ctxt_switches/ { s += \$2 } END { print c, s }")"; done; }
+a=$(switches); sleep 3; b=$(switches); echo "$a"; [ "$a" = "$b" ]'
+
+@test "session: between ops the runner and its machine sleep, with an interpreter of each language started" {
+    session "$(run_req python 'x = 1')" "$(run_req node 'let y = 2')" "$(run_req bash 'z=3')" "$(host "$IDLE_CHECK")" \
+        "$(run_req bash '(while :; do sleep 0.2; done) >/dev/null 2>&1 &')" "$(host "$IDLE_CHECK")"
+    [ "$(summary 3)" = '[0,"exit",false,"",""]' ]
+    # The runner, the zygote, the session sandbox's init and the three interpreters were looked at.
+    [ "$(line 4 | jq -r .host_stdout | grep -c -e sandboxd-runner -e sandboxd-zygote -e node -e bash)" -ge 5 ]
+    [ "$(line 4 | jq -c .host_status)" = 0 ]
+    # The positive control: a process of the machine that wakes every 200 ms is seen.
+    [ "$(summary 5)" = '[0,"exit",false,"",""]' ]
+    [ "$(line 6 | jq -c .host_status)" = 1 ]
+}
