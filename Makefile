@@ -69,7 +69,8 @@ BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-proto.c nspawn/broker
 POOLD_SRCS  := nspawn/pool/poold.c nspawn/pool/sweep.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/signal-util.c lib/daemon.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
-RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
+RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-args.c nspawn/runner/runner-common.c nspawn/runner/runner-exec.c \
+               nspawn/runner/runner-session.c nspawn/runner/proc-stat.c nspawn/runner/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
@@ -90,6 +91,8 @@ $(BUILD)/tests/test-worker-slots: $(call objs,fcgi/worker-slots.c)
 $(BUILD)/tests/test-path-util:    $(call objs,lib/path-util.c)
 $(BUILD)/tests/test-image-name:   $(call objs,lib/image-name.c)
 $(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-runner-args:  $(call objs,nspawn/runner/runner-args.c lib/error.c lib/utf8.c)
+$(BUILD)/tests/test-proc-stat:    $(call objs,nspawn/runner/proc-stat.c)
 $(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner/runner-request.c fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-error:        $(call objs,lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)

@@ -2,7 +2,7 @@
 #pragma once
 
 /* A session's file operations on its disk, the machine's /workspace: put, get, list and delete
- * (runner.c's --session). */
+ * (runner-session.c). */
 
 #include <stddef.h>
 
