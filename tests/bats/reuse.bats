@@ -299,3 +299,39 @@ print('kill(-1)', child.wait(), os.path.exists('/proc/1'))"
     run_code 'print(2)'
     [ "$(field .stdout)" = "2" ]
 }
+
+# The processes of machine unit $1 and how many times each was switched out (voluntarily or not,
+# over its threads), one a line: "PID COMM SWITCHES".
+machine_switches() {
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    in_systemd sh -c 'cg=$(systemctl show -p ControlGroup --value "$1"); d=/sys/fs/cgroup/systemd
+        [ -d "$d" ] || d=/sys/fs/cgroup
+        for p in $(find "$d$cg" -name cgroup.procs -exec cat {} + | sort -n); do
+            echo "$p $(cat /proc/"$p"/comm /proc/"$p"/task/*/status 2>/dev/null | awk "NR == 1 { c = \$1 } /voluntary_ctxt_switches/ { s += \$2 } END { print c, s }")"
+        done' sh "$1"
+}
+
+@test "a warm machine sleeps between executions: its runner, zygote and the next sandbox, node started ahead" {
+    local first_machine=
+    run_code 'print(1)'
+    execute "$(code_json 'console.log(2)' '{language: "node"}')"
+    expect_status 200
+    [ "$(machine_of "$rid")" = "$first_machine" ]
+    [ "$(field .stdout)" = 2 ]
+    sleep 2
+    # Positive control: an execution on the machine is seen, by the runner's count at least.
+    before=$(machine_switches "$first_machine.service")
+    grep -q ' sandboxd-runner ' <<<"$before"
+    execute "$(code_json 'console.log(3)' '{language: "node"}')"
+    expect_status 200
+    [ "$(machine_of "$rid")" = "$first_machine" ]
+    sleep 2
+    after=$(machine_switches "$first_machine.service")
+    [ "$(grep ' sandboxd-runner ' <<<"$before")" != "$(grep ' sandboxd-runner ' <<<"$after")" ]
+    grep -q ' node ' <<<"$after"
+    # Idle: nothing of it runs for 3 s.
+    sleep 3
+    idle=$(machine_switches "$first_machine.service")
+    echo "$after" >&2
+    [ "$idle" = "$after" ]
+}
