@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The workers' and the pool manager's side of the broker. */
 #include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +15,14 @@
 #include "lib/error-count.h"
 #include "lib/fd-util.h"
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "nspawn/broker/broker-client.h"
 #include "nspawn/sandbox.h"
 
+/* Non-blocking: a broker that does not accept (its backlog full) is an error now, not a wait. */
 static int broker_connect(int *ret) {
         struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = BROKER_SOCKET};
-        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
         if (fd < 0)
                 return negative_errno();
@@ -32,15 +36,50 @@ static int broker_connect(int *ret) {
         return 0;
 }
 
-static int send_request(int fd, const BrokerRequest *req, int pass_fd) {
-        return fd_send_one(fd, req, sizeof(*req), pass_fd, 0);
+/* Until fd has events, or deadline (CLOCK_MONOTONIC) passed: 0 or -ETIMEDOUT. */
+static int wait_fd(int fd, short events, uint64_t deadline) {
+        for (;;) {
+                struct pollfd p = {.fd = fd, .events = events};
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                int r;
+
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                r = poll(&p, 1, (int) ((deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
+                if (r > 0)
+                        return 0;
+                if (r < 0 && errno != EINTR)
+                        return negative_errno();
+        }
 }
 
-/* One reply; *ret_fd (if not NULL) gets the fd that came with it, or -1. */
-static int recv_reply(int fd, BrokerReply *ret, int *ret_fd) {
-        cleanup_close int got = -1;
-        ssize_t n = fd_receive_one(fd, ret, sizeof(*ret), 0, &got);
+static int send_request(int fd, const BrokerRequest *req, int pass_fd, uint64_t deadline) {
+        for (;;) {
+                int r = fd_send_one(fd, req, sizeof(*req), pass_fd, MSG_DONTWAIT);
 
+                if (r != -EAGAIN)
+                        return r;
+                r = wait_fd(fd, POLLOUT, deadline);
+                if (r < 0)
+                        return r;
+        }
+}
+
+/* One reply by deadline; *ret_fd (if not NULL) gets the fd that came with it, or -1. */
+static int recv_reply(int fd, BrokerReply *ret, int *ret_fd, uint64_t deadline) {
+        cleanup_close int got = -1;
+        ssize_t n;
+
+        for (;;) {
+                int r;
+
+                n = fd_receive_one(fd, ret, sizeof(*ret), MSG_DONTWAIT, &got);
+                if (n != -EAGAIN)
+                        break;
+                r = wait_fd(fd, POLLIN, deadline);
+                if (r < 0)
+                        return r;
+        }
         if (n < 0 && n != -EMSGSIZE && n != -EXFULL)
                 return (int) n;
         if (n != (ssize_t) sizeof(*ret))
@@ -59,25 +98,35 @@ static void count_failure(BrokerOp op, int r) {
                 error_count_inc(which);
 }
 
-/* A request and its reply on *conn, connecting (once more if the broker restarted) as needed;
- * *ret_fd (if not NULL) gets the descriptor the reply carried, or -1. */
+/* A request and its reply on *conn, connecting (once more if the broker restarted and the request
+ * may be sent twice) as needed, all within the op's deadline; *ret_fd (if not NULL) gets the descriptor the reply carried, or -1. A
+ * connection whose reply did not come is closed: a late reply must not be taken for the next one's. */
 static int call_once_more(int *conn, const BrokerRequest *req, int pass_fd, BrokerReply *ret, int *ret_fd) {
+        uint64_t timeout = broker_op_timeout_usec((BrokerOp) req->op, req->timeout_s);
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
+        /* A tool call in flight fails with its broker: sent again, it would run twice. */
+        int attempts = req->op == BROKER_RUN_TOOL ? 1 : 2;
         int r = -ENOTCONN;
 
-        for (int attempt = 0; attempt < 2; attempt++) {
+        for (int attempt = 0; attempt < attempts; attempt++) {
                 if (*conn < 0) {
                         r = broker_connect(conn);
                         if (r < 0)
                                 return r;
                 }
-                r = send_request(*conn, req, pass_fd);
+                r = send_request(*conn, req, pass_fd, deadline);
                 if (r >= 0)
-                        r = recv_reply(*conn, ret, ret_fd);
+                        r = recv_reply(*conn, ret, ret_fd, deadline);
                 if (r >= 0)
                         return ret->error;
                 closep(conn);
                 *conn = -1;
+                if (r == -ETIMEDOUT)
+                        break;
         }
+        if (r == -ETIMEDOUT)
+                (void) snprintf(ret->message, sizeof(ret->message), "the broker did not answer within %" PRIu64 " s",
+                                timeout / USEC_PER_SEC);
         return r;
 }
 
@@ -223,14 +272,7 @@ int broker_run_tool(const char *id, const char *request_id, const char *image, u
         if (write(in, input, input_len) != (ssize_t) input_len)
                 return errno > 0 ? -errno : -EIO;
 
-        r = broker_connect(&conn);
-        if (r >= 0)
-                r = send_request(conn, &req, in);
-        if (r >= 0)
-                r = recv_reply(conn, &rep, &out);
-        if (r >= 0)
-                r = rep.error;
-        count_failure(BROKER_RUN_TOOL, r);
+        r = call(&conn, &req, in, &rep, &out);
         if (r < 0)
                 return error_from_reply(&rep, r, reterr);
         if (out < 0 || rep.reply_len > TOOL_MAX_REPLY_BYTES + strlen(TOOL_READY_MARKER) || rep.diag_len > (1U << 20)) {

@@ -14,7 +14,9 @@
 typedef struct SandboxResult SandboxResult;
 
 /* *conn is a connection made on first use and remade once if the broker went away;
- * the caller closes it. Each returns 0 or a negative errno; *reterr (if given) gets the broker's reason. */
+ * the caller closes it. Each returns 0 or a negative errno; *reterr (if given) gets the broker's reason.
+ * Each waits for the broker at most broker_op_timeout_usec() of its op: past it, -ETIMEDOUT (and
+ * *conn closed, -1). */
 int broker_start_warm(int *conn, const char *id, int listen_fd, Error *reterr);
 int broker_kill(int *conn, const char *id);
 /* A session's machine (broker-proto.h): started on its disk (made first with create), or stopped,

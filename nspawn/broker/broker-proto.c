@@ -101,3 +101,30 @@ ErrorCount broker_failure_count(BrokerOp op, int r) {
                 return _ERROR_COUNT_NONE;
         return which[op];
 }
+
+uint64_t broker_op_timeout_usec(BrokerOp op, unsigned timeout_s) {
+        const uint64_t sec = 1000000ULL;
+
+        switch (op) {
+        case BROKER_KILL:
+        case BROKER_RESET_FAILED:
+                return 5 * sec;
+        case BROKER_LIST:
+        case BROKER_SESSION_LIST:
+                return 10 * sec;
+        case BROKER_START_WARM:
+                return 30 * sec;
+        /* A new disk formatted (60 s at most), a machine started or stopped and its disk unmounted. */
+        case BROKER_SESSION_START:
+        case BROKER_SESSION_CREATE:
+        case BROKER_SESSION_STOP:
+        case BROKER_SESSION_DELETE:
+                return 90 * sec;
+        /* The tool sandbox's own limits (ready, then the call's timeout, and the broker's 10 s over
+         * them), the 17 s its stop and the broker's following may take on top, and a margin. */
+        case BROKER_RUN_TOOL:
+                return ((uint64_t) BROKER_TOOL_READY_MAX_S + (timeout_s ? timeout_s : BROKER_TOOL_TIMEOUT_MAX_S) + 10 + 17 + 30) * sec;
+        default:
+                return 5 * sec;
+        }
+}

@@ -26,6 +26,9 @@
 #define TOOL_MAX_REPLY_BYTES (8U << 20)
 /* A tool call's timeout at most: the API's own bound (validate_call_limits), checked here again. */
 #define BROKER_TOOL_TIMEOUT_MAX_S 120U
+/* How long a tool sandbox may take to print its ready marker at most: SANDBOXD_CALL_READY_TIMEOUT_S's
+ * upper bound (lib/config.c), which the clients do not read. */
+#define BROKER_TOOL_READY_MAX_S 600U
 
 typedef enum BrokerOp {
         BROKER_START_WARM = 1, /* fd: the listening socket the runner gets as stdin */
@@ -100,6 +103,11 @@ int broker_id_valid(const char *id, const char *prefix);
 /* Checks a request as it came off the socket (size bytes): magic, op, and for that op every field,
  * NUL-terminated and well formed. 0 or -EINVAL (-EPROTO: not even a request). Pure. */
 int broker_request_check(const BrokerRequest *req, size_t size);
+
+/* How long a client waits for the broker's reply to op before it gives up (-ETIMEDOUT): above the
+ * longest the broker itself waits on systemd for that op, so that a slow but working broker still
+ * answers. timeout_s: RUN_TOOL's call timeout. Microseconds. Pure. */
+uint64_t broker_op_timeout_usec(BrokerOp op, unsigned timeout_s);
 
 /* A failed call's counter for GET /metrics (r < 0): the broker was not reached or not understood,
  * or failed to do what was asked. _ERROR_COUNT_NONE for a success, and for a failure that is not the

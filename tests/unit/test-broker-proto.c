@@ -171,7 +171,47 @@ static void test_failure_counts(void) {
         tap_is_int(broker_failure_count(BROKER_RUN_TOOL, -ENOEXEC), _ERROR_COUNT_NONE, "an image without python3 is the request's fault");
 }
 
+typedef struct TimeoutCase {
+        BrokerOp op;
+        unsigned timeout_s;
+        uint64_t at_least_s; /* what the broker may take on systemd's side for this op */
+        uint64_t at_most_s;  /* what a caller should wait for it */
+} TimeoutCase;
+
+/* A kill is given up on within seconds, a session's disk is given its format and its machine's
+ * start, a tool call its sandbox's own limits and stop: never less than the broker may take. */
+static const TimeoutCase timeout_cases[] = {
+        {BROKER_KILL, 0, 1, 5},
+        {BROKER_RESET_FAILED, 0, 1, 5},
+        {BROKER_LIST, 0, 1, 10},
+        {BROKER_SESSION_LIST, 0, 1, 10},
+        {BROKER_START_WARM, 0, 25, 30},
+        {BROKER_SESSION_CREATE, 0, 60 + 25, 90},
+        {BROKER_SESSION_START, 0, 25, 90},
+        {BROKER_SESSION_STOP, 0, 15 + 30, 90},
+        {BROKER_SESSION_DELETE, 0, 15 + 30, 90},
+        {BROKER_RUN_TOOL, 1, BROKER_TOOL_READY_MAX_S + 1 + 10 + 17, BROKER_TOOL_READY_MAX_S + 1 + 60},
+        {BROKER_RUN_TOOL, BROKER_TOOL_TIMEOUT_MAX_S, BROKER_TOOL_READY_MAX_S + BROKER_TOOL_TIMEOUT_MAX_S + 10 + 17,
+         BROKER_TOOL_READY_MAX_S + BROKER_TOOL_TIMEOUT_MAX_S + 60},
+        {(BrokerOp) 0, 0, 1, 5},
+        {_BROKER_OP_MAX, 0, 1, 5},
+};
+
+static void test_timeouts(void) {
+        for (size_t i = 0; i < ELEMENTSOF(timeout_cases); i++) {
+                const TimeoutCase *c = &timeout_cases[i];
+                uint64_t t = broker_op_timeout_usec(c->op, c->timeout_s);
+
+                tap_ok(t >= c->at_least_s * USEC_PER_SEC && t <= c->at_most_s * USEC_PER_SEC,
+                       "op %d (timeout %u s): the client waits %llu us, within [%llu, %llu] s", (int) c->op, c->timeout_s,
+                       (unsigned long long) t, (unsigned long long) c->at_least_s, (unsigned long long) c->at_most_s);
+        }
+        tap_ok(broker_op_timeout_usec(BROKER_RUN_TOOL, 100) > broker_op_timeout_usec(BROKER_RUN_TOOL, 10),
+               "a longer tool call is waited for longer");
+}
+
 int main(void) {
+        test_timeouts();
         test_failure_counts();
         test_ids();
         test_ops();
