@@ -302,8 +302,8 @@ static int append_disk_unit(sd_bus_message *m, const SandboxSpec *spec, const ch
         return r < 0 ? r : sd_bus_message_close_container(m);
 }
 
-/* StartTransientUnit for spec; *ret_reply holds the job path. */
-static int start_unit(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const int fds[3], sd_bus_message **ret_reply, sd_bus_error *error) {
+/* The StartTransientUnit call for spec, in *ret. */
+static int start_message(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const int fds[3], sd_bus_message **ret) {
         cleanup_bus_message sd_bus_message *m = NULL;
         char **argv = NULL, mount_unit[256] = "";
         int r;
@@ -341,14 +341,22 @@ static int start_unit(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const 
         argv = nspawn_argv_free(argv);
         if (r < 0)
                 return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
 
+/* StartTransientUnit for spec; *ret_reply holds the job path. */
+static int start_unit(sd_bus *bus, const SandboxSpec *spec, bool add_ref, const int fds[3], sd_bus_message **ret_reply, sd_bus_error *error) {
+        cleanup_bus_message sd_bus_message *m = NULL;
+        int r = start_message(bus, spec, add_ref, fds, &m);
+
+        if (r < 0)
+                return r;
         return sd_bus_call(bus, m, BUS_CALL_TIMEOUT_USEC, error, ret_reply);
 }
 
-int sandbox_start_detached(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, sd_bus_error *reterr_error) {
-        cleanup_bus_message sd_bus_message *reply = NULL;
-
-        return start_unit(bus, spec, false, (int[3]){stdin_fd, -1, -1}, &reply, reterr_error);
+int sandbox_start_message(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, sd_bus_message **ret) {
+        return start_message(bus, spec, false, (int[3]){stdin_fd, -1, -1}, ret);
 }
 
 static int run_start(Run *run, const int fds[3], sd_bus_error *error) {
@@ -445,15 +453,25 @@ int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error) {
         return r;
 }
 
-int sandbox_list(sd_bus *bus, const char *pattern, SandboxUnitFunc f, void *userdata, sd_bus_error *reterr_error) {
-        cleanup_bus_message sd_bus_message *reply = NULL;
+int sandbox_list_message(sd_bus *bus, const char *const *patterns, sd_bus_message **ret) {
+        cleanup_bus_message sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, manager.destination, manager.path, manager.interface, "ListUnitsByPatterns");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "as", 0);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, (char **) patterns);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int sandbox_list_read(sd_bus_message *reply, SandboxUnitFunc f, void *userdata) {
         const char *name, *active;
         int r;
 
-        r = sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "ListUnitsByPatterns", reterr_error, &reply,
-                               "asas", 0, 1, pattern);
-        if (r < 0)
-                return r;
         r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
         if (r < 0)
                 return r;
@@ -688,63 +706,9 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
 /* A session's disk: systemd does the root work (formatting, the loop device, the mount) in units of
  * its own, and the broker, which has no capability, only asks for them and waits for their jobs. */
 
-typedef struct JobWait {
-        const char *job;
-        char result[32];
-} JobWait;
-
-static int on_job_done(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        JobWait *w = userdata;
-        const char *path, *unit, *result;
-        uint32_t id;
-
-        (void) error;
-        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) >= 0 && w->job && strcmp(path, w->job) == 0)
-                (void) snprintf(w->result, sizeof(w->result), "%s", result);
-        return 0;
-}
-
-/* Sends call (a method that returns a job), and waits until that job is over: 0 when it is "done",
- * -EIO with the job's result in *error otherwise, -ETIME past timeout_usec. */
-static int call_and_wait_job(sd_bus *bus, sd_bus_message *call, uint64_t timeout_usec, sd_bus_error *error) {
-        cleanup_bus_slot sd_bus_slot *slot = NULL;
-        cleanup_bus_message sd_bus_message *reply = NULL;
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
-        JobWait w = {};
-        int r;
-
-        /* Subscribed before the call: the signal cannot pass unseen between the two. */
-        r = sd_bus_match_signal(bus, &slot, manager.destination, manager.path, manager.interface, "JobRemoved", on_job_done, &w);
-        if (r < 0)
-                return r;
-        r = sd_bus_call(bus, call, BUS_CALL_TIMEOUT_USEC, error, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(reply, "o", &w.job);
-        if (r < 0)
-                return r;
-        while (!w.result[0]) {
-                uint64_t now = now_usec(CLOCK_MONOTONIC);
-
-                if (now >= deadline)
-                        return -ETIME;
-                r = sd_bus_process(bus, NULL);
-                if (r < 0)
-                        return r;
-                if (r == 0) {
-                        r = sd_bus_wait(bus, deadline - now);
-                        if (r < 0 && r != -EINTR)
-                                return r;
-                }
-        }
-        if (strcmp(w.result, "done") == 0)
-                return 0;
-        return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "job %s", w.result);
-}
-
 /* A transient unit's start: its properties come from append(). */
-static int start_transient_and_wait(sd_bus *bus, const char *unit, int (*append)(sd_bus_message *m, const void *userdata),
-                                    const void *userdata, uint64_t timeout_usec, sd_bus_error *error) {
+static int transient_message(sd_bus *bus, const char *unit, int (*append)(sd_bus_message *m, const void *userdata),
+                             const void *userdata, sd_bus_message **ret) {
         cleanup_bus_message sd_bus_message *m = NULL;
         int r;
 
@@ -761,7 +725,8 @@ static int start_transient_and_wait(sd_bus *bus, const char *unit, int (*append)
                 r = sd_bus_message_append(m, "a(sa(sv))", 0);
         if (r < 0)
                 return r;
-        return call_and_wait_job(bus, m, timeout_usec, error);
+        *ret = TAKE_PTR(m);
+        return 0;
 }
 
 typedef struct FormatArgs {
@@ -782,11 +747,13 @@ static int append_format(sd_bus_message *m, const void *userdata) {
 
         if (r >= 0)
                 r = append_log_fields(m, a->spec);
+        if (r >= 0 && a->spec->exec_start_pre)
+                r = append_exec_list(m, "ExecStartPre", (char **const[]){(char **) a->spec->exec_start_pre, NULL});
         return r < 0 ? r : append_exec_start_list(m, a->argvs);
 }
 
-int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image, uint64_t bytes, uint32_t owner_uid,
-                        sd_bus_error *reterr_error) {
+int sandbox_disk_format_message(sd_bus *bus, const SandboxSpec *spec, const char *image, uint64_t bytes, uint32_t owner_uid,
+                                sd_bus_message **ret) {
         char size[32], owner[64];
         /* ext4 in a sparse file of the disk's size: only what is written takes the host's space. No
          * blocks reserved for root (nobody is root there), the sandbox user owns its root. mke2fs
@@ -799,29 +766,7 @@ int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image,
 
         (void) snprintf(size, sizeof(size), "%" PRIu64 "k", bytes / 1024);
         (void) snprintf(owner, sizeof(owner), "root_owner=%" PRIu32 ":%" PRIu32 ",nodiscard", owner_uid, owner_uid);
-        return start_transient_and_wait(bus, spec->unit, append_format, &(FormatArgs){spec, (char **const[]){argv, unlost, NULL}},
-                                        60 * USEC_PER_SEC, reterr_error);
-}
-
-int sandbox_disk_unmount(sd_bus *bus, const char *where, sd_bus_error *reterr_error) {
-        cleanup_bus_message sd_bus_message *m = NULL;
-        char unit[256];
-        int r = mount_unit_name(where, unit, sizeof(unit));
-
-        if (r < 0)
-                return r;
-        r = sd_bus_message_new_method_call(bus, &m, manager.destination, manager.path, manager.interface, "StopUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "ss", unit, "replace");
-        if (r < 0)
-                return r;
-        r = call_and_wait_job(bus, m, 30 * USEC_PER_SEC, reterr_error);
-        /* Not mounted: nothing to do. */
-        if (r < 0 && sd_bus_error_has_name(reterr_error, "org.freedesktop.systemd1.NoSuchUnit")) {
-                sd_bus_error_free(reterr_error);
-                return 0;
-        }
-        return r;
+        return transient_message(bus, spec->unit, append_format, &(FormatArgs){spec, (char **const[]){argv, unlost, NULL}}, ret);
 }
 
 int sandbox_wait_gone(sd_bus *bus, const char *unit, uint64_t timeout_usec) {

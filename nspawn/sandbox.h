@@ -63,13 +63,17 @@ int sandbox_run(sd_bus *bus, const SandboxSpec *spec, const char *input, size_t 
 
 void sandbox_result_done(SandboxResult *r);
 
-/* Starts a sandbox without following it (a warm one): stdin is fd (a listening socket), stdout
- * and stderr go to the journal. Returns once systemd has queued the start. */
-int sandbox_start_detached(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, sd_bus_error *reterr_error);
+/* The StartTransientUnit call (into *ret, the caller's) of a sandbox that nobody follows (a warm
+ * one): stdin is stdin_fd (a listening socket; the message holds its own copy), stdout and stderr go
+ * to the journal. Its reply is the start's job. */
+int sandbox_start_message(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, sd_bus_message **ret);
 
-/* Calls f(unit, active_state, userdata) for each loaded unit whose name matches pattern (fnmatch). */
+/* The ListUnitsByPatterns call (into *ret, the caller's) for the loaded units whose names match any
+ * of patterns (NULL-terminated, fnmatch); then sandbox_list_read() on its reply calls
+ * f(unit, active_state, userdata) for each. */
 typedef void (*SandboxUnitFunc)(const char *unit, const char *active_state, void *userdata);
-int sandbox_list(sd_bus *bus, const char *pattern, SandboxUnitFunc f, void *userdata, sd_bus_error *reterr_error);
+int sandbox_list_message(sd_bus *bus, const char *const *patterns, sd_bus_message **ret);
+int sandbox_list_read(sd_bus_message *reply, SandboxUnitFunc f, void *userdata);
 
 /* Which of its cgroup limits a sandbox unit ran into: kills by the OOM killer under its memory
  * limit, forks refused by its task limit. Reads the unit's cgroup (v2, or v1 memory/pids
@@ -96,13 +100,11 @@ int sandbox_reset_failed(sd_bus *bus, const char *unit);
 /* Kills every process of a sandbox unit and asks systemd to stop it; for units left by a dead worker. */
 int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error);
 
-/* A session's disk (the broker's SESSION ops), each waiting for systemd's job to end; 0 or -errno,
- * *reterr_error saying why when systemd did.
- * Formats a new ext4 file system of bytes in a new sparse file image, its root owned by owner_uid (a
- * host UID), in a oneshot unit named spec->unit of spec->slice. */
-int sandbox_disk_format(sd_bus *bus, const SandboxSpec *spec, const char *image, uint64_t bytes, uint32_t owner_uid,
-                        sd_bus_error *reterr_error);
-/* Unmounts where (made of [a-z0-9/]) now, if it is mounted still; nothing mounted counts as done. */
-int sandbox_disk_unmount(sd_bus *bus, const char *where, sd_bus_error *reterr_error);
+/* A session's disk (the broker's SESSION ops): the StartTransientUnit call (into *ret, the
+ * caller's) of a oneshot unit named spec->unit of spec->slice that formats a new ext4 file system of
+ * bytes in a new sparse file image, its root owned by owner_uid (a host UID); after
+ * spec->exec_start_pre, if any. Its reply is the job, which is over when the format is. */
+int sandbox_disk_format_message(sd_bus *bus, const SandboxSpec *spec, const char *image, uint64_t bytes, uint32_t owner_uid,
+                                sd_bus_message **ret);
 /* Waits until unit is inactive, failed (then reset) or gone: 0, -ETIME past timeout_usec. */
 int sandbox_wait_gone(sd_bus *bus, const char *unit, uint64_t timeout_usec);

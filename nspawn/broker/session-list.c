@@ -104,14 +104,23 @@ static int list_disks(const char *session_dir, SessionList *l) {
         return 0;
 }
 
-int session_list(sd_bus *bus, const char *session_dir, int uid_dir_fd, BrokerSession **ret, size_t *ret_n,
-                 sd_bus_error *reterr_error) {
+const char *const session_list_patterns[] = {"session-*.service", DISK_MOUNT_PREFIX "*.mount", NULL};
+
+/* One of the units session_list_patterns matched: a session's machine or its disk's mount. */
+static void list_unit(const char *unit, const char *active, void *userdata) {
+        size_t n = strlen(unit);
+
+        if (n > 6 && strcmp(unit + n - 6, ".mount") == 0)
+                list_mount(unit, active, userdata);
+        else
+                list_machine(unit, active, userdata);
+}
+
+static int session_list(sd_bus_message *units, const char *session_dir, int uid_dir_fd, BrokerSession **ret, size_t *ret_n) {
         SessionList l = {};
         int r;
 
-        r = sandbox_list(bus, "session-*.service", list_machine, &l, reterr_error);
-        if (r >= 0)
-                r = sandbox_list(bus, DISK_MOUNT_PREFIX "*.mount", list_mount, &l, reterr_error);
+        r = sandbox_list_read(units, list_unit, &l);
         if (r >= 0)
                 r = list_disks(session_dir, &l);
         if (r >= 0)
@@ -127,11 +136,11 @@ int session_list(sd_bus *bus, const char *session_dir, int uid_dir_fd, BrokerSes
         return 0;
 }
 
-int session_list_memfd(sd_bus *bus, const char *session_dir, int uid_dir_fd, uint32_t *ret_n, int *ret_fd, sd_bus_error *reterr_error) {
+int session_list_memfd(sd_bus_message *units, const char *session_dir, int uid_dir_fd, uint32_t *ret_n, int *ret_fd) {
         cleanup_free BrokerSession *list = NULL;
         cleanup_close int fd = -1;
         size_t n = 0;
-        int r = session_list(bus, session_dir, uid_dir_fd, &list, &n, reterr_error);
+        int r = session_list(units, session_dir, uid_dir_fd, &list, &n);
 
         if (r >= 0 && n > UINT32_MAX)
                 r = -E2BIG;

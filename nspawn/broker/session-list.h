@@ -7,14 +7,15 @@
 
 #include "nspawn/broker/broker-proto.h"
 
-/* Every session the host holds anything of (broker-proto.h, BROKER_SESSION_LIST): its machine unit
- * and disk mount as systemd has them, its disk image in session_dir, its UID range in the
- * reservations of uid_dir_fd. *ret (malloc'd, the caller's) gets *ret_n records. 0 or -errno. */
-int session_list(sd_bus *bus, const char *session_dir, int uid_dir_fd, BrokerSession **ret, size_t *ret_n,
-                 sd_bus_error *reterr_error);
+/* The units whose list (ListUnitsByPatterns, sandbox_list_message()) session_list_memfd() reads:
+ * the sessions' machines and their disks' mounts. NULL-terminated. */
+extern const char *const session_list_patterns[];
 
-/* session_list() into a new memfd (*ret_fd, the caller's) of *ret_n records, for the reply. */
-int session_list_memfd(sd_bus *bus, const char *session_dir, int uid_dir_fd, uint32_t *ret_n, int *ret_fd, sd_bus_error *reterr_error);
+/* Every session the host holds anything of (broker-proto.h, BROKER_SESSION_LIST): its machine unit
+ * and disk mount as systemd listed them in units (the reply to session_list_patterns' list), its
+ * disk image in session_dir, its UID range in the reservations of uid_dir_fd; into a new memfd
+ * (*ret_fd, the caller's) of *ret_n records, for the reply. 0 or -errno. */
+int session_list_memfd(sd_bus_message *units, const char *session_dir, int uid_dir_fd, uint32_t *ret_n, int *ret_fd);
 
 /* Gives up the ranges of machines (not sessions) in uid_dir_fd whose units are gone: what a unit that
  * never ran its ExecStopPost= (its systemd went down with it) left. For the broker's start. */
