@@ -1,0 +1,131 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# The broker serves every client at once: a slow operation on one connection (a session's disk being
+# formatted) holds up no other (a kill, the list of units). The format is made slow by a test-only
+# setting of the broker's own environment (SANDBOXD_TEST_DISK_FORMAT_DELAY_S): the format unit
+# sleeps first, so that the broker waits on systemd's job as it does for a real, slow format.
+
+# shellcheck source=tests/bats/helpers.bash
+source "$BATS_TEST_DIRNAME/helpers.bash"
+
+CLIENT=$(cat "$BATS_TEST_DIRNAME/broker-client.py")
+# How long the format waits: well past what a kill or a list takes.
+DELAY_S=10
+
+setup_file() {
+    require_stack
+}
+
+setup() {
+    created="$BATS_TEST_TMPDIR/sessions"
+    : >"$created"
+}
+
+teardown() {
+    local id
+    wait
+    if clear_settings zz-broker; then
+        wait_up
+    fi
+    while read -r id; do
+        curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$id" || true
+    done <"$created"
+}
+
+as_worker_user() {
+    in_systemd setpriv --reuid=sandboxd --regid=sandboxd --clear-groups "$@"
+}
+
+# Waits until the workers answer again after a restart.
+wait_up() {
+    for _ in $(seq 100); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/metrics")" = 200 ] && return 0
+        sleep 0.1
+    done
+    echo "the service did not come back" >&2
+    return 1
+}
+
+# formatting: a session's disk format unit is there (waiting, or formatting).
+formatting() {
+    [ -n "$(in_systemd systemctl list-units --all --plain --no-legend 'sandboxd-disk-*' | awk '$3 == "active" || $3 == "activating"')" ]
+}
+
+not_formatting() {
+    if formatting; then
+        echo "a session's disk is being formatted" >&2
+        return 1
+    fi
+}
+
+# unit_gone UNIT: systemd has it no more (or inactive), within 10 s.
+unit_gone() {
+    local state
+    for _ in $(seq 100); do
+        state=$(in_systemd systemctl show -P ActiveState "$1")
+        [ "$state" = inactive ] || [ "$state" = failed ] && return 0
+        sleep 0.1
+    done
+    echo "$1 is still $state" >&2
+    return 1
+}
+
+now_ms() {
+    echo $(($(date +%s%N) / 1000000))
+}
+
+@test "a kill and a list are answered while another connection's session disk is being formatted" {
+    with_settings zz-broker "SANDBOXD_TEST_DISK_FORMAT_DELAY_S=$DELAY_S"
+    wait_up
+    wait_pool_full
+    # A warm machine to kill: it runs.
+    machine=$(db "SELECT machine_id FROM pool WHERE state = 'ready' LIMIT 1")
+    [ -n "$machine" ]
+    [ "$(in_systemd systemctl show -P ActiveState "$machine.service")" = active ]
+    not_formatting
+
+    # A session's creation: its worker asks the broker, which formats its disk first.
+    start=$(now_ms)
+    curl -s -o "$BATS_TEST_TMPDIR/create" -w '%{http_code}' -X POST "$SANDBOXD_URL/v1/sessions" >"$BATS_TEST_TMPDIR/create.code" &
+    for _ in $(seq 100); do
+        formatting && break
+        sleep 0.1
+    done
+    formatting
+
+    # Meanwhile, on connections of their own: the kill and the list, each answered at once.
+    t0=$(now_ms)
+    run as_worker_user /usr/bin/python3 -c "$CLIENT" kill "$machine"
+    t1=$(now_ms)
+    [ "$status" -eq 0 ]
+    [ "$(jq .error <<<"$output")" -eq 0 ]
+    run as_worker_user /usr/bin/python3 -c "$CLIENT" list ""
+    t2=$(now_ms)
+    [ "$status" -eq 0 ]
+    [ "$(jq .error <<<"$output")" -eq 0 ]
+    echo "kill answered in $((t1 - t0)) ms, list in $((t2 - t1)) ms, during the format" >&3
+    [ $((t1 - t0)) -lt 3000 ]
+    [ $((t2 - t1)) -lt 3000 ]
+    # The format was still going when both had their answers, and the machine is gone.
+    formatting
+    unit_gone "$machine.service"
+
+    # The create had to wait for its format, and then succeeded.
+    wait
+    end=$(now_ms)
+    [ "$(cat "$BATS_TEST_TMPDIR/create.code")" = 201 ]
+    jq -r .session_id "$BATS_TEST_TMPDIR/create" >>"$created"
+    echo "the create took $((end - start)) ms" >&3
+    [ $((end - start)) -ge $((DELAY_S * 1000)) ]
+    not_formatting
+}
+
+@test "without the test setting, a session's disk is formatted at once" {
+    # Positive control of the setting above: off by default, the format is not held back.
+    start=$(now_ms)
+    body=$(curl -s -w '\n%{http_code}' -X POST "$SANDBOXD_URL/v1/sessions")
+    end=$(now_ms)
+    [ "${body##*$'\n'}" = 201 ]
+    jq -r .session_id <<<"${body%$'\n'*}" >>"$created"
+    [ $((end - start)) -lt $((DELAY_S * 1000)) ]
+}
