@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # The broker serves every client at once: a slow operation on one connection (a session's disk being
-# formatted) holds up no other (a kill, the list of units). The format is made slow by a test-only
+# formatted) holds up no other (a kill, the list of units). And its clients wait for it with a
+# deadline: one that does not answer is given up on. The format is made slow by a test-only
 # setting of the broker's own environment (SANDBOXD_TEST_DISK_FORMAT_DELAY_S): the format unit
 # sleeps first, so that the broker waits on systemd's job as it does for a real, slow format.
 
@@ -23,6 +24,10 @@ setup() {
 
 teardown() {
     local id
+    if [ -n "${broker_stopped:-}" ]; then
+        in_systemd systemctl kill -s CONT sandboxd-broker.service
+        broker_stopped=
+    fi
     wait
     if clear_settings zz-broker; then
         wait_up
@@ -68,6 +73,11 @@ unit_gone() {
     done
     echo "$1 is still $state" >&2
     return 1
+}
+
+# list_errors: how many of the broker's list calls failed, as GET /metrics counts them.
+list_errors() {
+    curl -s "$SANDBOXD_URL/metrics" | awk '$1 == "sandboxd_broker_errors_total{operation=\"list\"}" { v = $2 } END { print v + 0 }'
 }
 
 now_ms() {
@@ -128,4 +138,35 @@ now_ms() {
     [ "${body##*$'\n'}" = 201 ]
     jq -r .session_id <<<"${body%$'\n'*}" >>"$created"
     [ $((end - start)) -lt $((DELAY_S * 1000)) ]
+}
+
+@test "a broker that does not answer is given up on at the deadline, and served again once it answers" {
+    wait_pool_full
+    before=$(list_errors)
+    # Positive control: the broker answers a list now.
+    run as_worker_user /usr/bin/python3 -c "$CLIENT" list ""
+    [ "$(jq .error <<<"$output")" -eq 0 ]
+    # Stopped, it takes connections and requests (the kernel queues them) but answers none. The pool
+    # manager lists the units when it sweeps, at once on SIGHUP.
+    in_systemd systemctl kill -s STOP sandboxd-broker.service
+    broker_stopped=1
+    start=$(now_ms)
+    in_systemd systemctl kill -s HUP sandboxd-poold.service
+    for _ in $(seq 400); do
+        [ "$(list_errors)" -gt "$before" ] && break
+        sleep 0.1
+    done
+    end=$(now_ms)
+    in_systemd systemctl kill -s CONT sandboxd-broker.service
+    broker_stopped=
+    [ "$(list_errors)" -gt "$before" ]
+    # Given up at the list's deadline (10 s): not before, and not never. The pool manager writes
+    # its counts down once its sweep is over, after its session list's deadline too (20 s measured).
+    echo "the pool manager's failed list was counted after $((end - start)) ms" >&3
+    [ $((end - start)) -ge 9000 ]
+    [ $((end - start)) -lt 40000 ]
+    # The broker answers again, and the pool manager is not stuck: the pool is full again.
+    run as_worker_user /usr/bin/python3 -c "$CLIENT" list ""
+    [ "$(jq .error <<<"$output")" -eq 0 ]
+    wait_pool_full
 }
