@@ -59,7 +59,8 @@ static void clients_unlink(Broker *b, Client *c) {
                 }
         b->n_clients--;
         /* Room again for a connection the backlog holds. */
-        (void) sd_event_source_set_enabled(b->listen_source, SD_EVENT_ON);
+        if (!b->stopping)
+                (void) sd_event_source_set_enabled(b->listen_source, SD_EVENT_ON);
 }
 
 /* Its connection ends now; the client goes once its last request is answered. */
@@ -115,6 +116,17 @@ static bool same_unit(const Request *a, const char *id) {
 
 static void request_run(Request *q);
 
+/* Stopping, the broker ends once no request is left but tool calls: their processes end with the
+ * unit, as a tool call in flight fails with its broker (sandboxd-broker.service). */
+static void exit_if_drained(Broker *b) {
+        if (!b->stopping || b->waiting)
+                return;
+        for (Request *q = b->running; q; q = q->next)
+                if (q->req.op != BROKER_RUN_TOOL)
+                        return;
+        (void) sd_event_exit(b->event, 0);
+}
+
 /* The first request that waited for one about id to end, started. */
 static void request_run_next(Broker *b, const char *id) {
         for (Request *q = b->waiting; q; q = q->next)
@@ -144,6 +156,7 @@ void request_free(Request *q) {
         free(q);
         if (id[0])
                 request_run_next(b, id);
+        exit_if_drained(b);
 }
 
 void request_finish(Request *q, int r) {
@@ -266,7 +279,7 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
 /* c is read while it may start more requests. */
 static void client_update(Client *c) {
-        if (c->source)
+        if (c->source && !c->broker->stopping)
                 (void) sd_event_source_set_enabled(c->source, c->n_requests < CLIENT_REQUESTS_MAX ? SD_EVENT_ON : SD_EVENT_OFF);
 }
 
@@ -374,10 +387,20 @@ static void read_test_settings(Broker *b) {
         }
 }
 
+/* What is in progress is finished first (a session's start half done would leave its disk made and
+ * no machine); nothing new is taken meanwhile. systemd's stop timeout bounds the wait. */
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Broker *b = userdata;
+
+        (void) s;
         (void) si;
-        (void) userdata;
-        return sd_event_exit(sd_event_source_get_event(s), 0);
+        b->stopping = true;
+        (void) sd_event_source_set_enabled(b->listen_source, SD_EVENT_OFF);
+        for (Client *c = b->clients; c; c = c->next)
+                if (c->source)
+                        (void) sd_event_source_set_enabled(c->source, SD_EVENT_OFF);
+        exit_if_drained(b);
+        return 0;
 }
 
 /* SIGTERM and SIGINT end the loop; SIGCHLD is the tool calls' processes' (sd_event_add_child). */
@@ -425,7 +448,8 @@ int main(void) {
         if (r < 0)
                 (void) log_error_errno(r, "Broker: its event loop failed");
         (void) sd_notify(0, "STOPPING=1");
-        /* Requests in progress end with the process: their clients see the connection close. */
+        /* Tool calls in progress end with the process (and their sandboxes with the unit's stop): their
+         * clients see the connection close. */
         broker_bus_done(&b);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

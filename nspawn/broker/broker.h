@@ -55,6 +55,7 @@ struct Broker {
         Client *clients;
         size_t n_clients;
         sigset_t signal_mask; /* what the loop blocks, for a child to unblock */
+        bool stopping;        /* SIGTERM: what is in progress ends, nothing new starts */
         /* Tests only, from the broker's own environment (SANDBOXD_TEST_DISK_FORMAT_DELAY_S): how
          * long a session's disk format waits before it starts, so that a test can show other
          * requests answered meanwhile. 0 (off) unless that is set. */
