@@ -117,12 +117,12 @@ static int session_machine(Request *q, SandboxBase *s, SessionArgs *a, const cha
         const char *binds[] = {a->lib_bind, NULL};
         int r;
 
+        if ((size_t) snprintf(a->lib_bind, sizeof(a->lib_bind), "%s:" MACHINE_LIB_DIR, cfg->lib_dir) >= sizeof(a->lib_bind))
+                return error_set(&q->err, -ENAMETOOLONG, "SANDBOXD_LIB_DIR is too long");
         s->ns.image = tree;
         s->ns.image_read_only = true;
         s->ns.bind_ro = binds;
         s->ns.workspace_dir = a->where;
-        if ((size_t) snprintf(a->lib_bind, sizeof(a->lib_bind), "%s:" MACHINE_LIB_DIR, cfg->lib_dir) >= sizeof(a->lib_bind))
-                return error_set(&q->err, -ENAMETOOLONG, "SANDBOXD_LIB_DIR is too long");
         (void) snprintf(a->preload, sizeof(a->preload), "--preload=%s", cfg->preload);
         (void) snprintf(a->openblas, sizeof(a->openblas), "--setenv=OPENBLAS_CORETYPE=%s", cfg->openblas_coretype);
         (void) snprintf(a->workspace, sizeof(a->workspace), "--workspace-bytes=%" PRIu64, cfg->session_disk_bytes);
@@ -134,6 +134,9 @@ static int session_machine(Request *q, SandboxBase *s, SessionArgs *a, const cha
         s->spec.disk_image = q->image;
         s->spec.disk_where = a->where;
         r = sandbox_start_message(q->broker->bus, &s->spec, q->passed_fd, &q->then);
+        /* The message holds copies: the command and binds of this frame are not s's any more. */
+        s->ns.command = NULL;
+        s->ns.bind_ro = NULL;
         return r < 0 ? broker_fail(&q->err, r, NULL) : 0;
 }
 

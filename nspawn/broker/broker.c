@@ -46,6 +46,7 @@ struct Client {
         int fd; /* -1 once the peer hung up or was dropped */
         sd_event_source *source;
         unsigned n_requests;
+        bool reading; /* its messages are being read: not freed under that loop */
         Client *next;
 };
 
@@ -67,7 +68,7 @@ static void clients_unlink(Broker *b, Client *c) {
 static void client_close(Client *c) {
         c->source = sd_event_source_disable_unref(c->source);
         closep(&c->fd);
-        if (c->n_requests == 0) {
+        if (c->n_requests == 0 && !c->reading) {
                 clients_unlink(c->broker, c);
                 free(c);
         }
@@ -263,13 +264,12 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
         (void) s;
         (void) fd;
         (void) revents;
-        /* Counted as one more request while its messages are read: a request answered (or the
-         * connection closed) meanwhile cannot free c under this loop. */
-        c->n_requests++;
+        /* A request answered (or the connection closed) meanwhile cannot free c under this loop. */
+        c->reading = true;
         /* Until nothing is queued, or c has as many requests in progress as it may. */
-        while (c->fd >= 0 && c->n_requests <= CLIENT_REQUESTS_MAX && client_receive(c))
+        while (c->fd >= 0 && c->n_requests < CLIENT_REQUESTS_MAX && client_receive(c))
                 ;
-        c->n_requests--;
+        c->reading = false;
         if (c->fd < 0)
                 client_close(c);
         else
