@@ -73,6 +73,9 @@ typedef struct Session {
         bool lost[SESSION_LANGUAGES];
         unsigned cgroup; /* the sandbox's cgroups' number (cgroup.h); 0: none */
         Runner *runner;
+        /* The connection of the op under way: a worker that closes it has no client waiting any
+         * more (nginx closed the request), and the run ends. -1 between ops. */
+        int client;
         /* Its cgroup's CPU time already reported (by the last run, exec or usage op): what a
          * background process burns between runs is the next one's to report. */
         uint64_t billed_usec;
@@ -281,6 +284,9 @@ static int session_wait(Session *s, Process *p, uint64_t deadline, size_t cap, O
                         {.fd = done_open ? p->done_r : -1, .events = POLLIN},
                         {.fd = out->open ? p->out_r : -1, .events = POLLIN},
                         {.fd = err->open ? p->err_r : -1, .events = POLLIN},
+                        /* The worker shut its side for writing once it sent the op: only its
+                         * close (POLLHUP, both ways shut) says it is gone. */
+                        {.fd = s->client, .events = 0},
                 };
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 int r, status;
@@ -296,6 +302,14 @@ static int session_wait(Session *s, Process *p, uint64_t deadline, size_t cap, O
                         return -errno;
                 if (r <= 0)
                         continue;
+                if (fds[4].revents & (POLLHUP | POLLERR)) {
+                        /* Nobody waits for the run: it ends as a timeout does, with everything
+                         * it started. */
+                        ret->termination = "killed";
+                        ret->exit_code = -1;
+                        ret->sandbox_lost = true;
+                        return 0;
+                }
                 if (fds[2].revents)
                         (void) runner_output_drain(p->out_r, out, cap, buf);
                 if (fds[3].revents)
@@ -612,7 +626,7 @@ static int workspace_own(uid_t uid) {
 }
 
 int runner_session_serve(Runner *r, Error *reterr) {
-        Session s = {.init = -1, .control = -1, .runner = r};
+        Session s = {.init = -1, .control = -1, .runner = r, .client = -1};
         int k;
 
         for (size_t l = 0; l < SESSION_LANGUAGES; l++)
@@ -636,7 +650,9 @@ int runner_session_serve(Runner *r, Error *reterr) {
                 k = runner_next_request(&conn, &data, &len);
                 if (k < 0)
                         return error_set(reterr, k, "accept: %s", strerror(-k));
+                s.client = conn;
                 reply = session_answer(&s, data, len, &body, &body_len);
+                s.client = -1;
                 if (!reply)
                         return error_set(reterr, -ENOMEM, "reply: %s", strerror(ENOMEM));
                 if (fd_write_all(conn, reply, strlen(reply)) >= 0 && body)
