@@ -23,41 +23,41 @@ static const CtlVerb verbs[] = {
 int ctl_fail(const char *fmt, ...) {
         va_list ap;
 
-        fputs("sandboxctl: ", stderr);
+        (void) fputs("sandboxctl: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        (void) vfprintf(stderr, fmt, ap);
         va_end(ap);
-        fputc('\n', stderr);
+        (void) fputc('\n', stderr);
         return EXIT_FAILURE;
 }
 
 int ctl_usage(const char *verb, const char *fmt, ...) {
         va_list ap;
 
-        fprintf(stderr, "sandboxctl: %s: ", verb);
+        (void) fprintf(stderr, "sandboxctl: %s: ", verb);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        (void) vfprintf(stderr, fmt, ap);
         va_end(ap);
-        fprintf(stderr, " (see sandboxctl %s --help)\n", verb);
+        (void) fprintf(stderr, " (see sandboxctl %s --help)\n", verb);
         return CTL_EXIT_USAGE;
 }
 
 static void help(FILE *f) {
-        fputs("Usage: sandboxctl [--url URL] [--token TOKEN] [--json] VERB [ARGS...]\n"
-              "\n"
-              "Looks at and manages a running sandboxd. VERB --help says more of each.\n"
-              "\n"
-              "Options:\n"
-              "  --url URL      the service (default: $SANDBOXD_URL, else http://127.0.0.1:8080)\n"
-              "  --token TOKEN  an API key, when the service requires one (default: $SANDBOXD_TOKEN)\n"
-              "  --json         print what a verb lists as JSON (each verb takes it too)\n"
-              "  -h, --help     this text\n"
-              "\n"
-              "Verbs:\n",
-              f);
+        (void) fputs("Usage: sandboxctl [--url URL] [--token TOKEN] [--json] VERB [ARGS...]\n"
+                     "\n"
+                     "Looks at and manages a running sandboxd. VERB --help says more of each.\n"
+                     "\n"
+                     "Options:\n"
+                     "  --url URL      the service (default: $SANDBOXD_URL, else http://127.0.0.1:8080)\n"
+                     "  --token TOKEN  an API key, when the service requires one (default: $SANDBOXD_TOKEN)\n"
+                     "  --json         print what a verb lists as JSON (each verb takes it too)\n"
+                     "  -h, --help     this text\n"
+                     "\n"
+                     "Verbs:\n",
+                     f);
         for (const CtlVerb *v = verbs; v->name; v++)
                 fprintf(f, "  %-13s  %s\n", v->name, v->summary);
-        fputs("\nSee sandboxctl(8).\n", f);
+        (void) fputs("\nSee sandboxctl(8).\n", f);
 }
 
 int main(int argc, char *argv[]) {

@@ -45,6 +45,7 @@ static int become_owner(const char *db_path) {
 
         if (!copy)
                 return ctl_fail("out of memory");
+        /* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): copy is cleanup_free, unseen by clang-analyzer 14 */
         if (stat(dirname(copy), &st) < 0 || access(db_path, F_OK) < 0)
                 return ctl_fail("no database at '%s': sandboxd makes it when it first starts (make run)", db_path);
         if (geteuid() != 0 || st.st_uid == 0)
@@ -102,32 +103,32 @@ static int parse_limit(const char *option, const char *s, int64_t *ret) {
 }
 
 static void help_add(FILE *f) {
-        fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
-              "                          [--max-sessions N] [--max-paused-sessions N] [--session-disk-bytes N]\n"
-              "                          [--images IMAGE,...]\n"
-              "\n"
-              "Makes an API key and prints its token, once: only its SHA-256 is kept. Clients send it as\n"
-              "'Authorization: Bearer TOKEN' once SANDBOXD_API_KEYS=on. NAME (letters, digits, '.', '_', '-';\n"
-              "64 at most) is what records, the journal and metrics show; it is never given out again.\n"
-              "\n"
-              "Quotas (each left out: no limit):\n"
-              "  --max-concurrent N         its requests in flight at once\n"
-              "  --executions-per-minute N  executions (/v1/execute, /execute, /v1/call, a session's run\n"
-              "                             and exec), session creates, file uploads and pauses started\n"
-              "                             in the last 60 seconds\n"
-              "  --cpu-seconds-per-day N    CPU time of its executions in the last 24 hours, with what its\n"
-              "                             sessions' background processes used between runs\n"
-              "  --max-sessions N           its active sessions (each holds a machine)\n"
-              "  --max-paused-sessions N    its sessions kept, active or paused: each may be paused, and a\n"
-              "                             paused one keeps its disk until SANDBOXD_SESSION_RETAIN_S\n"
-              "  --session-disk-bytes N     its kept sessions' disks, each counted as\n"
-              "                             SANDBOXD_SESSION_DISK_BYTES (what it may grow to)\n"
-              "\n"
-              "  --images IMAGE,...         the tool images (sandboxd-image build) it may call with POST\n"
-              "                             /v1/call; any other answers as one that does not exist. Left\n"
-              "                             out: every tool image\n"
-              "  -h, --help                 this text\n",
-              f);
+        (void) fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
+                     "                          [--max-sessions N] [--max-paused-sessions N] [--session-disk-bytes N]\n"
+                     "                          [--images IMAGE,...]\n"
+                     "\n"
+                     "Makes an API key and prints its token, once: only its SHA-256 is kept. Clients send it as\n"
+                     "'Authorization: Bearer TOKEN' once SANDBOXD_API_KEYS=on. NAME (letters, digits, '.', '_', '-';\n"
+                     "64 at most) is what records, the journal and metrics show; it is never given out again.\n"
+                     "\n"
+                     "Quotas (each left out: no limit):\n"
+                     "  --max-concurrent N         its requests in flight at once\n"
+                     "  --executions-per-minute N  executions (/v1/execute, /execute, /v1/call, a session's run\n"
+                     "                             and exec), session creates, file uploads and pauses started\n"
+                     "                             in the last 60 seconds\n"
+                     "  --cpu-seconds-per-day N    CPU time of its executions in the last 24 hours, with what its\n"
+                     "                             sessions' background processes used between runs\n"
+                     "  --max-sessions N           its active sessions (each holds a machine)\n"
+                     "  --max-paused-sessions N    its sessions kept, active or paused: each may be paused, and a\n"
+                     "                             paused one keeps its disk until SANDBOXD_SESSION_RETAIN_S\n"
+                     "  --session-disk-bytes N     its kept sessions' disks, each counted as\n"
+                     "                             SANDBOXD_SESSION_DISK_BYTES (what it may grow to)\n"
+                     "\n"
+                     "  --images IMAGE,...         the tool images (sandboxd-image build) it may call with POST\n"
+                     "                             /v1/call; any other answers as one that does not exist. Left\n"
+                     "                             out: every tool image\n"
+                     "  -h, --help                 this text\n",
+                     f);
 }
 
 static int print_added(const CtlOptions *o, const ApiKey *k, const char *token) {
@@ -146,6 +147,32 @@ static int print_added(const CtlOptions *o, const ApiKey *k, const char *token) 
         return EXIT_SUCCESS;
 }
 
+/* Gives k a new token, stores it and prints the token. */
+static int store_key(const CtlOptions *o, ApiKey *k) {
+        char token[API_KEY_TOKEN_LEN + 1];
+        sqlite3 *db = NULL;
+        int r;
+
+        r = api_key_token_new(token);
+        if (r < 0)
+                return ctl_fail("no random bytes for a token: %s", strerror(-r));
+        r = api_key_hash(token, k->token_sha256);
+        if (r < 0)
+                return ctl_fail("libcrypto computes no SHA-256: %s", strerror(-r));
+        if (open_db(&db) != 0)
+                return EXIT_FAILURE;
+        r = db_key_add(db, k);
+        if (r == -EEXIST)
+                r = ctl_fail("a key named '%s' exists already (revoked keys keep their names)", k->name);
+        else if (r < 0)
+                r = ctl_fail("cannot add the key: %s", db_errmsg(db));
+        else
+                r = print_added(o, k, token);
+        db = db_close(db);
+        explicit_bzero(token, sizeof(token));
+        return r;
+}
+
 static int key_add(const CtlOptions *o, int argc, char *argv[]) {
         static const struct option options[] = {
                 {"max-concurrent", required_argument, NULL, 'c'},
@@ -158,10 +185,8 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        char token[API_KEY_TOKEN_LEN + 1];
-        sqlite3 *db = NULL;
         ApiKey k = {};
-        int c, r;
+        int c;
 
         optind = 0;
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
@@ -209,25 +234,7 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
                 return ctl_fail("'%s' is not a key name: 1 to %d letters, digits, '.', '_' or '-', not starting with '-'", argv[optind],
                                 API_KEY_NAME_MAX);
         (void) snprintf(k.name, sizeof(k.name), "%s", argv[optind]);
-
-        r = api_key_token_new(token);
-        if (r < 0)
-                return ctl_fail("no random bytes for a token: %s", strerror(-r));
-        r = api_key_hash(token, k.token_sha256);
-        if (r < 0)
-                return ctl_fail("libcrypto computes no SHA-256: %s", strerror(-r));
-        if (open_db(&db) != 0)
-                return EXIT_FAILURE;
-        r = db_key_add(db, &k);
-        if (r == -EEXIST)
-                r = ctl_fail("a key named '%s' exists already (revoked keys keep their names)", k.name);
-        else if (r < 0)
-                r = ctl_fail("cannot add the key: %s", db_errmsg(db));
-        else
-                r = print_added(o, &k, token);
-        db = db_close(db);
-        explicit_bzero(token, sizeof(token));
-        return r;
+        return store_key(o, &k);
 }
 
 static struct json_object *limit_json(int64_t v) {
@@ -305,11 +312,11 @@ static int list_table(const ApiKey *keys, size_t n) {
 }
 
 static void help_list(FILE *f) {
-        fputs("Usage: sandboxctl [--json] key list [--json]\n"
-              "\n"
-              "Lists the API keys, revoked ones too, with their quotas ('-' or null: no limit) and the tool\n"
-              "images they may call ('*' or null: every one). Never a token: only their hashes are kept.\n",
-              f);
+        (void) fputs("Usage: sandboxctl [--json] key list [--json]\n"
+                     "\n"
+                     "Lists the API keys, revoked ones too, with their quotas ('-' or null: no limit) and the tool\n"
+                     "images they may call ('*' or null: every one). Never a token: only their hashes are kept.\n",
+                     f);
 }
 
 static int key_list(const CtlOptions *o, int argc, char *argv[]) {
@@ -353,12 +360,12 @@ static int key_list(const CtlOptions *o, int argc, char *argv[]) {
 }
 
 static void help_revoke(FILE *f) {
-        fputs("Usage: sandboxctl key revoke NAME\n"
-              "\n"
-              "Revokes an API key: its next request is refused (401). Requests already running finish; the\n"
-              "pool manager then pauses its active sessions, which are deleted after the retention\n"
-              "(SANDBOXD_SESSION_RETAIN_S) like any paused session. Its name is not given out again.\n",
-              f);
+        (void) fputs("Usage: sandboxctl key revoke NAME\n"
+                     "\n"
+                     "Revokes an API key: its next request is refused (401). Requests already running finish; the\n"
+                     "pool manager then pauses its active sessions, which are deleted after the retention\n"
+                     "(SANDBOXD_SESSION_RETAIN_S) like any paused session. Its name is not given out again.\n",
+                     f);
 }
 
 static int key_revoke(int argc, char *argv[]) {
@@ -401,16 +408,16 @@ static int key_revoke(int argc, char *argv[]) {
 }
 
 static void help(FILE *f) {
-        fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
-              "                          [--max-sessions N] [--max-paused-sessions N] [--session-disk-bytes N]\n"
-              "                          [--images IMAGE,...]\n"
-              "       sandboxctl [--json] key list\n"
-              "       sandboxctl key revoke NAME\n"
-              "\n"
-              "Manages the API keys that sandboxd requires once SANDBOXD_API_KEYS=on. They live in its sqlite\n"
-              "database (SANDBOXD_DB, from the environment or /etc/sandboxd/sandboxd.conf); run as root or as\n"
-              "the services' user. 'sandboxctl key COMMAND --help' says more of each.\n",
-              f);
+        (void) fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
+                     "                          [--max-sessions N] [--max-paused-sessions N] [--session-disk-bytes N]\n"
+                     "                          [--images IMAGE,...]\n"
+                     "       sandboxctl [--json] key list\n"
+                     "       sandboxctl key revoke NAME\n"
+                     "\n"
+                     "Manages the API keys that sandboxd requires once SANDBOXD_API_KEYS=on. They live in its sqlite\n"
+                     "database (SANDBOXD_DB, from the environment or /etc/sandboxd/sandboxd.conf); run as root or as\n"
+                     "the services' user. 'sandboxctl key COMMAND --help' says more of each.\n",
+                     f);
 }
 
 int verb_key(const CtlOptions *o, int argc, char *argv[]) {

@@ -26,17 +26,17 @@ DEFINE_JSON_CLEANUP
 #define LOGS_MAX_LINES 100000
 
 static void help(FILE *f) {
-        fputs("Usage: sandboxctl logs [-n N] [--json] [REQUEST_ID]\n"
-              "\n"
-              "Without REQUEST_ID: the audit entries of the last N requests, oldest first, one line\n"
-              "each. With it: every journal entry of that request (the X-Request-Id of its answer),\n"
-              "and what it cost, from its audit entry.\n"
-              "\n"
-              "Options:\n"
-              "  -n, --lines N  how many requests to list (default 20)\n"
-              "      --json     the entries as JSON, every field of each\n"
-              "  -h, --help     this text\n",
-              f);
+        (void) fputs("Usage: sandboxctl logs [-n N] [--json] [REQUEST_ID]\n"
+                     "\n"
+                     "Without REQUEST_ID: the audit entries of the last N requests, oldest first, one line\n"
+                     "each. With it: every journal entry of that request (the X-Request-Id of its answer),\n"
+                     "and what it cost, from its audit entry.\n"
+                     "\n"
+                     "Options:\n"
+                     "  -n, --lines N  how many requests to list (default 20)\n"
+                     "      --json     the entries as JSON, every field of each\n"
+                     "  -h, --help     this text\n",
+                     f);
 }
 
 /* A journal value that is a whole decimal number becomes a JSON number, so that jq can add them. */
@@ -86,7 +86,7 @@ static bool shown_in_message(const char *name) {
 static void print_audit_details(struct json_object *entry, struct json_object *usage) {
         const char *sep = "";
 
-        fputs("    ", stdout);
+        (void) fputs("    ", stdout);
         json_object_object_foreach (entry, name, value) {
                 const char *v = json_object_get_string(value);
 
@@ -98,11 +98,11 @@ static void print_audit_details(struct json_object *entry, struct json_object *u
                 printf("=%s", v);
                 sep = " ";
         }
-        fputs("\n    usage:", stdout);
+        (void) fputs("\n    usage:", stdout);
         json_object_object_foreach (usage, uname, uvalue)
                 printf(" %s=%s", uname, json_object_get_string(uvalue));
         if (json_object_object_length(usage) == 0)
-                fputs(" (none recorded)", stdout);
+                (void) fputs(" (none recorded)", stdout);
         putchar('\n');
 }
 

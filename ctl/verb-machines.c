@@ -18,18 +18,18 @@
 DEFINE_JSON_CLEANUP
 
 static void help(FILE *f) {
-        fputs("Usage: sandboxctl machines [--json]\n"
-              "\n"
-              "Lists the machines sandboxd runs, as the systemd that runs them has them (units\n"
-              "machine-* of the warm pool, session-* of the sessions, tool-* of tool calls) and as\n"
-              "the pool records its own: whether idle or busy, the language its next sandbox is\n"
-              "made ready for, the executions it served; then how long it has run, its memory, CPU\n"
-              "time and tasks now. Reads only.\n"
-              "\n"
-              "Options:\n"
-              "      --json  the list as JSON\n"
-              "  -h, --help  this text\n",
-              f);
+        (void) fputs("Usage: sandboxctl machines [--json]\n"
+                     "\n"
+                     "Lists the machines sandboxd runs, as the systemd that runs them has them (units\n"
+                     "machine-* of the warm pool, session-* of the sessions, tool-* of tool calls) and as\n"
+                     "the pool records its own: whether idle or busy, the language its next sandbox is\n"
+                     "made ready for, the executions it served; then how long it has run, its memory, CPU\n"
+                     "time and tasks now. Reads only.\n"
+                     "\n"
+                     "Options:\n"
+                     "      --json  the list as JSON\n"
+                     "  -h, --help  this text\n",
+                     f);
 }
 
 /* The pool's words for what an administrator asks: is it free? */

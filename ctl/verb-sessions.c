@@ -15,17 +15,17 @@
 DEFINE_JSON_CLEANUP
 
 static void help(FILE *f) {
-        fputs("Usage: sandboxctl sessions [--json]\n"
-              "       sandboxctl sessions rm ID...\n"
-              "\n"
-              "Lists the sessions (GET /v1/sessions): id, state, when made and last used (UTC),\n"
-              "runs, idle seconds before a pause, and when that comes. rm deletes sessions\n"
-              "(DELETE /v1/sessions/ID): their machines and every file of theirs.\n"
-              "\n"
-              "Options:\n"
-              "      --json  the API's answer as it is (rm: one answer per line)\n"
-              "  -h, --help  this text\n",
-              f);
+        (void) fputs("Usage: sandboxctl sessions [--json]\n"
+                     "       sandboxctl sessions rm ID...\n"
+                     "\n"
+                     "Lists the sessions (GET /v1/sessions): id, state, when made and last used (UTC),\n"
+                     "runs, idle seconds before a pause, and when that comes. rm deletes sessions\n"
+                     "(DELETE /v1/sessions/ID): their machines and every file of theirs.\n"
+                     "\n"
+                     "Options:\n"
+                     "      --json  the API's answer as it is (rm: one answer per line)\n"
+                     "  -h, --help  this text\n",
+                     f);
 }
 
 static const char *field(struct json_object *o, const char *name) {

@@ -29,17 +29,17 @@ DEFINE_JSON_CLEANUP
 #define ERRORS_COUNTED 10000
 
 static void help(FILE *f) {
-        fputs("Usage: sandboxctl status [--json]\n"
-              "\n"
-              "The service at a glance: the warm pool (GET /v1/pool), the machines by kind and state\n"
-              "(as sandboxctl machines), the sessions by state (GET /v1/sessions), and the errors of\n"
-              "the last hour: sandboxd's journal entries at priority warning or above, the last 10.\n"
-              "Exits 1 when any of them could not be read (saying why), 0 otherwise.\n"
-              "\n"
-              "Options:\n"
-              "      --json  all of it as one JSON object\n"
-              "  -h, --help  this text\n",
-              f);
+        (void) fputs("Usage: sandboxctl status [--json]\n"
+                     "\n"
+                     "The service at a glance: the warm pool (GET /v1/pool), the machines by kind and state\n"
+                     "(as sandboxctl machines), the sessions by state (GET /v1/sessions), and the errors of\n"
+                     "the last hour: sandboxd's journal entries at priority warning or above, the last 10.\n"
+                     "Exits 1 when any of them could not be read (saying why), 0 otherwise.\n"
+                     "\n"
+                     "Options:\n"
+                     "      --json  all of it as one JSON object\n"
+                     "  -h, --help  this text\n",
+                     f);
 }
 
 static long long get_int(struct json_object *o, const char *name) {
