@@ -15,7 +15,7 @@
 DEFINE_JSON_CLEANUP
 
 /* A manifest lists a few modules and functions: anything larger is no manifest of ours. */
-#define TOOL_MANIFEST_MAX_BYTES (256U * 1024)
+#define TOOL_MANIFEST_MAX_BYTES ((uint64_t) 256 * 1024)
 
 static bool array_has(struct json_object *a, const char *s) {
         size_t n = json_object_array_length(a);

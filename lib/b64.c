@@ -92,8 +92,8 @@ char *b64_encode(const uint8_t *p, size_t n, size_t *ret_len) {
 
                 out[o++] = alphabet[(v >> 18) & 0x3f];
                 out[o++] = alphabet[(v >> 12) & 0x3f];
-                out[o++] = i + 1 < n ? alphabet[(v >> 6) & 0x3f] : '=';
-                out[o++] = i + 2 < n ? alphabet[v & 0x3f] : '=';
+                out[o++] = (char) (i + 1 < n ? alphabet[(v >> 6) & 0x3f] : '=');
+                out[o++] = (char) (i + 2 < n ? alphabet[v & 0x3f] : '=');
         }
         out[o] = 0;
 

@@ -38,7 +38,7 @@ static const BusLocator manager = {
 #define FOLLOW_GRACE_USEC (15 * USEC_PER_SEC)
 /* Once systemd reports the unit inactive, stdout and stderr have ended or end within this. */
 #define DRAIN_GRACE_USEC (2 * USEC_PER_SEC)
-#define DIAG_MAX_BYTES (64U * 1024U)
+#define DIAG_MAX_BYTES ((size_t) 64 * 1024)
 
 typedef struct Buffer {
         int fd;
@@ -249,9 +249,9 @@ static int mount_unit_name(const char *where, char *buf, size_t size) {
         if (where[0] != '/' || n < 2 || n + 6 > size || strspn(where, "abcdefghijklmnopqrstuvwxyz0123456789/") != n || strstr(where, "//") ||
             where[n - 1] == '/')
                 return -EINVAL;
-        for (size_t i = 1; i <= n; i++)
-                buf[i - 1] = where[i] == '/' ? '-' : where[i];
-        strcat(buf, ".mount");
+        for (size_t i = 1; i < n; i++)
+                buf[i - 1] = (char) (where[i] == '/' ? '-' : where[i]);
+        memcpy(buf + n - 1, ".mount", sizeof(".mount"));
         return 0;
 }
 
@@ -564,7 +564,8 @@ static uint64_t phase_deadline(Run *run, Streams *s) {
         if (!spec->ready_marker || run->killed)
                 return UINT64_MAX;
         n = strlen(spec->ready_marker);
-        if (!run->ready_at && s->out.len >= n && memcmp(s->out.data, spec->ready_marker, n) == 0)
+        /* An empty marker is there at once; and memcmp() must not see the NULL of an empty output. */
+        if (!run->ready_at && s->out.len >= n && (n == 0 || memcmp(s->out.data, spec->ready_marker, n) == 0))
                 run->ready_at = now_usec(CLOCK_MONOTONIC);
 
         until = run->ready_at ? run->ready_at + spec->run_timeout_usec : run->start + spec->ready_timeout_usec;

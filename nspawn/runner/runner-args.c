@@ -61,9 +61,11 @@ static uint64_t parse_positive(const char *s) {
 }
 
 static int copy_text(char *dst, const char *src, const char *option, Error *reterr) {
-        if (strlen(src) >= RUNNER_ARG_TEXT_MAX)
+        size_t n = strlen(src);
+
+        if (n >= RUNNER_ARG_TEXT_MAX)
                 return error_set(reterr, -EINVAL, "%s is longer than %d bytes", option, RUNNER_ARG_TEXT_MAX - 1);
-        strcpy(dst, src);
+        memcpy(dst, src, n + 1);
         return 0;
 }
 

@@ -24,7 +24,7 @@
  * has one CPU's quota by default. --setenv adds the operator's (OPENBLAS_CORETYPE). */
 static const char *const default_env[] = {
         "PATH=/usr/local/bin:/usr/bin:/bin",
-        "HOME=" RUNNER_WORKDIR,
+        "HOME=" RUNNER_WORKDIR, /* NOLINT(bugprone-suspicious-missing-comma): one string on purpose */
         "LANG=C.UTF-8",
         "TMPDIR=/tmp",
         "MPLBACKEND=Agg",
