@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/config.h"
 
@@ -59,7 +62,10 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 KNOB_Z("SANDBOXD_RETURN_CAP_BYTES", return_cap_bytes, 1024, 256ULL << 20, 8ULL << 20),
                 KNOB_U("SANDBOXD_NOFILE", nofile, 16, 1 << 20, 1024),
                 KNOB_U("SANDBOXD_POOL_TARGET", pool_target, 0, 64, 3),
-                KNOB_U("SANDBOXD_POOL_MAX", pool_max, 0, 64, 8),
+                /* Unset: what the host holds (config_pool_max_for_host()), once config_host_apply() ran. */
+                KNOB_U("SANDBOXD_POOL_MAX", pool_max, 0, POOL_MAX_LIMIT, CONFIG_AUTO),
+                /* Unset: twice the pool's most, at least QUEUE_MAX_MIN (config_host_apply()). */
+                KNOB_U("SANDBOXD_QUEUE_MAX", queue_max, 0, 65536, CONFIG_AUTO),
                 KNOB_U("SANDBOXD_POOL_TTL_S", pool_ttl_s, 10, 86400, 600),
                 KNOB_U("SANDBOXD_POOL_WAIT_S", pool_wait_s, 1, 300, 30),
                 KNOB_U("SANDBOXD_EXECUTIONS_PER_MACHINE", executions_per_machine, 1, 100000, 64),
@@ -110,7 +116,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                         *(uint64_t *) (void *) field = v;
         }
 
-        if (c.pool_max < c.pool_target) {
+        if (c.pool_max != CONFIG_AUTO && c.pool_max < c.pool_target) {
                 *reterr_name = "SANDBOXD_POOL_MAX";
                 return -EINVAL;
         }
@@ -156,4 +162,46 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
 
         *ret = c;
         return 0;
+}
+
+unsigned config_pool_max_for_host(uint64_t mem_total_bytes, unsigned cpus, unsigned pool_target) {
+        uint64_t by_memory = mem_total_bytes / 2 / POOL_MACHINE_BUDGET_BYTES;
+        uint64_t by_cpus = (uint64_t) (cpus > 0 ? cpus : 1) * POOL_MACHINES_PER_CPU;
+        uint64_t n = by_memory < by_cpus ? by_memory : by_cpus;
+
+        if (n > POOL_MAX_LIMIT)
+                n = POOL_MAX_LIMIT;
+        if (n < pool_target)
+                n = pool_target;
+        return n > 0 ? (unsigned) n : 1;
+}
+
+/* MemTotal of /proc/meminfo in bytes, or 0 when it cannot be read. */
+static uint64_t mem_total(void) {
+        char line[256];
+        uint64_t kib = 0;
+        FILE *f = fopen("/proc/meminfo", "re");
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "MemTotal: %" SCNu64 " kB", &kib) == 1)
+                        break;
+        (void) fclose(f);
+        return kib * 1024;
+}
+
+void config_host_apply(Config *c) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+        if (c->pool_max == CONFIG_AUTO) {
+                uint64_t mem = mem_total();
+
+                /* Unreadable (no /proc): the old fixed default, which any host runs. */
+                c->pool_max = mem > 0 ? config_pool_max_for_host(mem, cpus > 0 ? (unsigned) cpus : 1, c->pool_target)
+                                      : (c->pool_target > 8 ? c->pool_target : 8);
+        }
+        /* Each waiting claim holds a worker: twice what runs at once waits about two executions. */
+        if (c->queue_max == CONFIG_AUTO)
+                c->queue_max = 2 * c->pool_max > QUEUE_MAX_MIN ? 2 * c->pool_max : QUEUE_MAX_MIN;
 }

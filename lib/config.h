@@ -26,7 +26,8 @@ typedef struct Config {
         size_t return_cap_bytes;
         unsigned nofile;
         unsigned pool_target;   /* warm sandboxes kept ready */
-        unsigned pool_max;      /* warm ones at most, when load makes the pool grow */
+        unsigned pool_max;      /* machines at most, idle and busy (CONFIG_AUTO until config_host_apply()) */
+        unsigned queue_max;     /* claims waiting for a machine at most; past it, 503 at once */
         unsigned pool_ttl_s;    /* a warm sandbox idle this long is replaced */
         unsigned pool_wait_s;   /* how long a request waits for a warm sandbox before 503 */
         unsigned executions_per_machine; /* executions a machine serves, one at a time, before it retires */
@@ -52,6 +53,26 @@ typedef struct Config {
         const char *slice;
 } Config;
 
+/* A setting left to config_host_apply(): what the host holds decides it. */
+#define CONFIG_AUTO UINT32_MAX
+/* What one machine of the pool is budgeted: an idle one holds about 7 MiB, a snippet that sleeps
+ * little more; the budget leaves room for the code's own use. Half of the host's memory goes to
+ * the pool at most. */
+#define POOL_MACHINE_BUDGET_BYTES (64ULL << 20)
+/* A sleeping snippet costs no CPU, a busy one a core's share: machines per CPU at most. */
+#define POOL_MACHINES_PER_CPU 64
+#define POOL_MAX_LIMIT 1024
+#define QUEUE_MAX_MIN 16
+
 /* Fills *ret from get(name) (getenv in production), defaults for what is unset. On a malformed
  * value returns -EINVAL and sets *reterr_name to the variable's name. Pure given get. */
 int config_parse(const char *(*get)(const char *name), Config *ret, const char **reterr_name);
+
+/* The pool's most for a host with mem_total_bytes of memory and cpus CPUs: half the memory in
+ * POOL_MACHINE_BUDGET_BYTES shares, at most POOL_MACHINES_PER_CPU a CPU and POOL_MAX_LIMIT, at
+ * least pool_target and 1. Pure. */
+unsigned config_pool_max_for_host(uint64_t mem_total_bytes, unsigned cpus, unsigned pool_target);
+
+/* Settings left to the host (CONFIG_AUTO) decided from it: the pool's most from /proc/meminfo and
+ * the CPUs online, the queue's bound from the pool's most (twice it, at least QUEUE_MAX_MIN). */
+void config_host_apply(Config *c);

@@ -455,7 +455,46 @@ static void test_session_dir(void) {
         }
 }
 
+/* The pool's most follows the host: half its memory in machine budgets, bounded by its CPUs. */
+static void test_pool_max(void) {
+        static const struct {
+                uint64_t mem;
+                unsigned cpus, target, want;
+        } cases[] = {
+                {24ULL << 30, 2, 3, 128}, /* 2 vCPUs, 24 GiB: 64 sleeping snippets leave room for a 65th */
+                {1ULL << 30, 1, 3, 8},    /* 1 GiB: half in 64 MiB budgets */
+                {256ULL << 20, 1, 3, 3},  /* tiny: never below the target */
+                {256ULL << 20, 1, 0, 2},
+                {0, 4, 0, 1},              /* nothing known: at least one */
+                {1ULL << 40, 64, 3, 1024}, /* a large host: the hard limit */
+                {64ULL << 30, 1, 3, 64},   /* many GiB, one CPU: its share */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                tap_is_int(config_pool_max_for_host(cases[i].mem, cases[i].cpus, cases[i].target), cases[i].want, "pool max for %llu MiB, %u CPUs",
+                           (unsigned long long) (cases[i].mem >> 20), cases[i].cpus);
+}
+
+/* Unset, the pool's most and the queue's bound wait for the host; set, they are as set. */
+static void test_pool_auto(void) {
+        static const Var unset[] = {{NULL, NULL}};
+        static const Var set[] = {{"SANDBOXD_POOL_MAX", "5"}, {"SANDBOXD_QUEUE_MAX", "0"}, {NULL, NULL}};
+        Config c = {};
+        const char *name = NULL;
+
+        tap_is_int(parse(unset, &c, &name), 0, "unset: parses");
+        tap_ok(c.pool_max == CONFIG_AUTO && c.queue_max == CONFIG_AUTO, "unset: left to the host");
+        config_host_apply(&c);
+        tap_ok(c.pool_max >= c.pool_target && c.pool_max <= POOL_MAX_LIMIT && c.queue_max >= 2 * c.pool_max && c.queue_max >= QUEUE_MAX_MIN, "the host decides: %u, %u",
+               c.pool_max, c.queue_max);
+        tap_is_int(parse(set, &c, &name), 0, "set: parses");
+        config_host_apply(&c);
+        tap_ok(c.pool_max == 5 && c.queue_max == 0, "set: as set");
+}
+
 int main(void) {
+        test_pool_max();
+        test_pool_auto();
         test_session_dir();
         test_runtime_knobs();
         test_api_keys();
