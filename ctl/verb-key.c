@@ -23,6 +23,7 @@
 #include "lib/api-key.h"
 #include "lib/config.h"
 #include "lib/macro.h"
+#include "nspawn/pool/poold-client.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -400,6 +401,8 @@ static int key_revoke(int argc, char *argv[]) {
         else if (r < 0)
                 r = ctl_fail("cannot revoke the key: %s", db_errmsg(db));
         else {
+                /* The pool manager pauses the key's sessions now, not at their idle end. */
+                pooldc_notify("sessions");
                 printf("Key '%s' revoked.\n", argv[optind]);
                 r = EXIT_SUCCESS;
         }

@@ -92,6 +92,25 @@ int db_pool_claim(sqlite3 *db, int owner_pid, const char *language, char *ret_ma
         return r;
 }
 
+int db_pool_claim_id(sqlite3 *db, const char *machine_id, int owner_pid, int64_t *ret_executions) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        char id[64], socket[POOL_SOCKET_MAX];
+        Claim c = {.execution = true, .id = id, .id_size = sizeof(id), .socket = socket, .socket_size = sizeof(socket)};
+        int r;
+
+        r = db_prepare(db, &st,
+                       "UPDATE pool SET state = 'claimed', owner_pid = ?1, claimed_at = ?2, executions = executions + 1 "
+                       "WHERE machine_id = ?3 AND state = 'ready' RETURNING machine_id, socket, executions",
+                       "idt", owner_pid, now_unix(), machine_id);
+        if (r < 0)
+                return r;
+        c.st = st;
+        r = claim(db, &c);
+        if (r >= 0)
+                *ret_executions = c.executions;
+        return r;
+}
+
 int db_pool_release(sqlite3 *db, const char *machine_id, const char *prepared) {
         int r = db_run(db,
                        "UPDATE pool SET state = 'ready', owner_pid = NULL, ready_at = ?2, prepared = ?3 WHERE machine_id = ?1 AND state = 'claimed'",

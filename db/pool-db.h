@@ -31,6 +31,11 @@ int db_pool_ready(sqlite3 *db, const char *machine_id);
 int db_pool_claim(sqlite3 *db, int owner_pid, const char *language, char *ret_machine_id, size_t id_size, char *ret_socket, size_t socket_size,
                   int64_t *ret_executions);
 
+/* The pool manager's record of its claim of machine_id for worker owner_pid: 'ready' -> 'claimed',
+ * its executions (this one included) into *ret_executions, the sandbox counted in created_total.
+ * -ENOENT when the row is gone or not ready. */
+int db_pool_claim_id(sqlite3 *db, const char *machine_id, int owner_pid, int64_t *ret_executions);
+
 /* 'claimed' -> 'ready': the machine's execution ended cleanly and it may serve another, its next
  * sandbox ready for language prepared (NULL: python). -ENOENT if the row is gone or not claimed. */
 int db_pool_release(sqlite3 *db, const char *machine_id, const char *prepared);

@@ -24,3 +24,12 @@ int db_session_claim_revoked(sqlite3 *db, char *ret_id, size_t size) {
         (void) snprintf(ret_id, size, "%s", (const char *) sqlite3_column_text(st, 0));
         return 0;
 }
+
+int db_session_revoked(sqlite3 *db, const char *id) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st,
+                           "SELECT 1 FROM sessions s JOIN api_keys k ON k.name = s.key_name WHERE s.session_id = ?1 AND k.revoked_at IS NOT NULL",
+                           "t", id);
+
+        return r < 0 ? r : db_step_row(st);
+}

@@ -9,3 +9,6 @@ typedef struct sqlite3 sqlite3;
  * nothing queued (a run in progress ends first; the key's next request is refused anyway): 0 and its
  * id, -ENOENT when there is none. It is then paused, and deleted after the usual retention. */
 int db_session_claim_revoked(sqlite3 *db, char *ret_id, size_t size);
+
+/* 1 when the session's API key has been revoked, 0 when not (or it has none), -errno. */
+int db_session_revoked(sqlite3 *db, const char *id);

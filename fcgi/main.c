@@ -26,6 +26,7 @@
 #include "db/sessions.h"
 #include "fcgi/audit.h"
 #include "fcgi/auth.h"
+#include "fcgi/machine-claim.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
@@ -37,8 +38,8 @@
 #include "lib/macro.h"
 #include "lib/signal-util.h"
 #include "nspawn/broker/broker-client.h"
-#include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
+#include "nspawn/pool/poold-client.h"
 
 #define WORKERS_MAX 256
 /* After a failed fork(), the next try. */
@@ -174,7 +175,7 @@ static void on_stop(int sig) {
 }
 
 static int worker_main(void) {
-        Context ctx = {.config = &arg_config, .wake_fd = -1, .broker = -1};
+        Context ctx = {.config = &arg_config, .broker = -1};
         /* No SA_RESTART: accept() returns, and libfcgi, told shutdown is pending, gives up. */
         struct sigaction sa = {.sa_handler = on_stop};
         FCGX_Request fcgx;
@@ -186,9 +187,6 @@ static int worker_main(void) {
         r = db_open(arg_config.db_path, &ctx.db);
         if (r < 0)
                 return log_error_errno(r, "Failed to open database '%s': %s", arg_config.db_path, db_errmsg(NULL));
-        r = pool_wake_open(&ctx.wake_fd);
-        if (r < 0)
-                return log_error_errno(r, "Failed to create a socket to wake the pool manager with");
 
         if (FCGX_Init() != 0 || FCGX_InitRequest(&fcgx, arg_listen_fd, 0) != 0)
                 return log_error_errno(EIO, "Failed to initialize FastCGI");
@@ -198,19 +196,12 @@ static int worker_main(void) {
                 FCGX_Finish_r(&fcgx);
 
                 /* The client has its answer: now the machine goes back to the pool, or goes. */
-                if (ctx.machine.id[0]) {
-                        /* One machine fewer: the pool manager starts its replacement. */
-                        if (pool_put_back(&ctx.broker, ctx.db, ctx.machine.id, ctx.machine.socket, (PoolRetire) ctx.machine.retire,
-                                          ctx.machine.prepared))
-                                (void) pool_wake(ctx.wake_fd, POOL_WAKE_SOCKET);
-                        ctx.machine = (ClaimedMachine){};
-                }
+                machine_release(&ctx.machine);
                 /* The errors the request met, sqlite's and the broker's, into their totals. */
                 (void) db_error_counts_flush(ctx.db);
         }
 
         closep(&ctx.broker);
-        closep(&ctx.wake_fd);
         ctx.db = db_close(ctx.db);
         /* A worker ends by the master's SIGTERM; else the loop ends only when accept() fails, and
          * the master should hear of it. */
@@ -298,10 +289,7 @@ static void abandon_requests(pid_t pid) {
 /* The pool manager sweeps what no row owns (nspawn/pool/sweep.h): a worker killed mid-operation (a
  * session's machine made or deleted halfway) may have left something. */
 static void wake_sweep(void) {
-        cleanup_close int fd = -1;
-
-        if (pool_wake_open(&fd) >= 0)
-                (void) pool_wake_sweep(fd, POOL_WAKE_SOCKET);
+        pooldc_notify("sweep");
 }
 
 static void reap_worker(pid_t pid, int status) {

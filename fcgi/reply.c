@@ -67,10 +67,11 @@ int reply_json(Request *req, int status, struct json_object *body) {
                 return -EIO;
         if (status == 405 && req->allow && FCGX_FPrintF(req->fcgx->out, "Allow: %s\r\n", req->allow) < 0)
                 return -EIO;
-        /* RFC 9110 11.6.1: a 401 says how to authenticate; RFC 6585 4: a 429 may say when to retry. */
+        /* RFC 9110 11.6.1: a 401 says how to authenticate; RFC 6585 4: a 429 may say when to retry,
+         * and RFC 9110 15.6.4 a 503. */
         if (status == 401 && FCGX_PutS("WWW-Authenticate: Bearer realm=\"sandboxd\"\r\n", req->fcgx->out) < 0)
                 return -EIO;
-        if (status == 429 && req->retry_after_s > 0) {
+        if ((status == 429 || status == 503) && req->retry_after_s > 0) {
                 char h[48];
 
                 (void) snprintf(h, sizeof(h), "Retry-After: %u\r\n", req->retry_after_s);
@@ -137,5 +138,17 @@ int reply_bytes(Request *req, int status, const char *content_type, const void *
                         return -EIO;
                 off += n;
         }
+        return 0;
+}
+
+int reply_abandoned(Request *req) {
+        char *message = strdup("abandoned by the client");
+
+        if (!message)
+                return -ENOMEM;
+        /* nginx's own code for a client that closed the connection before the answer. */
+        req->status = 499;
+        free(req->error);
+        req->error = message;
         return 0;
 }

@@ -24,3 +24,6 @@ int reply_bytes(Request *req, int status, const char *content_type, const void *
 
 int reply_error(Request *req, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The client went before its answer (nginx closed the connection): nothing is sent, the request is
+ * recorded with status 499 and why. -ENOMEM. */
+int reply_abandoned(Request *req);

@@ -25,7 +25,7 @@ typedef struct Request {
         bool uri_too_long; /* the path or the query did not fit: not acted on (414) */
         const char *allow; /* the Allow header of a 405 */
         char key_name[65]; /* the API key it came with, once found; "": none (never the token) */
-        unsigned retry_after_s; /* the Retry-After header of a 429 */
+        unsigned retry_after_s; /* the Retry-After header of a 429 or a 503 */
         uint64_t start_usec;
 
         /* Filled by the handler, read when the request is recorded. */

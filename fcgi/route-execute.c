@@ -14,6 +14,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
+#include "fcgi/machine-claim.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
@@ -284,25 +285,6 @@ static int execute_answer(Request *req, Context *ctx, const ExecRequest *x, cons
         return r;
 }
 
-static void wake_pool(Context *ctx) {
-        if (pool_wake(ctx->wake_fd, POOL_WAKE_SOCKET) < 0)
-                log_debug("Failed to wake the pool manager, ignoring");
-}
-
-/* Whether sandboxes fail to start right now (two failures in a row within the last minute): then
- * waiting is in vain, and the answer is the real reason, in *reterr. */
-static bool pool_failing(Context *ctx, Error *reterr) {
-        char reason[256] = "";
-        int failures = 0;
-
-        if (db_pool_health(ctx->db, (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC - 60, &failures, reason, sizeof(reason)) < 0)
-                return false;
-        if (failures < 2)
-                return false;
-        (void) error_set(reterr, -EHOSTDOWN, "%s", reason);
-        return true;
-}
-
 /* The execution's own sandbox, made in the claimed machine: a name of its own. */
 static int name_sandbox(Request *req) {
         uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
@@ -310,45 +292,6 @@ static int name_sandbox(Request *req) {
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
                 return -EIO;
         return unit_name_sandbox_id("sandbox", rnd, req->sandbox_id);
-}
-
-/* Claims an idle machine, waiting up to pool_wait_s for one: 0, -EAGAIN when none came,
- * -EHOSTDOWN (*reterr says why) when machines cannot be started, -errno. */
-static int claim(Request *req, Context *ctx, const char *language, Error *reterr) {
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + ctx->config->pool_wait_s * USEC_PER_SEC;
-        ClaimedMachine *m = &ctx->machine;
-        bool waited = false;
-
-        for (;;) {
-                int64_t executions = 0;
-                int r = -ENOENT;
-
-                /* Waiting, only a read until a machine is ready; then the claim itself. */
-                if (!waited || db_pool_any_ready(ctx->db) != 0)
-                        r = db_pool_claim(ctx->db, (int) getpid(), language, m->id, sizeof(m->id), m->socket, sizeof(m->socket), &executions);
-                if (r >= 0) {
-                        (void) snprintf(req->machine_id, sizeof(req->machine_id), "%s", m->id);
-                        /* Its runner ends after this many: the machine is not put back. */
-                        if (executions >= (int64_t) ctx->config->executions_per_machine)
-                                m->retire = POOL_RETIRE_SERVED;
-                        if (waited)
-                                wake_pool(ctx);
-                        return 0;
-                }
-                if (r != -ENOENT && r != -EBUSY)
-                        return r;
-                if (!waited) {
-                        /* Counted, so the pool manager grows the pool while requests wait. */
-                        (void) db_counter_add(ctx->db, "waits", 1);
-                        wake_pool(ctx);
-                        waited = true;
-                }
-                if (pool_failing(ctx, reterr))
-                        return -EHOSTDOWN;
-                if (now_usec(CLOCK_MONOTONIC) >= deadline)
-                        return -EAGAIN;
-                (void) usleep(5000);
-        }
 }
 
 /* The most a runner's reply to x may take: both streams at the output cap and the returned files at
@@ -453,33 +396,6 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         return r;
 }
 
-/* A claimed machine, connected and greeted: the code can be sent. A machine that does not greet has
- * died since it was put back (nothing was sent to it yet): it is destroyed, and another claimed,
- * a few times at most. 0, or as claim(). */
-static int claim_connected(Request *req, Context *ctx, const char *language, Error *reterr, int *ret_fd) {
-        for (unsigned attempt = 0;; attempt++) {
-                cleanup_close int fd = -1;
-                int r = claim(req, ctx, language, reterr);
-
-                if (r < 0)
-                        return r;
-                r = pool_connect(ctx->machine.socket, &fd);
-                if (r >= 0)
-                        r = pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC);
-                if (r >= 0) {
-                        *ret_fd = TAKE_FD(fd);
-                        return 0;
-                }
-                (void) log_warning_errno(r, "Machine '%s' does not answer, trying another", req->machine_id);
-                if (pool_put_back(&ctx->broker, ctx->db, ctx->machine.id, ctx->machine.socket, POOL_RETIRE_UNRESPONSIVE, NULL))
-                        wake_pool(ctx);
-                ctx->machine = (ClaimedMachine){};
-                req->machine_id[0] = 0;
-                if (attempt == 2)
-                        return error_set(reterr, -EHOSTDOWN, "the sandbox did not answer");
-        }
-}
-
 /* A validated request, run in a claimed machine and answered. */
 static int execute(Request *req, Context *ctx, const ExecRequest *x) {
         cleanup_json struct json_object *input = NULL;
@@ -497,14 +413,21 @@ static int execute(Request *req, Context *ctx, const ExecRequest *x) {
         r = name_sandbox(req);
         if (r < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a sandbox name");
-        r = claim_connected(req, ctx, x->language, &err, &fd);
+        r = machine_claim(req, ctx, x->language, &err, &fd);
+        if (r == -ECANCELED)
+                return reply_abandoned(req);
+        if (r == -ENOSPC) {
+                /* Too many wait already: sooner than a wait would end, a machine may be free. */
+                req->retry_after_s = 1;
+                return reply_error(req, 503, MSG_NO_SANDBOX);
+        }
         if (r == -EAGAIN)
                 return reply_error(req, 503, MSG_NO_SANDBOX);
         if (r == -EHOSTDOWN)
                 return reply_error(req, 502, MSG_SANDBOX_FAILED, err.message);
         if (r < 0) {
-                (void) log_error_errno(r, "Failed to claim a sandbox: %s", db_errmsg(ctx->db));
-                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+                (void) log_error_errno(r, "Failed to claim a sandbox");
+                return reply_error(req, 503, MSG_NO_SANDBOX);
         }
         /* From here on it is an execution: counted by its language and how it ends. */
         req->language = x->language;

@@ -2,8 +2,9 @@
 /* Sessions: a machine that keeps state between runs (README, "Sessions"). A session owns one
  * machine, started through the broker on the session's own disk, for as long as it is active; its
  * runner (nspawn/runner/runner.c, --session) keeps long-lived python, node and bash interpreters
- * and serves the session's files. Operations on one session take turns, in arrival order (a queue
- * in sqlite); the pool manager pauses idle sessions and deletes long-paused ones (poold.c). */
+ * and serves the session's files. Operations on one session take turns, in arrival order, as the
+ * pool manager grants them (session-machine.h); it also pauses idle sessions and deletes
+ * long-paused ones (nspawn/pool/poold-sessions.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -21,6 +22,7 @@
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
+#include "fcgi/session-machine.h"
 #include "fcgi/session-quota.h"
 #include "fcgi/session-route.h"
 #include "fcgi/validate.h"
@@ -42,16 +44,8 @@
 
 DEFINE_JSON_CLEANUP
 
-/* A machine's first start formats its disk; later ones take as long as a warm machine's. */
-#define MACHINE_START_TIMEOUT_USEC (120 * USEC_PER_SEC)
-/* The runner answers a connection at once unless an operation of a worker that died is still
- * running there (up to its timeout): past this the machine is taken for stuck. */
-#define GREETING_TIMEOUT_USEC (30 * USEC_PER_SEC)
 /* Past its own timeout a run gets this long to be answered before its machine is stopped. */
 #define RUN_GRACE_USEC (15 * USEC_PER_SEC)
-/* How long an operation waits for its turn: past it, 503. With a run's timeout (at most 600 s), its
- * grace, a pause to wait out and a machine start, it stays within nginx's 1200 s. */
-#define QUEUE_WAIT_MAX_USEC (300 * USEC_PER_SEC)
 /* A file operation's answer. */
 #define FILE_OP_TIMEOUT_USEC (120 * USEC_PER_SEC)
 
@@ -90,123 +84,6 @@ static struct json_object *session_json(const Session *s, bool brief) {
         return TAKE_PTR(o);
 }
 
-/* An event of the session's life: its sqlite row and its journal entry, with the request. */
-static void session_event(Request *req, Context *ctx, const char *id, const char *event, const char *detail) {
-        int r = db_session_event(ctx->db, id, event, req->id, detail);
-
-        if (r < 0)
-                (void) log_warning_errno(r, "Failed to record event '%s' of session '%s': %s", event, id, db_errmsg(ctx->db));
-        log_session_event(event, id, req->id, detail);
-}
-
-/* Starts the session's machine (on a new disk with create) and waits until its runner greets: 0,
- * -ENOENT when the session was deleted meanwhile (its machine then stopped), or -errno with *err. */
-static int machine_start(Request *req, Context *ctx, const char *id, bool create, Error *err) {
-        Session s;
-        cleanup_close int listener = -1, probe = -1;
-        char path[POOL_SOCKET_MAX];
-        int r;
-
-        session_socket_path(id, path, sizeof(path));
-        r = pool_listen(path, &listener);
-        if (r < 0)
-                return error_set(err, r, "could not make its socket: %s", strerror(-r));
-        r = broker_session_start(&ctx->broker, id, create, listener, err);
-        closep(&listener);
-        if (r < 0) {
-                (void) unlink(path);
-                return r;
-        }
-        /* An empty connection is the runner's probe: greeted, then let go. */
-        r = pool_connect(path, &probe);
-        if (r >= 0)
-                r = pool_wait_greeting(probe, now_usec(CLOCK_MONOTONIC) + MACHINE_START_TIMEOUT_USEC);
-        if (r < 0) {
-                (void) broker_session_stop(&ctx->broker, id, false, NULL);
-                return error_set(err, r, "its runner did not start: %s", strerror(-r));
-        }
-        r = db_session_set_up(ctx->db, id, true);
-        if (r < 0)
-                (void) log_warning_errno(r, "Failed to record that session '%s' is up, ignoring", id);
-        /* A DELETE does not wait for its turn: one that came during the start finds no machine to
-         * stop, so this one stops what it started. */
-        if (db_session_get(ctx->db, id, &s) == -ENOENT) {
-                (void) broker_session_stop(&ctx->broker, id, true, NULL);
-                return -ENOENT;
-        }
-        session_event(req, ctx, id, "start", "its machine started");
-        return 0;
-}
-
-/* The machine's end, when it has to go (a stuck runner, a memory kill) or went: the session stays
- * active, its state lost, and the next operation starts a new machine on the same disk. */
-static void machine_lost(Request *req, Context *ctx, const char *id, const char *why, bool stop) {
-        char path[POOL_SOCKET_MAX];
-
-        if (stop)
-                (void) broker_session_stop(&ctx->broker, id, false, NULL);
-        session_socket_path(id, path, sizeof(path));
-        (void) unlink(path);
-        (void) db_session_set_up(ctx->db, id, false);
-        (void) db_session_set_reset(ctx->db, id, true);
-        session_event(req, ctx, id, "reset", why);
-}
-
-/* The session's turn: this request's ticket in its queue, waited on. 0 with *ret_ticket (the
- * caller's to leave with queue_leave()), -ENOENT when the session is gone, -EBUSY past the wait. */
-static int queue_enter(Context *ctx, const char *id, int64_t *ret_ticket, uint64_t *ret_wait_usec) {
-        uint64_t start = now_usec(CLOCK_MONOTONIC);
-        /* Each waiting operation holds a worker: one session never takes them all. */
-        unsigned most = ctx->config->workers > 1 ? ctx->config->workers - 1 : 1;
-        int64_t ticket = 0;
-        int r = db_session_enqueue(ctx->db, id, (int) getpid(), &ticket);
-
-        if (r < 0)
-                return r;
-        r = db_session_queued(ctx->db, id, ticket);
-        if (r >= 0 && (unsigned) r >= most)
-                r = -EBUSY;
-        if (r < 0) {
-                (void) db_session_dequeue(ctx->db, ticket);
-                return r;
-        }
-        for (;;) {
-                Session s;
-
-                r = db_session_get(ctx->db, id, &s);
-                if (r >= 0)
-                        r = db_session_turn(ctx->db, id, ticket);
-                if (r == 1) {
-                        *ret_ticket = ticket;
-                        *ret_wait_usec = now_usec(CLOCK_MONOTONIC) - start;
-                        return 0;
-                }
-                if (r == 0 && now_usec(CLOCK_MONOTONIC) - start > QUEUE_WAIT_MAX_USEC)
-                        r = -EBUSY;
-                if (r < 0) {
-                        (void) db_session_dequeue(ctx->db, ticket);
-                        return r;
-                }
-                (void) usleep(5000);
-        }
-}
-
-static void queue_leave(Context *ctx, int64_t ticket) {
-        int r = db_session_dequeue(ctx->db, ticket);
-
-        if (r < 0)
-                (void) log_error_errno(r, "Failed to leave a session's queue: %s", db_errmsg(ctx->db));
-}
-
-/* The answer to a session operation that did not get its turn (queue_enter()'s error). */
-static int queue_error(Request *req, Context *ctx, int r) {
-        if (r == -ENOENT)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        if (r == -EBUSY)
-                return reply_error(req, 503, MSG_SESSION_BUSY);
-        return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
-}
-
 /* The answer to a session operation that failed after its turn: the session gone, too many active
  * to resume it, its machine not starting (*err says why), a reply not to be read, or its machine
  * failing. */
@@ -222,70 +99,6 @@ static int session_error(Request *req, Context *ctx, int r, const Error *err) {
         if (r == -EBADMSG || r == -EMSGSIZE)
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
         return reply_error(req, 502, MSG_SESSION_FAILED, err->message[0] ? err->message : strerror(-r));
-}
-
-/* Connects to the session's runner and waits for its greeting: -EHOSTDOWN when it is not there. */
-static int machine_connect(const char *id, int *ret_fd) {
-        cleanup_close int fd = -1;
-        char path[POOL_SOCKET_MAX];
-        int r;
-
-        session_socket_path(id, path, sizeof(path));
-        r = pool_connect(path, &fd);
-        if (r < 0)
-                return -EHOSTDOWN;
-        r = pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + GREETING_TIMEOUT_USEC);
-        if (r == -ETIME)
-                return -ETIME;
-        if (r < 0)
-                return -EHOSTDOWN;
-        *ret_fd = TAKE_FD(fd);
-        return 0;
-}
-
-/* With the session's turn: its machine running and greeted (resumed or restarted as needed), *s its
- * row as it is now. -ENOENT (gone), -EUSERS (too many active to resume it), -EHOSTDOWN (*err). */
-static int session_ready(Request *req, Context *ctx, const char *id, Session *s, int *ret_fd, Error *err) {
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + MACHINE_START_TIMEOUT_USEC;
-        int r;
-
-        for (;;) {
-                r = db_session_get(ctx->db, id, s);
-                if (r < 0)
-                        return r;
-                if (strcmp(s->state, "pausing") == 0) {
-                        /* The pool manager is stopping its machine: resumed once that is done. */
-                        if (now_usec(CLOCK_MONOTONIC) > deadline)
-                                return error_set(err, -EHOSTDOWN, "the session is still being paused");
-                        (void) usleep(20000);
-                        continue;
-                }
-                if (strcmp(s->state, "paused") == 0) {
-                        r = session_quota_resume(req, ctx, id);
-                        if (r == -EAGAIN)
-                                continue;
-                        if (r < 0)
-                                return r;
-                        /* Its interpreters' state went with its machine: the next run says so. */
-                        (void) db_session_set_reset(ctx->db, id, true);
-                        session_event(req, ctx, id, "resume", req->route);
-                        continue;
-                }
-                if (s->up) {
-                        r = machine_connect(id, ret_fd);
-                        if (r >= 0)
-                                return 0;
-                        machine_lost(req, ctx, id, r == -ETIME ? "its machine did not answer" : "its machine had ended", r == -ETIME);
-                        continue;
-                }
-                r = machine_start(req, ctx, id, false, err);
-                if (r < 0)
-                        return r == -ENOENT ? r : -EHOSTDOWN;
-                r = machine_connect(id, ret_fd);
-                if (r < 0)
-                        return error_set(err, -EHOSTDOWN, "its machine ended as soon as it started");
-                return db_session_get(ctx->db, id, s);
-        }
 }
 
 /* Sends one request (its JSON, then extra bytes) to the runner on fd, and parses the reply: the
@@ -493,7 +306,7 @@ static int run_read(Request *req, Context *ctx, const char *id, struct json_obje
                 e->termination = "memory_limit";
                 e->state_reset = true;
                 /* Said here, and again by the next run, which starts on a new machine. */
-                machine_lost(req, ctx, id, "its machine ran out of memory", true);
+                session_machine_lost(req, ctx, id, "its machine ran out of memory", true);
         } else if (strcmp(termination, "killed") == 0)
                 e->termination = "killed";
         else if (strcmp(termination, "exit") == 0)
@@ -515,7 +328,7 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
         Error err = {};
         Session s;
         bool pending_reset;
-        int64_t ticket = 0;
+        int turn = -1;
         int r;
 
         if (!input)
@@ -527,10 +340,10 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
         if (db_session_get(ctx->db, id, &s) < 0)
                 return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
 
-        r = queue_enter(ctx, id, &ticket, &queue_usec);
+        r = session_turn_take(req, ctx, id, &turn, &queue_usec);
         if (r < 0)
-                return queue_error(req, ctx, r);
-        r = session_ready(req, ctx, id, &s, &fd, &err);
+                return session_turn_error(req, ctx, r);
+        r = session_machine_ready(req, ctx, id, &s, &fd, &err);
         if (r < 0)
                 goto answer_error;
         /* A reset still unsaid (a resume, a new machine) is said by this run, and then no more;
@@ -555,7 +368,7 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 r = run_read(req, ctx, id, reply, &e);
         if (r == -ETIME) {
                 /* The runner did not end the run itself: the machine goes with everything in it. */
-                machine_lost(req, ctx, id, "its machine did not end a run that timed out", true);
+                session_machine_lost(req, ctx, id, "its machine did not end a run that timed out", true);
                 e = (RunEnd){.termination = "timeout", .exit_code = -1, .state_reset = true, .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
                 r = 0;
         } else if (r < 0 && db_session_get(ctx->db, id, &s) == -ENOENT) {
@@ -565,14 +378,14 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 /* The machine died under the run: the memory limit, or worse. */
                 bool memory = memory_hit(ctx, id);
 
-                machine_lost(req, ctx, id, memory ? "its machine ran out of memory" : "its machine ended during a run", true);
+                session_machine_lost(req, ctx, id, memory ? "its machine ran out of memory" : "its machine ended during a run", true);
                 e = (RunEnd){.termination = memory ? "memory_limit" : "killed", .exit_code = memory ? 137 : -1, .state_reset = true, .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
                 (void) db_session_set_reset(ctx->db, id, false);
                 r = 0;
         }
         if (r < 0) {
                 if (r == -EBADMSG || r == -EMSGSIZE)
-                        machine_lost(req, ctx, id, "its machine's reply could not be read", true);
+                        session_machine_lost(req, ctx, id, "its machine's reply could not be read", true);
                 goto answer_error;
         }
         if (pending_reset)
@@ -582,18 +395,16 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 char detail[96];
 
                 (void) snprintf(detail, sizeof(detail), "%s: %s, exit code %d", exec ? "exec" : run.language, e.termination, e.exit_code);
-                session_event(req, ctx, id, exec ? "exec" : "run", detail);
+                session_event(ctx->db, id, exec ? "exec" : "run", req->id, detail);
         }
-        queue_leave(ctx, ticket);
-        ticket = 0;
+        session_turn_give(&turn);
         r = run_response(req, ctx, id, &run, &e, start, queue_usec);
         run_end_done(&e);
         return r;
 
 answer_error:
         run_end_done(&e);
-        if (ticket)
-                queue_leave(ctx, ticket);
+        session_turn_give(&turn);
         return session_error(req, ctx, r, &err);
 }
 
@@ -613,23 +424,23 @@ static int file_op(Request *req, Context *ctx, const char *id, struct json_objec
         cleanup_close int fd = -1;
         Error err = {};
         Session s;
-        int64_t ticket = 0;
+        int turn = -1;
         uint64_t queue_usec = 0;
-        int r = queue_enter(ctx, id, &ticket, &queue_usec);
+        int r = session_turn_take(req, ctx, id, &turn, &queue_usec);
 
         if (r < 0) {
-                (void) queue_error(req, ctx, r);
+                (void) session_turn_error(req, ctx, r);
                 return r;
         }
-        r = session_ready(req, ctx, id, &s, &fd, &err);
+        r = session_machine_ready(req, ctx, id, &s, &fd, &err);
         if (r >= 0) {
                 r = runner_call(fd, op, data, len, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
                                 ctx->config->session_upload_bytes + (64U << 10), ret, ret_rest, ret_rest_len, ret_buf);
                 if (r < 0 && r != -EMSGSIZE)
-                        machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
+                        session_machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
                 (void) db_session_used(ctx->db, id, 0);
         }
-        queue_leave(ctx, ticket);
+        session_turn_give(&turn);
         if (r >= 0)
                 return 0;
         /* Too large to move is the file's size, not a fault of the machine's reply. */
@@ -688,7 +499,7 @@ static int session_file(Request *req, Context *ctx, const SessionRoute *route) {
                 return runner_error(req, reply);
         if (strcmp(req->method, "PUT") == 0 && json_int(reply, "size", -1) != (int64_t) (req->body ? req->body_len : 0))
                 return reply_error(req, 502, MSG_SESSION_UPLOAD_SHORT, (long long) json_int(reply, "size", -1), req->body ? req->body_len : 0);
-        session_event(req, ctx, route->id, event, route->path);
+        session_event(ctx->db, route->id, event, req->id, route->path);
         if (strcmp(req->method, "GET") == 0) {
                 if (json_int(reply, "size", -1) != (int64_t) rest_len)
                         return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
@@ -740,7 +551,7 @@ static int session_files(Request *req, Context *ctx, const SessionRoute *route) 
                 return runner_error(req, reply);
         if (!json_object_object_get_ex(reply, "files", &files) || !json_object_is_type(files, json_type_array))
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-        session_event(req, ctx, route->id, "list", dir[0] ? dir : ".");
+        session_event(ctx->db, route->id, "list", req->id, dir[0] ? dir : ".");
         if (json_object_object_add(out, "files", json_object_get(files)) < 0)
                 return -ENOMEM;
         return reply_json(req, 200, out);
@@ -749,7 +560,7 @@ static int session_files(Request *req, Context *ctx, const SessionRoute *route) 
 static int session_create(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *out = NULL;
         char id[SANDBOX_ID_MAX];
-        int64_t ticket = 0;
+        int turn = -1;
         SessionCreate c;
         Error err = {};
         Session s;
@@ -770,13 +581,13 @@ static int session_create(Request *req, Context *ctx) {
         if (r < 0)
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
         (void) snprintf(req->session_id, sizeof(req->session_id), "%s", id);
-        session_event(req, ctx, id, "create", NULL);
+        session_event(ctx->db, id, "create", req->id, NULL);
 
         /* Its first turn, held until it is made: nothing else starts its machine meanwhile, and the
          * pool manager does not take it for idle. */
-        r = db_session_enqueue(ctx->db, id, (int) getpid(), &ticket);
+        r = session_turn_take(req, ctx, id, &turn, &(uint64_t){0});
         if (r >= 0)
-                r = machine_start(req, ctx, id, true, &err);
+                r = session_machine_start(req, ctx, id, true, &err);
         n = c.files ? json_object_array_length(c.files) : 0;
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 struct json_object *e = json_object_array_get_idx(c.files, i), *p = NULL, *content = NULL, *op, *reply = NULL;
@@ -796,7 +607,7 @@ static int session_create(Request *req, Context *ctx) {
                         break;
                 }
                 op = op_json("put", "path", json_object_get_string(p));
-                r = op ? machine_connect(id, &fd) : -ENOMEM;
+                r = op ? session_machine_connect(id, &fd) : -ENOMEM;
                 if (r >= 0)
                         r = runner_call(fd, op, raw, raw_len, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, &reply, NULL, NULL, &buf);
                 json_object_put(op);
@@ -809,13 +620,12 @@ static int session_create(Request *req, Context *ctx) {
                 json_object_put(reply);
         }
         (void) db_session_used(ctx->db, id, 0);
-        if (ticket)
-                queue_leave(ctx, ticket);
+        session_turn_give(&turn);
         if (r < 0) {
                 /* Nothing half-made is left: no session, no machine, no disk. */
                 (void) db_session_delete(ctx->db, id);
                 (void) broker_session_stop(&ctx->broker, id, true, NULL);
-                session_event(req, ctx, id, "delete", err.message);
+                session_event(ctx->db, id, "delete", req->id, err.message);
                 if (r == -EIO)
                         return reply_error(req, 400, "%s", err.message);
                 return reply_error(req, 502, MSG_SESSION_START, err.message);
@@ -872,7 +682,7 @@ static int session_delete(Request *req, Context *ctx, const char *id) {
                 (void) log_error_errno(r, "Failed to remove the machine and disk of session '%s': %s", id, err.message);
         session_socket_path(id, path, sizeof(path));
         (void) unlink(path);
-        session_event(req, ctx, id, "delete", r < 0 ? err.message : NULL);
+        session_event(ctx->db, id, "delete", req->id, r < 0 ? err.message : NULL);
         if (json_object_object_add(out, "session_id", json_object_new_string(id)) < 0 ||
             json_object_object_add(out, "state", json_object_new_string("deleted")) < 0)
                 return -ENOMEM;
@@ -885,21 +695,19 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
         cleanup_json struct json_object *out = NULL;
         cleanup_close int fd = -1;
         uint64_t queue_usec = 0;
-        int64_t ticket = 0;
+        int turn = -1;
         bool reset = false;
         Error err = {};
         Session s;
-        int r = queue_enter(ctx, id, &ticket, &queue_usec);
+        int r = session_turn_take(req, ctx, id, &turn, &queue_usec);
 
         if (r < 0)
-                return queue_error(req, ctx, r);
+                return session_turn_error(req, ctx, r);
         r = db_session_get(ctx->db, id, &s);
         if (r >= 0 && pause && strcmp(s.state, "active") == 0) {
                 char path[POOL_SOCKET_MAX];
 
                 r = db_session_claim_down(ctx->db, id);
-                if (r == -ENOENT) /* our own ticket is queued: claim it outright */
-                        r = db_run(ctx->db, "UPDATE sessions SET state = 'pausing' WHERE session_id = ?1 AND state = 'active'", "t", id);
                 if (r >= 0 && s.up)
                         session_quota_bill(req, ctx, id, "pause");
                 if (r >= 0)
@@ -914,14 +722,14 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
                 session_socket_path(id, path, sizeof(path));
                 (void) unlink(path);
                 if (r >= 0)
-                        session_event(req, ctx, id, "pause", NULL);
+                        session_event(ctx->db, id, "pause", req->id, NULL);
         } else if (r >= 0 && !pause) {
                 reset = strcmp(s.state, "active") != 0;
-                r = session_ready(req, ctx, id, &s, &fd, &err);
+                r = session_machine_ready(req, ctx, id, &s, &fd, &err);
         }
         if (r >= 0)
                 r = db_session_get(ctx->db, id, &s);
-        queue_leave(ctx, ticket);
+        session_turn_give(&turn);
         if (r < 0)
                 return session_error(req, ctx, r, &err);
         out = session_json(&s, false);

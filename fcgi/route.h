@@ -12,16 +12,16 @@ typedef struct ClaimedMachine {
         char socket[256];
         int retire;           /* a PoolRetire (nspawn/pool/pool-retire.h); 0: none */
         const char *prepared; /* what its runner made the next sandbox ready for: "node", or NULL */
+        int poold_fd;         /* the claim: the connection to the pool manager, while id is set */
 } ClaimedMachine;
 
-/* What a worker process holds for all its requests. */
+/* What a worker holds for its requests. */
 typedef struct Context {
         const Config *config;
         int broker; /* connection to the broker (broker-client.h), -1 until first used */
         sqlite3 *db;
-        int wake_fd; /* a datagram socket to wake the pool manager with (pool_wake()) */
         /* The machine this worker's execution claimed: back to the pool once the answer is sent,
-         * or destroyed when retire says why it may serve no other. */
+         * or destroyed when retire says why it may serve no other (machine_claim.h). */
         ClaimedMachine machine;
 } Context;
 

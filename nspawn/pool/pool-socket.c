@@ -21,7 +21,7 @@ static int unix_address(const char *path, struct sockaddr_un *ret) {
         return 0;
 }
 
-/* A new unix socket of type (SOCK_STREAM or SOCK_DGRAM, | SOCK_NONBLOCK) and the address of path. */
+/* A new unix socket of type (SOCK_STREAM, | SOCK_NONBLOCK) and the address of path. */
 static int unix_socket(const char *path, int type, struct sockaddr_un *ret_sa, int *ret_fd) {
         int fd, r = unix_address(path, ret_sa);
 
@@ -194,62 +194,4 @@ int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline
         *ret_reply = TAKE_PTR(buf);
         *ret_len = len;
         return 0;
-}
-
-int pool_wake_listen(const char *path, int *ret_fd) {
-        return bind_path(path, SOCK_DGRAM | SOCK_NONBLOCK, ret_fd);
-}
-
-int pool_wake_drain(int fd) {
-        char buf[64];
-        int n = 0;
-
-        while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
-                n++;
-        return n;
-}
-
-int pool_wake_open(int *ret_fd) {
-        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-
-        if (fd < 0)
-                return -errno;
-        *ret_fd = fd;
-        return 0;
-}
-
-int pool_wake_drain_sweep(int fd, bool *ret_sweep) {
-        char buf[64];
-        int n = 0;
-        ssize_t len;
-
-        *ret_sweep = false;
-        while ((len = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) >= 0) {
-                if (len == 1 && buf[0] == 's')
-                        *ret_sweep = true;
-                n++;
-        }
-        return n;
-}
-
-static int wake_with(int fd, const char *path, const char *what) {
-        struct sockaddr_un sa;
-        int r = unix_address(path, &sa);
-
-        if (r < 0)
-                return r;
-        /* Not connect()ed: a restarted manager binds a new socket at the same path. A full queue
-         * means the manager has been woken already; none bound means it looks at the pool when it
-         * starts. Neither is worth waiting for. */
-        if (sendto(fd, what, 1, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *) &sa, sizeof(sa)) < 0)
-                return errno == EAGAIN || errno == ECONNREFUSED || errno == ENOENT ? 0 : -errno;
-        return 1;
-}
-
-int pool_wake(int fd, const char *path) {
-        return wake_with(fd, path, "w");
-}
-
-int pool_wake_sweep(int fd, const char *path) {
-        return wake_with(fd, path, "s");
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,24 +25,3 @@ int pool_wait_greeting(int fd, uint64_t deadline);
 /* Sends input, closes the write side, reads the reply until EOF (at most max_reply bytes: past that
  * -EMSGSIZE) or the deadline (-ETIME). *ret_reply (NUL-terminated) is the caller's. */
 int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline, size_t max_reply, char **ret_reply, size_t *ret_len);
-
-/* The pool manager's wake-up socket at path (replacing a stale one): a non-blocking datagram
- * socket, mode 0600, so only the workers' user can wake it. *ret_fd is the caller's. */
-int pool_wake_listen(const char *path, int *ret_fd);
-
-/* Reads every wake-up datagram queued on fd; returns how many there were. */
-int pool_wake_drain(int fd);
-
-/* As pool_wake_drain(); *ret_sweep says whether one of them asked for a sweep (pool_wake_sweep()). */
-int pool_wake_drain_sweep(int fd, bool *ret_sweep);
-
-/* A non-blocking datagram socket to wake the pool manager with; *ret_fd is the caller's. */
-int pool_wake_open(int *ret_fd);
-
-/* Sends one wake-up from fd to the manager's socket at path, never blocking: 1 when sent, 0 when
- * the manager is not running or has wake-ups queued already, -errno otherwise. */
-int pool_wake(int fd, const char *path);
-
-/* As pool_wake(), asking for a sweep of what no row owns (nspawn/pool/sweep.h): after a process that
- * may have left something died. */
-int pool_wake_sweep(int fd, const char *path);

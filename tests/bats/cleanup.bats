@@ -304,14 +304,16 @@ machine_uid_map() {
 @test "a worker killed (-9) in the middle of a create: the stop leaves nothing running, mounted or looped" {
     in_systemd systemctl kill -s STOP sandboxd-broker.service
     curl -s -o /dev/null -X POST "$SANDBOXD_URL/v1/sessions" &
+    # The create holds its session's first turn while it waits on the broker: its row is made, its
+    # request in flight.
     for _ in $(seq 50); do
-        cid=$(db "SELECT session_id FROM session_queue LIMIT 1")
+        cid=$(db "SELECT session_id FROM sessions WHERE state = 'active' AND up = 0 ORDER BY created_at DESC LIMIT 1")
         [ -n "$cid" ] && break
         sleep 0.1
     done
     [ -n "$cid" ]
     echo "$cid" >>"$created"
-    worker=$(db "SELECT worker_pid FROM session_queue WHERE session_id = '$cid'")
+    worker=$(db "SELECT worker_pid FROM requests WHERE route = 'POST /v1/sessions' AND status IS NULL")
     in_systemd kill -9 "$worker"
     wait
     # The broker goes on with the create nobody waits for any more: a machine and a mount, left.

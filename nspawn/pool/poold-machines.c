@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT */
+/* The pool manager's machines: started ahead, handed to claims in arrival order the moment one is
+ * ready, put back or retired as the worker that held it says, retired when its worker goes without
+ * a word. The state is here, in memory; the pool table records it for GET /v1/pool and the metrics. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "db/pool-db.h"
+#include "lib/alloc-util.h"
+#include "lib/config.h"
+#include "lib/error.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "lib/time-util.h"
+#include "nspawn/broker/broker-client.h"
+#include "nspawn/pool/pool-socket.h"
+#include "nspawn/pool/pool.h"
+#include "nspawn/pool/poold-queue.h"
+#include "nspawn/pool/poold.h"
+#include "nspawn/unit-name.h"
+
+/* How many containers may boot at once: each costs a core for ~60 ms. */
+#define PARALLEL_STARTS 4
+#define START_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* The pool shrinks back to its target once no claim has had to wait for this long; a machine
+ * beyond what is wanted goes once idle this long. */
+#define BOOST_HOLD_USEC (10 * USEC_PER_SEC)
+#define BACKOFF_MAX_USEC (5 * USEC_PER_SEC)
+/* Two start failures in a row within this long: claims are told at once why none comes. */
+#define FAILING_USEC (60 * USEC_PER_SEC)
+
+size_t machines_count(const Poold *p, MachineState state) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < p->n_machines; i++)
+                n += p->machines[i].state == state;
+        return n;
+}
+
+size_t claims_waiting(const Poold *p) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < p->n_conns; i++)
+                n += p->conns[i].state == CONN_CLAIM_WAITING;
+        return n;
+}
+
+static Machine *machine_find(Poold *p, const char *id) {
+        for (size_t i = 0; i < p->n_machines; i++)
+                if (strcmp(p->machines[i].id, id) == 0)
+                        return &p->machines[i];
+        return NULL;
+}
+
+/* Forgets machine m (its row and unit are gone or going). */
+static void machine_forget(Poold *p, Machine *m) {
+        size_t i = (size_t) (m - p->machines);
+
+        closep(&m->fd);
+        p->machines[i] = p->machines[--p->n_machines];
+}
+
+static void machine_destroy(Poold *p, Machine *m, PoolRetire why) {
+        pool_destroy(&p->broker, p->db, m->id, m->socket, why);
+        machine_forget(p, m);
+}
+
+/* Starts one machine: its socket, its row, its unit; the probe waits for its greeting. */
+static int start_one(Poold *p) {
+        cleanup_close int listen_fd = -1;
+        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
+        Machine m = {.state = MACHINE_STARTING, .fd = -1, .generation = p->generation, .prepared = "python"};
+        Error err = {};
+        int r;
+
+        if (ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) < 0)
+                return -ENOMEM;
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                return -EIO;
+        r = unit_name_sandbox_id("machine", rnd, m.id);
+        if (r < 0)
+                return r;
+        (void) snprintf(m.socket, sizeof(m.socket), POOL_DIR "/%s.sock", m.id);
+
+        r = pool_listen(m.socket, &listen_fd);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on '%s'", m.socket);
+        r = db_pool_add(p->db, m.id, m.socket, p->settings);
+        if (r < 0) {
+                (void) unlink(m.socket);
+                return log_error_errno(r, "Failed to record sandbox '%s': %s", m.id, db_errmsg(p->db));
+        }
+        r = broker_start_warm(&p->broker, m.id, listen_fd, &err);
+        if (r >= 0)
+                r = pool_connect(m.socket, &m.fd);
+        if (r < 0) {
+                log_pool_event(LOG_ERR, "failed", m.id, "Failed to start sandbox '%s': %s", m.id, error_message(&err, r));
+                (void) db_pool_health_failed(p->db, error_message(&err, r));
+                pool_destroy(&p->broker, p->db, m.id, m.socket, POOL_RETIRE_START_FAILED);
+                return r;
+        }
+        m.deadline = now_usec(CLOCK_MONOTONIC) + START_TIMEOUT_USEC;
+        p->machines[p->n_machines++] = m;
+        log_pool_event(LOG_INFO, "created", m.id, "Machine '%s' created", m.id);
+        return 0;
+}
+
+static void start_failed(Poold *p, Machine *m, const char *why) {
+        uint64_t backoff = 100 * USEC_PER_MSEC << (p->failures < 6 ? p->failures : 6);
+
+        (void) snprintf(p->failure, sizeof(p->failure), "%s (journalctl -u %s.service tells why)", why, m->id);
+        (void) db_pool_health_failed(p->db, p->failure);
+        log_pool_event(LOG_ERR, "failed", m->id, "Machine '%s' failed to start: %s", m->id, why);
+        machine_destroy(p, m, POOL_RETIRE_START_FAILED);
+        p->failures++;
+        p->failed_at = now_usec(CLOCK_MONOTONIC);
+        p->backoff_until = p->failed_at + (backoff < BACKOFF_MAX_USEC ? backoff : BACKOFF_MAX_USEC);
+}
+
+/* Whether machines fail to start right now (two failures in a row within FAILING_USEC): then a
+ * claim waits in vain, and is told why. */
+static bool failing(const Poold *p) {
+        return p->failures >= 2 && now_usec(CLOCK_MONOTONIC) - p->failed_at < FAILING_USEC;
+}
+
+/* Claims waiting are told at once when machines cannot be started. */
+static void tell_failing(Poold *p) {
+        char line[POOLD_LINE_MAX];
+
+        (void) snprintf(line, sizeof(line), "failing %.400s\n", p->failure);
+        for (size_t i = 0; i < p->n_conns; i++)
+                if (p->conns[i].state == CONN_CLAIM_WAITING) {
+                        (void) conn_send(&p->conns[i], line);
+                        p->conns[i].state = CONN_IDLE;
+                }
+}
+
+void machines_probe(Poold *p, size_t i) {
+        Machine *m = &p->machines[i];
+        int r = pool_read_greeting(m->fd, &m->got);
+
+        if (r == -EAGAIN)
+                return;
+        if (r < 0) {
+                start_failed(p, m, "the sandbox ended before it was ready");
+                if (failing(p))
+                        tell_failing(p);
+                return;
+        }
+        r = db_pool_ready(p->db, m->id);
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to mark sandbox '%s' ready: %s", m->id, db_errmsg(p->db));
+                machine_destroy(p, m, POOL_RETIRE_LOST_RECORD);
+                return;
+        }
+        log_pool_event(LOG_INFO, "ready", m->id, "Machine '%s' ready", m->id);
+        if (p->failures > 0)
+                (void) db_pool_health_ok(p->db);
+        p->failures = 0;
+        closep(&m->fd);
+        m->state = MACHINE_READY;
+        m->ready_at = now_usec(CLOCK_MONOTONIC);
+}
+
+void machines_check_deadlines(Poold *p) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        for (size_t i = p->n_machines; i > 0; i--)
+                if (p->machines[i - 1].state == MACHINE_STARTING && p->machines[i - 1].deadline <= now)
+                        start_failed(p, &p->machines[i - 1], "not ready in time");
+        if (p->boost > 0 && now - p->last_wait_at >= BOOST_HOLD_USEC && claims_waiting(p) == 0)
+                p->boost = 0;
+}
+
+/* The number of idle (or starting) machines wanted now: the target, plus the claims that waited
+ * lately. */
+static size_t wanted(const Poold *p) {
+        return (size_t) p->config->pool_target + p->boost;
+}
+
+void machines_fill(Poold *p) {
+        size_t starting = machines_count(p, MACHINE_STARTING), ready = machines_count(p, MACHINE_READY);
+
+        if (now_usec(CLOCK_MONOTONIC) < p->backoff_until)
+                return;
+        /* Machines busy with an execution come back when it ends: they count against the most the
+         * pool may hold. */
+        while (ready + starting < wanted(p) && p->n_machines < p->config->pool_max && starting < PARALLEL_STARTS) {
+                if (start_one(p) < 0) {
+                        p->failures++;
+                        p->failed_at = now_usec(CLOCK_MONOTONIC);
+                        p->backoff_until = p->failed_at + BACKOFF_MAX_USEC;
+                        return;
+                }
+                starting++;
+        }
+}
+
+/* Hands ready machines to waiting claims, the earliest claim first. */
+void machines_dispatch(Poold *p) {
+        for (;;) {
+                cleanup_free IdleMachine *idle = NULL;
+                cleanup_free size_t *index = NULL;
+                size_t n = 0, first = p->n_conns, pick;
+                char line[POOLD_LINE_MAX];
+                Machine *m;
+                Conn *c;
+                int r;
+
+                for (size_t i = 0; i < p->n_conns; i++)
+                        if (p->conns[i].state == CONN_CLAIM_WAITING && (first == p->n_conns || p->conns[i].seq < p->conns[first].seq))
+                                first = i;
+                if (first == p->n_conns)
+                        return;
+                idle = calloc(p->n_machines + 1, sizeof(*idle));
+                index = calloc(p->n_machines + 1, sizeof(*index));
+                if (!idle || !index)
+                        return;
+                for (size_t i = 0; i < p->n_machines; i++)
+                        if (p->machines[i].state == MACHINE_READY) {
+                                idle[n] = (IdleMachine){.prepared = p->machines[i].prepared, .ready_at = p->machines[i].ready_at};
+                                index[n++] = i;
+                        }
+                c = &p->conns[first];
+                pick = pool_pick(idle, n, c->language);
+                if (pick == n)
+                        return;
+                m = &p->machines[index[pick]];
+                r = db_pool_claim_id(p->db, m->id, (int) c->pid, &m->executions);
+                if (r < 0) {
+                        (void) log_error_errno(r, "Failed to record the claim of sandbox '%s': %s", m->id, db_errmsg(p->db));
+                        machine_destroy(p, m, POOL_RETIRE_LOST_RECORD);
+                        continue;
+                }
+                m->state = MACHINE_CLAIMED;
+                m->holder = c->seq;
+                c->state = CONN_CLAIM_HELD;
+                (void) snprintf(c->machine, sizeof(c->machine), "%s", m->id);
+                (void) snprintf(line, sizeof(line), "machine %s %s %" PRId64 "\n", m->id, m->socket, m->executions);
+                /* A worker gone meanwhile: its connection's end retires the machine, which nothing
+                 * ran on; that is rare enough not to put it back. */
+                (void) conn_send(c, line);
+        }
+}
+
+void claim_request(Poold *p, Conn *c) {
+        if (failing(p)) {
+                char line[POOLD_LINE_MAX];
+
+                (void) snprintf(line, sizeof(line), "failing %.400s\n", p->failure);
+                (void) conn_send(c, line);
+                return;
+        }
+        if (machines_count(p, MACHINE_READY) == 0) {
+                size_t waiting = claims_waiting(p);
+
+                if (waiting >= p->config->queue_max) {
+                        (void) conn_send(c, "full\n");
+                        return;
+                }
+                /* Counted, for the metrics; and the pool grows by as many as wait. */
+                (void) db_counter_add(p->db, "waits", 1);
+                p->last_wait_at = now_usec(CLOCK_MONOTONIC);
+                if (waiting + 1 > p->boost)
+                        p->boost = (unsigned) (waiting + 1);
+                if (p->boost > p->config->pool_max - p->config->pool_target)
+                        p->boost = p->config->pool_max - p->config->pool_target;
+        }
+        c->seq = ++p->next_seq;
+        c->state = CONN_CLAIM_WAITING;
+        machines_dispatch(p);
+}
+
+static PoolRetire retire_from_label(const char *label) {
+        for (PoolRetire r = POOL_RETIRE_NONE + 1; r < _POOL_RETIRE_MAX; r++)
+                if (strcmp(pool_retire_label(r), label) == 0)
+                        return r;
+        return POOL_RETIRE_NOT_PUT_BACK;
+}
+
+void claim_release(Poold *p, Conn *c, const PooldMsg *msg) {
+        Machine *m = c->state == CONN_CLAIM_HELD ? machine_find(p, c->machine) : NULL;
+        PoolRetire why = strcmp(msg->word, "none") == 0 ? POOL_RETIRE_NONE : retire_from_label(msg->word);
+
+        c->state = CONN_IDLE;
+        c->machine[0] = 0;
+        if (!m)
+                return;
+        /* A machine made on an image rebuilt since serves no more. */
+        if (why == POOL_RETIRE_NONE && m->generation != p->generation)
+                why = POOL_RETIRE_STALE;
+        if (why == POOL_RETIRE_NONE && db_pool_release(p->db, m->id, strcmp(msg->word2, "node") == 0 ? "node" : NULL) < 0)
+                why = POOL_RETIRE_NOT_PUT_BACK;
+        if (why != POOL_RETIRE_NONE) {
+                machine_destroy(p, m, why);
+                return;
+        }
+        m->state = MACHINE_READY;
+        m->ready_at = now_usec(CLOCK_MONOTONIC);
+        m->prepared = strcmp(msg->word2, "node") == 0 ? "node" : "python";
+        m->holder = 0;
+}
+
+void claim_closed(Poold *p, Conn *c) {
+        Machine *m = c->state == CONN_CLAIM_HELD ? machine_find(p, c->machine) : NULL;
+
+        c->state = CONN_IDLE;
+        /* Its worker died, or dropped it: what the machine holds is in doubt. */
+        if (m)
+                machine_destroy(p, m, POOL_RETIRE_WORKER_DIED);
+}
+
+/* Idle machines past their TTL go, and those beyond what is wanted once idle for BOOST_HOLD_USEC:
+ * a machine that comes back from an execution is not destroyed at once for being one too many,
+ * only to be started again moments later. */
+void machines_retire_idle(Poold *p) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC), ttl = p->config->pool_ttl_s * USEC_PER_SEC;
+
+        for (size_t i = p->n_machines; i > 0; i--) {
+                Machine *m = &p->machines[i - 1];
+
+                if (m->state == MACHINE_READY && now - m->ready_at >= ttl)
+                        machine_destroy(p, m, POOL_RETIRE_IDLE);
+        }
+        for (;;) {
+                size_t oldest = p->n_machines;
+
+                if (machines_count(p, MACHINE_READY) <= wanted(p))
+                        return;
+                for (size_t i = 0; i < p->n_machines; i++)
+                        if (p->machines[i].state == MACHINE_READY && (oldest == p->n_machines || p->machines[i].ready_at < p->machines[oldest].ready_at))
+                                oldest = i;
+                if (oldest == p->n_machines || now - p->machines[oldest].ready_at < BOOST_HOLD_USEC)
+                        return;
+                machine_destroy(p, &p->machines[oldest], POOL_RETIRE_IDLE);
+        }
+}
+
+/* When the machines next need the loop: a start's deadline, a TTL, a surplus's hold, the boost's
+ * end, the back-off's end while machines are wanted. UINT64_MAX: never. */
+uint64_t machines_next_deadline(const Poold *p) {
+        uint64_t next = UINT64_MAX, ttl = p->config->pool_ttl_s * USEC_PER_SEC;
+        bool surplus = machines_count(p, MACHINE_READY) > wanted(p);
+
+#define SOONER(t) (next = (t) < next ? (t) : next)
+        for (size_t i = 0; i < p->n_machines; i++) {
+                const Machine *m = &p->machines[i];
+
+                if (m->state == MACHINE_STARTING)
+                        SOONER(m->deadline);
+                if (m->state == MACHINE_READY) {
+                        SOONER(m->ready_at + ttl);
+                        if (surplus)
+                                SOONER(m->ready_at + BOOST_HOLD_USEC);
+                }
+        }
+        if (p->boost > 0)
+                SOONER(p->last_wait_at + BOOST_HOLD_USEC);
+        if (p->backoff_until > now_usec(CLOCK_MONOTONIC) && machines_count(p, MACHINE_READY) + machines_count(p, MACHINE_STARTING) < wanted(p))
+                SOONER(p->backoff_until);
+#undef SOONER
+        return next;
+}
+
+/* The settings a machine is made with (the broker reads the same file), and the runtime image's tree
+ * in use (sandboxd-image writes its name when it switches): a machine made with others is not kept
+ * across a restart, nor once idle after the runtime image is rebuilt. */
+static void machine_settings(const Config *c, char *buf, size_t size) {
+        char tree[256] = "", path[4096];
+        FILE *f;
+
+        (void) snprintf(path, sizeof(path), "%s/current", c->runtime_state_dir);
+        f = fopen(path, "re");
+        if (f) {
+                if (!fgets(tree, sizeof(tree), f))
+                        tree[0] = 0;
+                tree[strcspn(tree, "\n")] = 0;
+                (void) fclose(f);
+        }
+        /* At most about 600 bytes: the strings are bounded by config_parse() and the tree's name. */
+        (void) snprintf(buf, size,
+                        "memory=%" PRIu64 " tasks=%" PRIu64 " cpu=%u workspace=%" PRIu64 " tmp=%" PRIu64 " nofile=%u executions=%u "
+                        "runtime=%s/%s preload=%s openblas=%s",
+                        c->memory_max, c->tasks_max, c->cpu_quota_percent, c->workspace_bytes, c->tmp_bytes, c->nofile,
+                        c->executions_per_machine, c->runtime_image, tree, c->preload, c->openblas_coretype);
+}
+
+/* Idle machines made on a runtime image that has been rebuilt since retire; busy ones once they are
+ * back. New ones get the new image. Looked at when a claim comes: a rebuilt image needs no timer. */
+void machines_settings_check(Poold *p) {
+        char now[sizeof(p->settings)];
+
+        machine_settings(p->config, now, sizeof(now));
+        if (p->settings[0] && strcmp(now, p->settings) == 0)
+                return;
+        if (p->settings[0]) {
+                log_info("Pool: the runtime image changed; machines on the old one retire once idle");
+                p->generation++;
+        }
+        memcpy(p->settings, now, sizeof(now));
+        for (size_t i = p->n_machines; i > 0; i--)
+                if (p->machines[i - 1].state == MACHINE_READY && p->machines[i - 1].generation != p->generation)
+                        machine_destroy(p, &p->machines[i - 1], POOL_RETIRE_STALE);
+}
+
+/* What a previous instance left: idle machines that still answer are kept, the rest destroyed
+ * (a claimed one's worker lost its claim with the previous instance's connection). */
+void machines_reconcile(Poold *p) {
+        cleanup_free PoolRow *rows = NULL;
+        size_t n = 0, kept = 0;
+        int r;
+
+        r = db_pool_list(p->db, NULL, 0, &rows, &n);
+        if (r < 0) {
+                (void) log_error_errno(r, "Pool: failed to read what a previous instance left: %s", db_errmsg(p->db));
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const PoolRow *l = &rows[i];
+                cleanup_close int fd = -1;
+
+                if (strcmp(l->state, "ready") == 0 && strcmp(l->settings, p->settings) == 0 && kept < p->config->pool_max &&
+                    ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) >= 0 && pool_connect(l->socket, &fd) >= 0 &&
+                    pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) >= 0) {
+                        Machine *m = &p->machines[p->n_machines++];
+
+                        *m = (Machine){.state = MACHINE_READY, .fd = -1, .ready_at = now_usec(CLOCK_MONOTONIC), .prepared = "python", .generation = p->generation};
+                        (void) snprintf(m->id, sizeof(m->id), "%s", l->machine_id);
+                        (void) snprintf(m->socket, sizeof(m->socket), "%s", l->socket);
+                        kept++;
+                        continue;
+                }
+                pool_destroy(&p->broker, p->db, l->machine_id, l->socket, POOL_RETIRE_PREVIOUS_INSTANCE);
+        }
+        if (n > 0)
+                log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, n);
+}
+
+/* Sandboxes still booting are not worth keeping; ready ones stay for the next start, and claimed
+ * ones go with their workers' connections. */
+void machines_stop(Poold *p) {
+        for (size_t i = p->n_machines; i > 0; i--)
+                if (p->machines[i - 1].state == MACHINE_STARTING)
+                        machine_destroy(p, &p->machines[i - 1], POOL_RETIRE_SHUTDOWN);
+}

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/* The sessions' turns, and their ends the pool manager decides. Operations on one session take
+ * turns, first in, first out: a worker asks for the session's turn on its connection and gets it
+ * the moment no earlier operation of the session is left. The pool manager pauses an idle session
+ * (and one whose key was revoked) only while nothing is queued on it, which is its own turn: no
+ * worker's can be granted while it pauses, as this one process grants them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "db/pool-db.h"
+#include "db/session-revoke.h"
+#include "db/sessions.h"
+#include "lib/config.h"
+#include "lib/error.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "lib/time-util.h"
+#include "nspawn/broker/broker-client.h"
+#include "nspawn/pool/pool-socket.h"
+#include "nspawn/pool/pool.h"
+#include "nspawn/pool/poold-queue.h"
+#include "nspawn/pool/poold.h"
+#include "nspawn/pool/session-usage.h"
+
+/* How long a session's runner has to say what its sandbox used before its machine is stopped. */
+#define USAGE_TIMEOUT_USEC (2 * USEC_PER_SEC)
+
+/* The connections as the queue's entries (poold-queue.h): *ret, the caller's to free. */
+static int turn_entries(const Poold *p, TurnEntry **ret) {
+        TurnEntry *e = calloc(p->n_conns + 1, sizeof(*e));
+
+        if (!e)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_conns; i++) {
+                const Conn *c = &p->conns[i];
+                bool in = c->state == CONN_TURN_WAITING || c->state == CONN_TURN_HELD;
+
+                e[i] = (TurnEntry){.session = in ? c->session : NULL, .seq = c->seq, .held = c->state == CONN_TURN_HELD};
+        }
+        *ret = e;
+        return 0;
+}
+
+bool turn_busy(const Poold *p, const char *session) {
+        for (size_t i = 0; i < p->n_conns; i++)
+                if ((p->conns[i].state == CONN_TURN_WAITING || p->conns[i].state == CONN_TURN_HELD) && strcmp(p->conns[i].session, session) == 0)
+                        return true;
+        return false;
+}
+
+/* The session's turn to the earliest waiting, if none holds it. */
+static void turn_grant(Poold *p, const char *session) {
+        cleanup_free TurnEntry *e = NULL;
+        size_t i;
+
+        if (turn_entries(p, &e) < 0)
+                return;
+        i = turn_next(e, p->n_conns, session);
+        if (i == p->n_conns)
+                return;
+        p->conns[i].state = CONN_TURN_HELD;
+        /* A worker gone meanwhile: its connection's end passes the turn on. */
+        (void) conn_send(&p->conns[i], "turn\n");
+}
+
+void turn_request(Poold *p, Conn *c, const PooldMsg *m) {
+        cleanup_free TurnEntry *e = NULL;
+
+        if (turn_entries(p, &e) < 0) {
+                (void) conn_send(c, "busy\n");
+                return;
+        }
+        /* Each waiting operation holds a worker: one session never takes them all. */
+        if (turn_queued(e, p->n_conns, m->word) >= m->number) {
+                (void) conn_send(c, "busy\n");
+                return;
+        }
+        (void) snprintf(c->session, sizeof(c->session), "%s", m->word);
+        c->seq = ++p->next_seq;
+        c->state = CONN_TURN_WAITING;
+        turn_grant(p, c->session);
+}
+
+void turn_done(Poold *p, Conn *c) {
+        char session[POOLD_WORD_MAX];
+        bool held = c->state == CONN_TURN_HELD;
+
+        if (c->state != CONN_TURN_WAITING && !held)
+                return;
+        memcpy(session, c->session, sizeof(session));
+        c->state = CONN_IDLE;
+        c->session[0] = 0;
+        if (held)
+                /* The operation may have used the session, or made it: its idle end moves. */
+                p->next_sessions = 0;
+        turn_grant(p, session);
+}
+
+/* What the session's sandbox used since its last run, which no run will report now: recorded,
+ * billed to its key, before its machine stops. A machine that does not answer has nothing to bill. */
+static void session_bill(Poold *p, const char *id, const char *event) {
+        char path[POOL_SOCKET_MAX];
+        int64_t cpu_ms = 0;
+        int r;
+
+        session_socket_path(id, path, sizeof(path));
+        if (session_usage_fetch(path, now_usec(CLOCK_MONOTONIC) + USAGE_TIMEOUT_USEC, &cpu_ms) < 0 || cpu_ms <= 0)
+                return;
+        r = db_session_usage_add(p->db, id, event, NULL, cpu_ms);
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to record the CPU time of session '%s' since its last run, ignoring: %s", id, db_errmsg(p->db));
+}
+
+/* A session claimed for pausing ('pausing'): its machine stopped, its disk unmounted and kept. */
+static void session_pause(Poold *p, const char *id, const char *event, const char *why) {
+        char path[POOL_SOCKET_MAX];
+        Error err = {};
+        int r;
+
+        session_bill(p, id, event);
+        r = broker_session_stop(&p->broker, id, false, &err);
+        if (r < 0) {
+                /* Tried again soon, as the session is still pausing. */
+                (void) log_error_errno(r, "Failed to pause session '%s': %s", id, err.message);
+                return;
+        }
+        session_socket_path(id, path, sizeof(path));
+        (void) unlink(path);
+        r = db_session_paused(p->db, id);
+        if (r < 0 && r != -ENOENT)
+                (void) log_error_errno(r, "Failed to record that session '%s' is paused: %s", id, db_errmsg(p->db));
+        if (r >= 0)
+                session_event(p->db, id, event, NULL, why);
+}
+
+/* The soonest of *next and t. */
+static void sooner(double *next, double t) {
+        if (t < *next)
+                *next = t;
+}
+
+/* One session's end, if it is due and nothing is queued on it; else when it is next due (unix
+ * time), into *next. A session paused now is due for deletion after the retention. */
+static void session_check(Poold *p, const Session *s, double now, double *next) {
+        double retained = now + (double) p->config->session_retain_s;
+
+        if (strcmp(s->state, "paused") == 0) {
+                sooner(next, s->paused_at + (double) p->config->session_retain_s);
+                return;
+        }
+        if (turn_busy(p, s->id))
+                return; /* its turn's end looks again */
+        if (strcmp(s->state, "pausing") == 0) {
+                /* A pause left half-done (by a previous instance, or a stop that failed); if it
+                 * fails again, tried again soon. */
+                session_pause(p, s->id, "pause", "its pause had not finished");
+                sooner(next, now + 5);
+        } else if (db_session_revoked(p->db, s->id) > 0 && db_session_claim_down(p->db, s->id) >= 0)
+                session_pause(p, s->id, "revoke", "its API key was revoked");
+        else if (s->last_used + (double) s->ttl_s <= now && db_session_claim_down(p->db, s->id) >= 0)
+                session_pause(p, s->id, "expire", "idle for longer than its ttl_s");
+        else {
+                sooner(next, s->last_used + (double) s->ttl_s);
+                return;
+        }
+        sooner(next, retained);
+}
+
+/* Idle sessions are paused (their files kept), long-paused ones deleted, revoked keys' paused, and
+ * sessions left pausing paused again; then when to look next: the soonest of those ends. */
+void sessions_housekeeping(Poold *p) {
+        double now = (double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC, next = now + 365.0 * 86400;
+        cleanup_free Session *list = NULL;
+        char id[SANDBOX_ID_MAX];
+        size_t n = 0;
+
+        while (db_session_claim_retained(p->db, now - (double) p->config->session_retain_s, id, sizeof(id)) >= 0) {
+                Error err = {};
+                int r = broker_session_stop(&p->broker, id, true, &err);
+
+                session_event(p->db, id, "delete", NULL, r < 0 ? err.message : "paused for longer than SANDBOXD_SESSION_RETAIN_S");
+        }
+        if (db_session_list(p->db, &list, &n) < 0) {
+                p->next_sessions = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                session_check(p, &list[i], now, &next);
+        /* A second late rather than early: sqlite keeps times in seconds. */
+        p->next_sessions = now_usec(CLOCK_MONOTONIC) + (uint64_t) ((next > now ? next - now : 0) * (double) USEC_PER_SEC) + USEC_PER_SEC;
+}
+
+/* At start: active sessions whose machine is gone (the host restarted, or the machine died while no
+ * pool manager ran) are paused, as an idle one would be; their next operation resumes them. */
+void sessions_reconcile(Poold *p) {
+        cleanup_free Session *list = NULL;
+        size_t n = 0;
+
+        /* Turns were the previous instance's: its workers' connections are gone with it. */
+        (void) db_session_dequeue_worker(p->db, 0);
+        if (db_session_list(p->db, &list, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                char path[POOL_SOCKET_MAX];
+                cleanup_close int fd = -1;
+
+                if (strcmp(list[i].state, "active") != 0)
+                        continue;
+                session_socket_path(list[i].id, path, sizeof(path));
+                if (list[i].up && pool_connect(path, &fd) >= 0)
+                        continue;
+                if (db_session_claim_down(p->db, list[i].id) >= 0)
+                        session_pause(p, list[i].id, "pause", "its machine was gone when the service started");
+        }
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nspawn/pool/poold-proto.h"
+
+/* The pool manager's state, shared by its parts: poold.c (the loop and the connections),
+ * poold-machines.c (the machines and the claims), poold-sessions.c (the sessions' turns and idle
+ * ends). Private to sandboxd-poold. */
+
+typedef struct Config Config;
+typedef struct sqlite3 sqlite3;
+
+#define MACHINE_ID_MAX 64
+#define MACHINE_SOCKET_MAX 256
+
+typedef enum MachineState {
+        MACHINE_STARTING, /* its unit started, its runner's greeting awaited on fd */
+        MACHINE_READY,
+        MACHINE_CLAIMED, /* a worker's, on the connection whose seq is holder */
+} MachineState;
+
+typedef struct Machine {
+        char id[MACHINE_ID_MAX];
+        char socket[MACHINE_SOCKET_MAX];
+        MachineState state;
+        int fd;               /* starting: the probe's connection */
+        size_t got;           /* starting: the greeting's bytes so far */
+        uint64_t deadline;    /* starting: ready by then, or failed */
+        uint64_t ready_at;    /* ready: since when (CLOCK_MONOTONIC µs) */
+        const char *prepared; /* ready: what its next sandbox is ready for (static) */
+        int64_t executions;
+        unsigned generation; /* the settings it was made with: stale once p->generation moved on */
+        uint64_t holder;
+} Machine;
+
+typedef enum ConnState {
+        CONN_IDLE,
+        CONN_CLAIM_WAITING,
+        CONN_CLAIM_HELD,
+        CONN_TURN_WAITING,
+        CONN_TURN_HELD,
+} ConnState;
+
+typedef struct Conn {
+        int fd;
+        pid_t pid;    /* the worker's, for the records */
+        uint64_t seq; /* arrival order of its claim or turn; unique, it names the connection */
+        ConnState state;
+        char language[POOLD_WORD_MAX];
+        char machine[MACHINE_ID_MAX];
+        char session[POOLD_WORD_MAX];
+        char buf[POOLD_LINE_MAX];
+        size_t len;
+} Conn;
+
+typedef struct Poold {
+        const Config *config;
+        int broker; /* connection to the broker, which starts and kills the units */
+        int signal_fd;
+        int listen_fd;
+        bool stop;
+        sqlite3 *db;
+        char settings[1024]; /* what a machine started now is made with (machine_settings()) */
+        unsigned generation; /* moves on when the settings change */
+        Machine *machines;
+        size_t n_machines, cap_machines;
+        Conn *conns;
+        size_t n_conns, cap_conns;
+        uint64_t next_seq;
+        unsigned boost; /* claims that waited lately: machines wanted beyond the target */
+        uint64_t last_wait_at;
+        unsigned failures;
+        char failure[256];
+        uint64_t failed_at;
+        uint64_t backoff_until;
+        uint64_t next_sweep;
+        uint64_t next_prune;
+        uint64_t next_sessions; /* the sessions' next idle end, retention or leftover (0: now) */
+} Poold;
+
+/* poold-machines.c */
+void machines_fill(Poold *p);
+void machines_dispatch(Poold *p);
+void machines_probe(Poold *p, size_t i);
+void machines_check_deadlines(Poold *p);
+void machines_retire_idle(Poold *p);
+uint64_t machines_next_deadline(const Poold *p);
+void machines_reconcile(Poold *p);
+void machines_stop(Poold *p);
+void machines_settings_check(Poold *p);
+size_t machines_count(const Poold *p, MachineState state);
+void claim_request(Poold *p, Conn *c);
+void claim_release(Poold *p, Conn *c, const PooldMsg *m);
+void claim_closed(Poold *p, Conn *c);
+size_t claims_waiting(const Poold *p);
+
+/* poold-sessions.c */
+void turn_request(Poold *p, Conn *c, const PooldMsg *m);
+void turn_done(Poold *p, Conn *c);
+bool turn_busy(const Poold *p, const char *session);
+void sessions_housekeeping(Poold *p);
+void sessions_reconcile(Poold *p);
+
+/* poold.c */
+int conn_send(Conn *c, const char *line);
+Conn *conn_by_seq(Poold *p, uint64_t seq);
