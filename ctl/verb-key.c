@@ -6,10 +6,12 @@
  * environment, else from /etc/sandboxd/sandboxd.conf, else the default. A token is printed once,
  * when its key is made; only its SHA-256 is kept. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <json-c/json.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +22,10 @@
 #include "ctl/settings.h"
 #include "db/db.h"
 #include "db/keys.h"
+#include "db/session-revoke.h"
 #include "lib/api-key.h"
 #include "lib/config.h"
 #include "lib/macro.h"
-#include "nspawn/pool/poold-client.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -369,6 +371,19 @@ static void help_revoke(FILE *f) {
                      f);
 }
 
+/* The pool manager pauses the key's sessions now, not at their idle end: it watches this file. */
+static void revoke_stamp_touch(void) {
+        char path[PATH_MAX];
+        Config cfg;
+        int fd;
+
+        if (read_settings(&cfg) != 0 || db_revoke_stamp_path(cfg.db_path, path, sizeof(path)) < 0)
+                return;
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0)
+                (void) close(fd);
+}
+
 static int key_revoke(int argc, char *argv[]) {
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -401,8 +416,7 @@ static int key_revoke(int argc, char *argv[]) {
         else if (r < 0)
                 r = ctl_fail("cannot revoke the key: %s", db_errmsg(db));
         else {
-                /* The pool manager pauses the key's sessions now, not at their idle end. */
-                pooldc_notify("sessions");
+                revoke_stamp_touch();
                 printf("Key '%s' revoked.\n", argv[optind]);
                 r = EXIT_SUCCESS;
         }

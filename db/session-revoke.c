@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "db/db.h"
 #include "db/session-revoke.h"
@@ -22,6 +23,15 @@ int db_session_claim_revoked(sqlite3 *db, char *ret_id, size_t size) {
         if (r < 0)
                 return r;
         (void) snprintf(ret_id, size, "%s", (const char *) sqlite3_column_text(st, 0));
+        return 0;
+}
+
+int db_revoke_stamp_path(const char *db_path, char *buf, size_t size) {
+        const char *slash = strrchr(db_path, '/');
+        int dir = slash ? (int) (slash - db_path) : 1;
+
+        if ((size_t) snprintf(buf, size, "%.*s/keys-revoked", dir, slash ? db_path : ".") >= size)
+                return -ENAMETOOLONG;
         return 0;
 }
 

@@ -289,7 +289,7 @@ static void abandon_requests(pid_t pid) {
 /* The pool manager sweeps what no row owns (nspawn/pool/sweep.h): a worker killed mid-operation (a
  * session's machine made or deleted halfway) may have left something. */
 static void wake_sweep(void) {
-        pooldc_notify("sweep");
+        (void) pooldc_notify("sweep");
 }
 
 static void reap_worker(pid_t pid, int status) {

@@ -120,13 +120,14 @@ void pooldc_done(int fd) {
         (void) close(fd);
 }
 
-void pooldc_notify(const char *word) {
+int pooldc_notify(const char *word) {
         char line[POOLD_LINE_MAX];
-        int fd = -1;
+        cleanup_close int fd = -1;
+        int r;
 
-        if (connect_manager(&fd) < 0)
-                return;
+        r = connect_manager(&fd);
+        if (r < 0)
+                return r;
         (void) snprintf(line, sizeof(line), "%s\n", word);
-        (void) send_line(fd, line);
-        (void) close(fd);
+        return send_line(fd, line);
 }

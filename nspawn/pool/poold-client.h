@@ -35,6 +35,7 @@ int pooldc_turn(const char *session, unsigned most, int client_fd, uint64_t dead
 void pooldc_done(int fd);
 
 /* One word to the pool manager, with no answer: "sweep" (a worker died), "sessions" (a key was
- * revoked). Never blocks long; failures are ignored, as the manager looks at it all when it
+ * revoked). 0 when said, -errno when the manager could not be reached (not running, or in another
+ * mount namespace: ctl/systemd.h); callers may ignore that, as the manager looks at it all when it
  * starts. */
-void pooldc_notify(const char *word);
+int pooldc_notify(const char *word);

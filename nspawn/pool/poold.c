@@ -9,13 +9,16 @@
  * pool_max) while claims wait, replaces idle ones after pool_ttl_s, pauses idle sessions, and
  * cleans up what a previous instance left. When nothing happens it sleeps until its next deadline. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +32,7 @@
 #include "db/metrics-db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
+#include "db/session-revoke.h"
 #include "lib/alloc-util.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
@@ -51,6 +55,8 @@
 #define PRUNE_USEC (3600 * USEC_PER_SEC)
 /* Workers at most at once: one connection per request in flight. */
 #define CONNS_MAX 4096
+/* What poll_events() always waits on: signals, the socket, revocations. */
+#define FIXED_FDS 3
 
 int conn_send(Conn *c, const char *line) {
         size_t len = strlen(line);
@@ -221,9 +227,39 @@ static void on_signal(Poold *p) {
                 p->next_sweep = 0; /* an administrator's (or a test's) "sweep now" */
 }
 
+/* sandboxctl revoked a key: the key's sessions are paused now. */
+static void on_revoke(Poold *p) {
+        char buf[4096];
+
+        while (read(p->revoke_fd, buf, sizeof(buf)) > 0)
+                ;
+        p->next_sessions = 0;
+}
+
+/* The file sandboxctl touches when it revokes a key (db_revoke_stamp_path()), made if missing and
+ * watched. Without it, revoked keys' sessions are paused at their idle end only. */
+static int revoke_watch(Poold *p) {
+        char path[PATH_MAX];
+        int fd, r;
+
+        r = db_revoke_stamp_path(p->config->db_path, path, sizeof(path));
+        if (r < 0)
+                return r;
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        (void) close(fd);
+        p->revoke_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (p->revoke_fd < 0)
+                return -errno;
+        if (inotify_add_watch(p->revoke_fd, path, IN_CLOSE_WRITE | IN_ATTRIB) < 0)
+                return -errno;
+        return 0;
+}
+
 /* Waits for a signal, a worker, a starting machine's greeting or the next deadline, and acts. */
 static int poll_events(Poold *p) {
-        size_t n_fds = 2 + p->n_conns + p->n_machines, n_conns = p->n_conns;
+        size_t n_fds = FIXED_FDS + p->n_conns + p->n_machines, n_conns = p->n_conns;
         cleanup_free struct pollfd *fds = calloc(n_fds, sizeof(*fds));
         cleanup_free int *conn_fds = calloc(n_conns + 1, sizeof(*conn_fds));
         cleanup_free char(*ids)[MACHINE_ID_MAX] = calloc(p->n_machines + 1, MACHINE_ID_MAX);
@@ -233,12 +269,13 @@ static int poll_events(Poold *p) {
                 return -ENOMEM;
         fds[0] = (struct pollfd){.fd = p->signal_fd, .events = POLLIN};
         fds[1] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
+        fds[2] = (struct pollfd){.fd = p->revoke_fd, .events = POLLIN};
         for (size_t i = 0; i < n_conns; i++) {
-                fds[2 + i] = (struct pollfd){.fd = p->conns[i].fd, .events = POLLIN};
+                fds[FIXED_FDS + i] = (struct pollfd){.fd = p->conns[i].fd, .events = POLLIN};
                 conn_fds[i] = p->conns[i].fd;
         }
         for (size_t i = 0; i < p->n_machines; i++) {
-                fds[2 + n_conns + i] = (struct pollfd){.fd = p->machines[i].fd, .events = POLLIN};
+                fds[FIXED_FDS + n_conns + i] = (struct pollfd){.fd = p->machines[i].fd, .events = POLLIN};
                 memcpy(ids[i], p->machines[i].id, MACHINE_ID_MAX);
         }
 
@@ -247,9 +284,11 @@ static int poll_events(Poold *p) {
                 return errno == EINTR ? 0 : -errno;
         if (fds[0].revents)
                 on_signal(p);
+        if (fds[2].revents)
+                on_revoke(p);
         /* Each fd is looked up again: acting on one may move the others in their arrays. */
         for (size_t i = 0; i < n_conns; i++) {
-                if (!fds[2 + i].revents)
+                if (!fds[FIXED_FDS + i].revents)
                         continue;
                 for (size_t j = 0; j < p->n_conns; j++)
                         if (p->conns[j].fd == conn_fds[i]) {
@@ -258,8 +297,8 @@ static int poll_events(Poold *p) {
                                 break;
                         }
         }
-        for (size_t i = 0; i < n_fds - 2 - n_conns; i++) {
-                if (fds[2 + n_conns + i].fd < 0 || !fds[2 + n_conns + i].revents)
+        for (size_t i = 0; i < n_fds - FIXED_FDS - n_conns; i++) {
+                if (fds[FIXED_FDS + n_conns + i].fd < 0 || !fds[FIXED_FDS + n_conns + i].revents)
                         continue;
                 for (size_t j = 0; j < p->n_machines; j++)
                         if (strcmp(p->machines[j].id, ids[i]) == 0 && p->machines[j].state == MACHINE_STARTING) {
@@ -312,6 +351,9 @@ static int poold_open(Poold *p) {
         r = db_open(p->config->db_path, &p->db);
         if (r < 0)
                 return log_error_errno(r, "Pool: failed to open database '%s': %s", p->config->db_path, db_errmsg(NULL));
+        r = revoke_watch(p);
+        if (r < 0)
+                (void) log_warning_errno(r, "Pool: failed to watch for revoked keys, ignoring: their sessions pause when idle");
         return 0;
 }
 
@@ -325,6 +367,7 @@ static void poold_close(Poold *p) {
         p->conns = mfree(p->conns);
         closep(&p->broker);
         closep(&p->listen_fd);
+        closep(&p->revoke_fd);
         closep(&p->signal_fd);
         p->db = db_close(p->db);
 }
@@ -355,7 +398,7 @@ static int run(Poold *p) {
 
 int main(void) {
         Config config;
-        Poold p = {.config = &config, .broker = -1, .signal_fd = -1, .listen_fd = -1};
+        Poold p = {.config = &config, .broker = -1, .signal_fd = -1, .listen_fd = -1, .revoke_fd = -1};
         int r;
 
         /* It reads what the workers write and makes sockets for them: it runs as their user. */

@@ -63,6 +63,7 @@ typedef struct Poold {
         int broker; /* connection to the broker, which starts and kills the units */
         int signal_fd;
         int listen_fd;
+        int revoke_fd; /* inotify on the file sandboxctl touches when it revokes a key */
         bool stop;
         sqlite3 *db;
         char settings[1024]; /* what a machine started now is made with (machine_settings()) */
