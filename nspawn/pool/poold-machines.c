@@ -244,9 +244,18 @@ void machines_dispatch(Poold *p) {
                 c->state = CONN_CLAIM_HELD;
                 (void) snprintf(c->machine, sizeof(c->machine), "%s", m->id);
                 (void) snprintf(line, sizeof(line), "machine %s %s %" PRId64 "\n", m->id, m->socket, m->executions);
-                /* A worker gone meanwhile: its connection's end retires the machine, which nothing
-                 * ran on; that is rare enough not to put it back. */
-                (void) conn_send(c, line);
+                if (conn_send(c, line) < 0) {
+                        /* Its worker stopped waiting at this moment (its deadline, its client
+                         * gone): nothing ran on the machine, which goes to the next claim. */
+                        c->state = CONN_IDLE;
+                        c->machine[0] = 0;
+                        if (db_pool_release(p->db, m->id, strcmp(m->prepared, "node") == 0 ? "node" : NULL) < 0) {
+                                machine_destroy(p, m, POOL_RETIRE_NOT_PUT_BACK);
+                                continue;
+                        }
+                        m->state = MACHINE_READY;
+                        m->holder = 0;
+                }
         }
 }
 
