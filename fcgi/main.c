@@ -31,7 +31,9 @@
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
+#include "fcgi/inflight.h"
 #include "fcgi/worker-slots.h"
+#include "fcgi/worker.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
 #include "lib/log.h"
@@ -41,174 +43,14 @@
 #include "nspawn/pool/pool.h"
 #include "nspawn/pool/poold-client.h"
 
-#define WORKERS_MAX 256
+#define WORKERS_MAX INFLIGHT_WORKERS_MAX
 /* After a failed fork(), the next try. */
 #define WORKER_RETRY_S 1
 
 static Config arg_config;
 static int arg_listen_fd = -1;
 static pid_t workers[WORKERS_MAX];
-
-static const RouteHandler handlers[_ROUTE_MAX] = {
-        [ROUTE_EXECUTE] = route_execute,
-        [ROUTE_POOL] = route_pool,
-        [ROUTE_CALL] = route_call,
-        [ROUTE_EXECUTE_004] = route_execute_004,
-        [ROUTE_RUNTIMES] = route_runtimes,
-        [ROUTE_OPENAPI] = route_openapi,
-        [ROUTE_SESSIONS] = route_sessions,
-        [ROUTE_METRICS] = route_metrics,
-};
-
-/* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */
-static void record(Request *req, Context *ctx, bool has_row) {
-        RequestOutcome o = {.sandbox_id = req->sandbox_id[0] ? req->sandbox_id : NULL,
-                            .machine_id = req->machine_id[0] ? req->machine_id : NULL,
-                            .status = req->status,
-                            .has_exit_code = req->has_exit_code,
-                            .exit_code = req->exit_code,
-                            .duration_ms = req->duration_ms,
-                            .error = req->error,
-                            .session_id = req->session_id[0] ? req->session_id : NULL,
-                            .language = req->language,
-                            .termination = (Termination) req->termination,
-                            .cpu_ms = req->cpu_ms,
-                            .memory_peak_bytes = req->memory_peak_bytes};
-        int r;
-
-        if (has_row) {
-                r = db_request_finish(ctx->db, req->id, &o);
-                if (r < 0)
-                        (void) log_error_errno(r, "Failed to record the end of the request: %s", db_errmsg(ctx->db));
-        }
-        audit_request(req);
-}
-
-/* Whether the request the key check is made for has a body coming, which nginx would read (and
- * buffer, up to the location's cap) once the check lets it through. */
-static bool body_coming(const Request *req) {
-        const char *len = FCGX_GetParam("SANDBOXD_BODY_LENGTH", req->fcgx->envp);
-        const char *te = FCGX_GetParam("SANDBOXD_BODY_ENCODING", req->fcgx->envp);
-
-        return (len && len[0] && strspn(len, "0") != strlen(len)) || (te && te[0]);
-}
-
-/* nginx's key check before it reads a body (SANDBOXD_AUTH_ONLY, nginx/sandboxd.conf): the request's
- * method and path are the original's, and no body comes. Only a refusal is recorded. A route needs
- * a key (but /metrics); a path that is no route, or a method it does not take, is answered as such
- * without one, unless it brings a body: nginx reads no body for anyone without a key. */
-static void handle_auth_only(Request *req, Context *ctx) {
-        const Route *route = NULL;
-        int found = route_find(req->method, req->path, &route);
-        bool need = ctx->config->api_keys && (found == 200 ? route->id != ROUTE_METRICS : body_coming(req));
-        int r = auth_check_only(req, ctx, found == 404 ? NULL : route, need);
-
-        if (r < 0) {
-                (void) log_error_errno(r, "Failed to check the API key: %s", db_errmsg(ctx->db));
-                (void) reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
-        }
-        if (r > 0)
-                record(req, ctx, true);
-}
-
-/* parse → route → act → record → reply, for one request. */
-static void handle(FCGX_Request *fcgx, Context *ctx) {
-        Request req;
-        const Route *route = NULL;
-        bool has_row = false;
-        int r, found;
-
-        r = request_read(&req, fcgx, ctx->config->max_body_bytes, ctx->config->session_upload_bytes);
-        log_set_request(req.id, req.route);
-        if (r < 0) {
-                (void) reply_error(&req, 500, MSG_INTERNAL, "out of memory");
-                goto done;
-        }
-        if (FCGX_GetParam("SANDBOXD_AUTH_ONLY", fcgx->envp)) {
-                handle_auth_only(&req, ctx);
-                log_set_request(NULL, NULL);
-                request_done(&req);
-                return;
-        }
-
-        /* The route first, pure: the row names the one the request matched. Then the row, with the
-         * API key's check when keys are on: every route but /metrics needs one; a path that is no
-         * route, or a method it does not take, is answered as such without. */
-        found = route_find(req.method, req.path, &route);
-        r = auth_begin(&req, ctx, found == 404 ? NULL : route, ctx->config->api_keys && found == 200 && route->id != ROUTE_METRICS);
-        if (r < 0) {
-                (void) log_error_errno(r, "Failed to record the request: %s", db_errmsg(ctx->db));
-                (void) reply_error(&req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
-                goto done;
-        }
-        has_row = true;
-
-        if (req.status != 0)
-                ; /* refused: no key in force, or over a quota */
-        else if (req.uri_too_long)
-                (void) reply_error(&req, 414, MSG_URI_TOO_LONG);
-        else if (found == 404)
-                (void) reply_error(&req, 404, MSG_NOT_FOUND);
-        else if (found == 405) {
-                req.allow = route->method;
-                (void) reply_error(&req, 405, MSG_METHOD_NOT_ALLOWED);
-        } else if (req.body_too_large)
-                (void) reply_error(&req, 413, MSG_BODY_TOO_LARGE);
-        else if (handlers[route->id](&req, ctx) < 0 && req.status == 0)
-                (void) reply_error(&req, 500, MSG_INTERNAL, "the request could not be answered");
-
-done:
-        record(&req, ctx, has_row);
-        log_set_request(NULL, NULL);
-        request_done(&req);
-}
-
-/* The master's SIGTERM: the worker is to stop once the request in hand is answered. libfcgi's own
- * handler would do the same, but silently; this one says so, and libfcgi keeps it (it installs its
- * handler only where none is). */
-static volatile sig_atomic_t stopping;
-
-static void on_stop(int sig) {
-        (void) sig;
-        stopping = 1;
-        FCGX_ShutdownPending();
-}
-
-static int worker_main(void) {
-        Context ctx = {.config = &arg_config, .broker = -1};
-        /* No SA_RESTART: accept() returns, and libfcgi, told shutdown is pending, gives up. */
-        struct sigaction sa = {.sa_handler = on_stop};
-        FCGX_Request fcgx;
-        int r;
-
-        if (sigaction(SIGTERM, &sa, NULL) < 0)
-                return log_error_errno(errno, "Failed to set up SIGTERM");
-
-        r = db_open(arg_config.db_path, &ctx.db);
-        if (r < 0)
-                return log_error_errno(r, "Failed to open database '%s': %s", arg_config.db_path, db_errmsg(NULL));
-
-        if (FCGX_Init() != 0 || FCGX_InitRequest(&fcgx, arg_listen_fd, 0) != 0)
-                return log_error_errno(EIO, "Failed to initialize FastCGI");
-
-        while (FCGX_Accept_r(&fcgx) >= 0) {
-                handle(&fcgx, &ctx);
-                FCGX_Finish_r(&fcgx);
-
-                /* The client has its answer: now the machine goes back to the pool, or goes. */
-                machine_release(&ctx.machine);
-                /* The errors the request met, sqlite's and the broker's, into their totals. */
-                (void) db_error_counts_flush(ctx.db);
-        }
-
-        closep(&ctx.broker);
-        ctx.db = db_close(ctx.db);
-        /* A worker ends by the master's SIGTERM; else the loop ends only when accept() fails, and
-         * the master should hear of it. */
-        if (stopping)
-                return 0;
-        return log_error_errno(EIO, "Failed to accept a FastCGI request");
-}
+static Inflight *arg_inflight; /* shared with the workers: what each holds */
 
 typedef struct SpawnArgs {
         int sfd;
@@ -217,7 +59,7 @@ typedef struct SpawnArgs {
 } SpawnArgs;
 
 /* A worker: signals as usual again, the master's descriptors gone. */
-static pid_t spawn_worker(void *userdata) {
+static pid_t spawn_worker(unsigned slot, void *userdata) {
         const SpawnArgs *a = userdata;
         pid_t pid = fork();
 
@@ -233,7 +75,7 @@ static pid_t spawn_worker(void *userdata) {
         (void) close(a->sfd);
         (void) close(a->tfd);
         (void) sigprocmask(SIG_UNBLOCK, a->mask, NULL);
-        _exit(worker_main() < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+        _exit(worker_main(&arg_config, arg_listen_fd, slot, arg_inflight) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
 /* Every empty slot filled; while any stays empty (fork() failed), the timer fires again for another
@@ -318,9 +160,15 @@ static int master_loop(const SpawnArgs *a) {
                         return 0;
                 (void) !read(a->tfd, &expirations, sizeof(expirations));
 
-                while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-                        if (worker_slots_release(workers, arg_config.workers, pid) >= 0)
-                                reap_worker(pid, status);
+                        while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+                        int slot = worker_slots_release(workers, arg_config.workers, pid);
+
+                        if (slot < 0)
+                                continue;
+                        /* Its places in flight are free again: its requests ended with it. */
+                        inflight_release_worker(arg_inflight, (unsigned) slot);
+                        reap_worker(pid, status);
+                }
                 fill_slots(a);
         }
 }
@@ -382,13 +230,19 @@ int main(void) {
                 (void) log_error_errno(errno, "Failed to create a timer");
                 return EXIT_FAILURE;
         }
+        arg_inflight = inflight_new();
+        if (!arg_inflight) {
+                (void) log_error_errno(errno, "Failed to map the count of requests in flight");
+                return EXIT_FAILURE;
+        }
         if (db_init() < 0)
                 return EXIT_FAILURE;
         args = (SpawnArgs){.sfd = sfd, .tfd = tfd, .mask = &mask};
         fill_slots(&args);
 
-        (void) sd_notifyf(0, "READY=1\nSTATUS=%u workers", arg_config.workers);
-        log_info("sandboxd started with %u workers", arg_config.workers);
+        (void) sd_notifyf(0, "READY=1\nSTATUS=%u workers, %u requests of work in flight at most", arg_config.workers, arg_config.max_inflight);
+        log_info("sandboxd started with %u workers, %u requests of work in flight at most (SANDBOXD_MAX_INFLIGHT)", arg_config.workers,
+                 arg_config.max_inflight);
 
         r = master_loop(&args);
         stop_workers();

@@ -14,6 +14,8 @@
 #define MSG_SANDBOX_HTTP "the sandbox returned HTTP %d: %s"
 #define MSG_SANDBOX_UNREADABLE "the sandbox returned a response that could not be read"
 #define MSG_NO_SANDBOX "no sandbox is available right now - try again shortly"
+/* Past SANDBOXD_MAX_INFLIGHT, for what is not an execution (which says MSG_NO_SANDBOX). */
+#define MSG_SERVICE_BUSY "too many requests in flight right now (the limit is %u) - try again shortly"
 #define MSG_PATH_ESCAPES "file path escapes working directory: '%s'"
 #define MSG_INTERNAL "internal error: %s"
 

@@ -121,6 +121,18 @@ int reply_error(Request *req, int status, const char *fmt, ...) {
         return r;
 }
 
+int reply_abandoned(Request *req) {
+        char *message = strdup("the client closed the request before it was answered");
+
+        if (!message)
+                return -ENOMEM;
+        /* nginx's own code for a client that closed the connection before the answer. */
+        req->status = 499;
+        free(req->error);
+        req->error = message;
+        return 0;
+}
+
 int reply_bytes(Request *req, int status, const char *content_type, const void *data, size_t len) {
         char head[256];
 
@@ -141,14 +153,3 @@ int reply_bytes(Request *req, int status, const char *content_type, const void *
         return 0;
 }
 
-int reply_abandoned(Request *req) {
-        char *message = strdup("abandoned by the client");
-
-        if (!message)
-                return -ENOMEM;
-        /* nginx's own code for a client that closed the connection before the answer. */
-        req->status = 499;
-        free(req->error);
-        req->error = message;
-        return 0;
-}

@@ -2,6 +2,7 @@
 /* POST /v1/execute, and POST /execute (reference 004's shape): run one snippet in a single-use
  * sandbox. */
 #include <errno.h>
+#include <fcgiapp.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -23,6 +24,7 @@
 #include "lib/b64.h"
 #include "lib/config.h"
 #include "lib/error.h"
+#include "lib/fd-wait.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
@@ -348,7 +350,16 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         (void) unit_name_from_id(req->machine_id, unit, sizeof(unit));
         sandbox_usage(cfg->slice, unit, &before);
         start = now_usec(CLOCK_MONOTONIC);
-        r = pool_exchange(fd, input, input_len, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
+        r = pool_exchange(fd, input, input_len, req->fcgx->ipcFd, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
+        if (r == -ECANCELED) {
+                /* The client went away: the code is stopped with its machine, whose state is in
+                 * doubt, and nobody is answered. */
+                ctx->machine.retire = POOL_RETIRE_CLIENT_GONE;
+                req->termination = TERMINATION_FAILED;
+                machine_usage(req, cfg, unit, &before);
+                (void) broker_kill(&ctx->broker, req->machine_id);
+                return reply_abandoned(req);
+        }
         if (r == -ETIME) {
                 /* systemd kills every process of the machine now, not when the answer is sent. */
                 ctx->machine.retire = POOL_RETIRE_TIMEOUT;

@@ -6,6 +6,7 @@
  * pool manager grants them (session-machine.h); it also pauses idle sessions and deletes
  * long-paused ones (nspawn/pool/poold-sessions.c). */
 #include <errno.h>
+#include <fcgiapp.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -103,10 +104,10 @@ static int session_error(Request *req, Context *ctx, int r, const Error *err) {
 
 /* Sends one request (its JSON, then extra bytes) to the runner on fd, and parses the reply: the
  * JSON object into *ret, the bytes after it (a file's content, after one "\n") into *ret_rest, in
- * *ret_buf (the caller's to free). -ETIME past deadline, -EMSGSIZE past max_reply, -EBADMSG for a
- * reply that is not one. */
-static int runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, uint64_t deadline, size_t max_reply,
-                       struct json_object **ret, const char **ret_rest, size_t *ret_rest_len, char **ret_buf) {
+ * *ret_buf (the caller's to free). -ETIME past deadline, -ECANCELED once client_fd hangs up (< 0:
+ * none watched), -EMSGSIZE past max_reply, -EBADMSG for a reply that is not one. */
+static int runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
+                       size_t max_reply, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len, char **ret_buf) {
         cleanup_free char *input = NULL, *reply = NULL;
         struct json_tokener *tok = NULL;
         struct json_object *o;
@@ -126,7 +127,7 @@ static int runner_call(int fd, struct json_object *request, const void *extra, s
         input[text_len] = '\n';
         if (extra_len > 0)
                 memcpy(input + text_len + 1, extra, extra_len);
-        r = pool_exchange(fd, input, text_len + 1 + extra_len, deadline, max_reply, &reply, &len);
+        r = pool_exchange(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, &reply, &len);
         if (r < 0)
                 return r;
         if (len == 0)
@@ -363,9 +364,16 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
         }
         (void) db_session_used(ctx->db, id, exec ? 0 : 1);
         deadline = now_usec(CLOCK_MONOTONIC) + run.timeout_s * USEC_PER_SEC + RUN_GRACE_USEC;
-        r = runner_call(fd, input, NULL, 0, deadline, max_reply, &reply, NULL, NULL, &buf);
+        r = runner_call(fd, input, NULL, 0, req->fcgx->ipcFd, deadline, max_reply, &reply, NULL, NULL, &buf);
         if (r >= 0)
                 r = run_read(req, ctx, id, reply, &e);
+        if (r == -ECANCELED) {
+                /* The client went away: the connection to the runner closes with this request, and
+                 * the runner ends the run it was for. */
+                run_end_done(&e);
+                session_turn_give(&turn);
+                return reply_abandoned(req);
+        }
         if (r == -ETIME) {
                 /* The runner did not end the run itself: the machine goes with everything in it. */
                 session_machine_lost(req, ctx, id, "its machine did not end a run that timed out", true);
@@ -434,7 +442,7 @@ static int file_op(Request *req, Context *ctx, const char *id, struct json_objec
         }
         r = session_machine_ready(req, ctx, id, &s, &fd, &err);
         if (r >= 0) {
-                r = runner_call(fd, op, data, len, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
+                r = runner_call(fd, op, data, len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
                                 ctx->config->session_upload_bytes + (64U << 10), ret, ret_rest, ret_rest_len, ret_buf);
                 if (r < 0 && r != -EMSGSIZE)
                         session_machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
@@ -609,7 +617,7 @@ static int session_create(Request *req, Context *ctx) {
                 op = op_json("put", "path", json_object_get_string(p));
                 r = op ? session_machine_connect(id, &fd) : -ENOMEM;
                 if (r >= 0)
-                        r = runner_call(fd, op, raw, raw_len, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, &reply, NULL, NULL, &buf);
+                        r = runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, &reply, NULL, NULL, &buf);
                 json_object_put(op);
                 if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
                         const char *m = get_str(reply, "error");

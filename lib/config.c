@@ -52,6 +52,10 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
 #define KNOB_Z(n, f, lo, hi, d) {n, offsetof(Config, f), 1, 0, lo, hi, d}
 #define KNOB_T(n, f, lo, hi, d) {n, offsetof(Config, f), 0, 0, lo, hi, d}
                 KNOB_U("SANDBOXD_WORKERS", workers, 1, 256, 4),
+                /* Unset: from the host's memory (config_host_apply()). */
+                KNOB_U("SANDBOXD_MAX_INFLIGHT", max_inflight, 1, 65536, CONFIG_AUTO),
+                /* Unset: half the pool's most (config_host_apply()). */
+                KNOB_U("SANDBOXD_KEY_MAX_CONCURRENT", key_max_concurrent, 1, 65536, CONFIG_AUTO),
                 KNOB_Z("SANDBOXD_MAX_BODY_BYTES", max_body_bytes, 1024, 1ULL << 30, 16ULL << 20),
                 KNOB_T("SANDBOXD_MEMORY_MAX", memory_max, 16ULL << 20, UINT64_MAX, 512ULL << 20),
                 KNOB_T("SANDBOXD_TASKS_MAX", tasks_max, 8, 1ULL << 20, 128),
@@ -191,11 +195,17 @@ static uint64_t mem_total(void) {
         return kib * 1024;
 }
 
+unsigned config_max_inflight_for_host(uint64_t mem_total_bytes, size_t max_body_bytes) {
+        uint64_t n = mem_total_bytes / 4 / ((uint64_t) max_body_bytes + INFLIGHT_OVERHEAD_BYTES);
+
+        return n < INFLIGHT_MIN ? INFLIGHT_MIN : n > INFLIGHT_MAX ? INFLIGHT_MAX : (unsigned) n;
+}
+
 void config_host_apply(Config *c) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        uint64_t mem = mem_total();
 
         if (c->pool_max == CONFIG_AUTO) {
-                uint64_t mem = mem_total();
 
                 /* Unreadable (no /proc): the old fixed default, which any host runs. */
                 c->pool_max = mem > 0 ? config_pool_max_for_host(mem, cpus > 0 ? (unsigned) cpus : 1, c->pool_target)
@@ -204,4 +214,10 @@ void config_host_apply(Config *c) {
         /* Each waiting claim holds a worker: twice what runs at once waits about two executions. */
         if (c->queue_max == CONFIG_AUTO)
                 c->queue_max = 2 * c->pool_max > QUEUE_MAX_MIN ? 2 * c->pool_max : QUEUE_MAX_MIN;
+        /* Unreadable memory: the least. */
+        if (c->max_inflight == CONFIG_AUTO)
+                c->max_inflight = config_max_inflight_for_host(mem, c->max_body_bytes);
+        /* No key takes every machine. */
+        if (c->key_max_concurrent == CONFIG_AUTO)
+                c->key_max_concurrent = c->pool_max / 2 > 0 ? c->pool_max / 2 : 1;
 }

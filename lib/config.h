@@ -14,6 +14,13 @@
 /* Settings read once at start-up from the environment (the unit's Environment= lines). */
 typedef struct Config {
         unsigned workers;
+        /* Requests of work (executions, tool calls, session operations) in flight at once, across
+         * every worker: past it, 503 with Retry-After. 0 in the environment: sized from the host
+         * (config_host_apply()). */
+        unsigned max_inflight;
+        /* An API key's requests in flight at once when its own max-concurrent is unset; 0 in the
+         * environment: half the pool's most machines, so that no key takes all of them. */
+        unsigned key_max_concurrent;
         const char *db_path;
         const char *user; /* the workers' and the pool manager's: everything but the broker runs as it */
         size_t max_body_bytes;
@@ -73,6 +80,19 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
  * least pool_target and 1. Pure. */
 unsigned config_pool_max_for_host(uint64_t mem_total_bytes, unsigned cpus, unsigned pool_target);
 
+/* A request in flight holds its body (up to SANDBOXD_MAX_BODY_BYTES) and about 1 MiB besides at
+ * worst (its thread's stack, its sqlite connection, its reply): a quarter of the host's memory is
+ * what they may take together, were every one of them the largest. Waiting costs no CPU, so the
+ * CPUs do not bound it. */
+#define INFLIGHT_OVERHEAD_BYTES (1ULL << 20)
+#define INFLIGHT_MIN 64U
+#define INFLIGHT_MAX 4096U
+
+/* SANDBOXD_MAX_INFLIGHT for a host with mem_total_bytes of memory, between INFLIGHT_MIN and
+ * INFLIGHT_MAX. Pure. */
+unsigned config_max_inflight_for_host(uint64_t mem_total_bytes, size_t max_body_bytes);
+
 /* Settings left to the host (CONFIG_AUTO) decided from it: the pool's most from /proc/meminfo and
- * the CPUs online, the queue's bound from the pool's most (twice it, at least QUEUE_MAX_MIN). */
+ * the CPUs online, the queue's bound from the pool's most (twice it, at least QUEUE_MAX_MIN), the requests in flight from
+ * the memory, a key's default max-concurrent from the pool's most (half of it). */
 void config_host_apply(Config *c);

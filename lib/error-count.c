@@ -3,8 +3,9 @@
 
 #include "lib/error-count.h"
 
-/* Per process: every process that counts is single-threaded. */
-static uint64_t pending[_ERROR_COUNT_MAX];
+/* Per thread: a worker's request thread flushes what it counted (db_error_counts_flush()) before it
+ * ends; the single-threaded daemons have only one. */
+static _Thread_local uint64_t pending[_ERROR_COUNT_MAX];
 
 static const struct {
         const char *event, *label;

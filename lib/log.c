@@ -10,8 +10,9 @@
 
 #include "lib/log.h"
 
-static char log_request_id[64];
-static char log_route[64];
+/* Per thread: each of a worker's threads serves one request. */
+static _Thread_local char log_request_id[64];
+static _Thread_local char log_route[64];
 
 void log_set_request(const char *request_id, const char *route) {
         (void) snprintf(log_request_id, sizeof(log_request_id), "%s", request_id ? request_id : "");

@@ -258,7 +258,8 @@ int broker_run_tool(const char *id, const char *request_id, const char *image, u
         BrokerRequest req = request(BROKER_RUN_TOOL, id);
         cleanup_close int conn = -1, in = -1, out = -1;
         cleanup_free char *reply = NULL, *diag = NULL;
-        static BrokerReply rep; /* workers are single-threaded */
+        /* Large for a stack that serves many waiting requests: one per thread, which runs one at once. */
+        static _Thread_local BrokerReply rep;
         int r;
 
         (void) snprintf(req.request_id, sizeof(req.request_id), "%s", request_id);

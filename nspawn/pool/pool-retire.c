@@ -23,6 +23,7 @@ static const struct {
         [POOL_RETIRE_STALE] = {"stale", "made with an older runtime image"},
         [POOL_RETIRE_PREVIOUS_INSTANCE] = {"previous_instance", "left by a previous instance"},
         [POOL_RETIRE_SHUTDOWN] = {"shutdown", "pool manager stopping"},
+        [POOL_RETIRE_CLIENT_GONE] = {"client_gone", "its client went away before the code ended"},
 };
 
 const char *pool_retire_label(PoolRetire r) {

@@ -22,6 +22,7 @@ typedef enum PoolRetire {
         POOL_RETIRE_STALE,
         POOL_RETIRE_PREVIOUS_INSTANCE,
         POOL_RETIRE_SHUTDOWN,
+        POOL_RETIRE_CLIENT_GONE,
         _POOL_RETIRE_MAX,
 } PoolRetire;
 

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/fd-wait.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
 #include "nspawn/pool/pool-socket.h"
@@ -105,19 +106,6 @@ int pool_read_greeting(int fd, size_t *got) {
         return 0;
 }
 
-static int wait_fd(int fd, short events, uint64_t deadline) {
-        struct pollfd p = {.fd = fd, .events = events};
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-        int r;
-
-        if (now >= deadline)
-                return -ETIME;
-        r = poll(&p, 1, (int) ((deadline - now + 999) / 1000));
-        if (r < 0)
-                return errno == EINTR ? 0 : -errno;
-        return r == 0 ? -ETIME : 0;
-}
-
 int pool_wait_greeting(int fd, uint64_t deadline) {
         size_t got = 0;
 
@@ -126,13 +114,13 @@ int pool_wait_greeting(int fd, uint64_t deadline) {
 
                 if (r != -EAGAIN)
                         return r;
-                r = wait_fd(fd, POLLIN, deadline);
+                r = fd_wait(fd, POLLIN, -1, deadline);
                 if (r < 0)
                         return r;
         }
 }
 
-static int send_all(int fd, const char *p, size_t n, uint64_t deadline) {
+static int send_all(int fd, const char *p, size_t n, int client_fd, uint64_t deadline) {
         while (n > 0) {
                 ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
                 int r;
@@ -144,19 +132,20 @@ static int send_all(int fd, const char *p, size_t n, uint64_t deadline) {
                         n -= (size_t) w;
                         continue;
                 }
-                r = wait_fd(fd, POLLOUT, deadline);
+                r = fd_wait(fd, POLLOUT, client_fd, deadline);
                 if (r < 0)
                         return r;
         }
         return shutdown(fd, SHUT_WR) < 0 ? -errno : 0;
 }
 
-int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline, size_t max_reply, char **ret_reply, size_t *ret_len) {
+int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply, char **ret_reply,
+                  size_t *ret_len) {
         cleanup_free char *buf = NULL;
         size_t len = 0, cap = 0;
         int r;
 
-        r = send_all(fd, input, input_len, deadline);
+        r = send_all(fd, input, input_len, client_fd, deadline);
         if (r < 0)
                 return r;
 
@@ -185,7 +174,7 @@ int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline
                 }
                 if (errno != EAGAIN && errno != EINTR)
                         return -errno;
-                r = wait_fd(fd, POLLIN, deadline);
+                r = fd_wait(fd, POLLIN, client_fd, deadline);
                 if (r < 0)
                         return r;
         }

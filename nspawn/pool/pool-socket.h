@@ -23,5 +23,7 @@ int pool_read_greeting(int fd, size_t *got);
 int pool_wait_greeting(int fd, uint64_t deadline);
 
 /* Sends input, closes the write side, reads the reply until EOF (at most max_reply bytes: past that
- * -EMSGSIZE) or the deadline (-ETIME). *ret_reply (NUL-terminated) is the caller's. */
-int pool_exchange(int fd, const char *input, size_t input_len, uint64_t deadline, size_t max_reply, char **ret_reply, size_t *ret_len);
+ * -EMSGSIZE) or the deadline (-ETIME), or until client_fd (the request's connection from nginx; < 0:
+ * none) hangs up (-ECANCELED, lib/fd-wait.h). *ret_reply (NUL-terminated) is the caller's. */
+int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply, char **ret_reply,
+                  size_t *ret_len);

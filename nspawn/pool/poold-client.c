@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -40,7 +41,7 @@ static int read_line(int fd, int client_fd, uint64_t deadline, char *buf, size_t
 
         for (;;) {
                 ssize_t n;
-                int r = fd_wait_readable(fd, client_fd, deadline);
+                int r = fd_wait(fd, POLLIN, client_fd, deadline);
 
                 if (r < 0)
                         return r;

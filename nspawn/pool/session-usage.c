@@ -55,7 +55,7 @@ int session_usage_fetch(const char *socket_path, uint64_t deadline, int64_t *ret
         if (r >= 0)
                 r = pool_wait_greeting(fd, deadline);
         if (r >= 0)
-                r = pool_exchange(fd, USAGE_REQUEST, strlen(USAGE_REQUEST), deadline, USAGE_REPLY_MAX, &reply, &len);
+                r = pool_exchange(fd, USAGE_REQUEST, strlen(USAGE_REQUEST), -1, deadline, USAGE_REPLY_MAX, &reply, &len);
         if (r < 0)
                 return -EHOSTDOWN;
         return session_usage_parse(reply, len, ret_cpu_ms);

@@ -492,7 +492,32 @@ static void test_pool_auto(void) {
         tap_ok(c.pool_max == 5 && c.queue_max == 0, "set: as set");
 }
 
+/* What is left unset is sized from the host; what is set stays as set. */
+static void test_inflight_auto(void) {
+        static const Var unset[] = {{NULL, NULL}};
+        static const Var set[] = {{"SANDBOXD_MAX_INFLIGHT", "100"}, {"SANDBOXD_KEY_MAX_CONCURRENT", "3"}, {"SANDBOXD_POOL_MAX", "10"}, {NULL, NULL}};
+        Config c = {};
+        const char *name = NULL;
+
+        /* A quarter of 24 GiB over (16 MiB of body + 1 MiB): 361. */
+        tap_is_int(config_max_inflight_for_host(24ULL << 30, 16U << 20), 361, "24 GiB holds 361 requests of the largest body in a quarter of it");
+        tap_is_int(config_max_inflight_for_host(512ULL << 20, 16U << 20), 64, "a small host still takes 64 in flight");
+        tap_is_int(config_max_inflight_for_host(0, 16U << 20), 64, "memory unknown: 64");
+        tap_is_int(config_max_inflight_for_host(4ULL << 40, 16U << 20), 4096, "a huge host is capped at 4096");
+        tap_is_int(config_max_inflight_for_host(24ULL << 30, 1024), 4096, "small bodies: more, up to the cap");
+
+        tap_is_int(parse(unset, &c, &name), 0, "inflight unset: parses");
+        tap_ok(c.max_inflight == CONFIG_AUTO && c.key_max_concurrent == CONFIG_AUTO, "inflight unset: left to the host");
+        config_host_apply(&c);
+        tap_ok(c.max_inflight >= 64 && c.max_inflight <= 4096, "the host decides the requests in flight: %u", c.max_inflight);
+        tap_is_int(c.key_max_concurrent, c.pool_max / 2, "a key's default max-concurrent is half the pool's most");
+        tap_is_int(parse(set, &c, &name), 0, "inflight set: parses");
+        config_host_apply(&c);
+        tap_ok(c.max_inflight == 100 && c.key_max_concurrent == 3, "set: as set");
+}
+
 int main(void) {
+        test_inflight_auto();
         test_pool_max();
         test_pool_auto();
         test_session_dir();

@@ -13,8 +13,10 @@ typedef struct FakeFork {
         pid_t next;
 } FakeFork;
 
-static pid_t fake_spawn(void *userdata) {
+static pid_t fake_spawn(unsigned slot, void *userdata) {
         FakeFork *f = userdata;
+
+        (void) slot;
 
         if (f->failures > 0) {
                 f->failures--;
