@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* API keys: a request's key is found and its quotas checked before any handler runs, in the one
- * sqlite transaction (BEGIN IMMEDIATE) that also writes the request's row. Workers are processes
- * of their own: counting a key's requests and adding this one at once is what keeps two of them
- * from both taking its last place. A request refused is recorded with its key, not as an
+ * sqlite transaction (BEGIN IMMEDIATE) that also writes the request's row. Requests are served by
+ * many threads of several processes: counting a key's requests and adding this one at once is what
+ * keeps two of them from both taking its last place. Without keys, there is nothing to count: the
+ * row is written alone. A request refused is recorded with its key, not as an
  * execution, and never reaches a machine. The token itself is hashed at once and never stored,
  * logged or echoed; only the key's name is. */
 #include <errno.h>
@@ -15,12 +16,14 @@
 #include "db/keys.h"
 #include "db/requests.h"
 #include "fcgi/auth.h"
+#include "fcgi/inflight.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
 #include "fcgi/session-route.h"
 #include "lib/api-key.h"
+#include "lib/config.h"
 #include "lib/macro.h"
 #include "lib/quota.h"
 
@@ -41,7 +44,9 @@ typedef struct Admission {
         bool needs_key;
         bool execution;   /* it runs code: held to the CPU quota */
         bool rated;       /* counted by executions-per-minute: an execution, or other work (is_rated_work()) */
+        bool work;        /* it may wait (fcgi/inflight.h): control is never refused for max-concurrent */
         const char *hash; /* of the token it came with; NULL: none that could be a key */
+        int64_t default_max_concurrent; /* a key's max-concurrent when its own is unset */
 
         bool refused; /* no key in force: 401 */
         Quota over;   /* the quota it is over: 429 */
@@ -110,18 +115,22 @@ static int window_check(sqlite3 *db, Admission *a, KeyWindow what, int64_t limit
 }
 
 static int quota_check(sqlite3 *db, const ApiKey *k, Admission *a) {
+        /* Every key has one: no key may take every machine. */
+        int64_t max_concurrent = k->max_concurrent > 0 ? k->max_concurrent : a->default_max_concurrent;
         int r;
 
-        if (k->max_concurrent > 0) {
+        /* Control (the pool's state, a session's status) ends in milliseconds: an agent whose work
+         * fills its places still sees how that work is doing. */
+        if (max_concurrent > 0 && a->work) {
                 int64_t in_flight = 0;
 
                 r = db_key_in_flight(db, k->name, &in_flight);
                 if (r < 0)
                         return r;
-                if (in_flight >= k->max_concurrent) {
+                if (in_flight >= max_concurrent) {
                         /* No window to wait for: one may end any moment. */
                         a->over = QUOTA_CONCURRENT;
-                        a->limit = k->max_concurrent;
+                        a->limit = max_concurrent;
                         a->retry_after_s = 1;
                         return 0;
                 }
@@ -167,7 +176,7 @@ static int admission_record(sqlite3 *db, const Admission *a) {
         int r = db_request_begin_key(db, a->req->id, a->req->route, a->endpoint, (int) getpid(), a->key_name[0] ? a->key_name : NULL,
                                      a->execution && admitted);
 
-        if (r >= 0 && a->rated && admitted)
+        if (r >= 0 && a->rated && admitted && a->key_name[0])
                 r = db_request_set_rated(db, a->req->id);
         return r;
 }
@@ -241,6 +250,8 @@ int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key) {
                 .needs_key = needs_key,
                 .execution = is_execution(req, route),
                 .rated = is_execution(req, route) || is_rated_work(req, route),
+                .default_max_concurrent = ctx->config->key_max_concurrent,
+                .work = inflight_load(req->method, req->path, req->raw_path) == LOAD_WORK,
         };
         int r;
 
@@ -249,7 +260,9 @@ int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key) {
                         a.hash = hash;
                 explicit_bzero(token, sizeof(token));
         }
-        r = db_transaction(ctx->db, admit_locked, &a);
+        /* Without a key to count against, the row alone: one write, no transaction that would take
+         * sqlite's write lock before it is needed. */
+        r = needs_key ? db_transaction(ctx->db, admit_locked, &a) : admission_record(ctx->db, &a);
         if (r < 0)
                 return r;
         memcpy(req->key_name, a.key_name, sizeof(req->key_name));

@@ -177,9 +177,12 @@ wait_in_flight() {
     expect_error 429 "API key quota exceeded: max-concurrent=1 (its requests in flight at once) - retry when one has ended"
     [ "$(header Retry-After)" = 1 ]
     expect_refused_row "$rid" 429 "$kname"
-    # Any request counts, not only executions.
-    kapi "$token" GET /v1/pool
+    # Any work counts, not only executions: a session's files wait for its turn and its machine.
+    kapi "$token" POST /v1/sessions '{"ttl_s": 60}'
     expect_status 429
+    # Control is never refused for it: the key still sees how its work is doing.
+    kapi "$token" GET /v1/pool
+    expect_status 200
     [ "$(created_total)" = "$before" ]
 
     wait "$slow_pid"
