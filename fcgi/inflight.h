@@ -15,6 +15,8 @@
  * request is answered; when a worker dies, the master gives back what it held. */
 
 #define INFLIGHT_WORKERS_MAX 256
+/* Control requests in flight at once across the workers: each answers within milliseconds. */
+#define INFLIGHT_CONTROL_MAX 256
 
 typedef enum Load {
         LOAD_WORK,

@@ -71,10 +71,11 @@ int reply_json(Request *req, int status, struct json_object *body) {
          * and RFC 9110 15.6.4 a 503. */
         if (status == 401 && FCGX_PutS("WWW-Authenticate: Bearer realm=\"sandboxd\"\r\n", req->fcgx->out) < 0)
                 return -EIO;
-        if ((status == 429 || status == 503) && req->retry_after_s > 0) {
+        /* Every 503 says "try again shortly": a second, unless the refusal knows better. */
+        if ((status == 429 && req->retry_after_s > 0) || status == 503) {
                 char h[48];
 
-                (void) snprintf(h, sizeof(h), "Retry-After: %u\r\n", req->retry_after_s);
+                (void) snprintf(h, sizeof(h), "Retry-After: %u\r\n", req->retry_after_s > 0 ? req->retry_after_s : 1);
                 if (FCGX_PutS(h, req->fcgx->out) < 0)
                         return -EIO;
         }

@@ -12,6 +12,7 @@
 #include "db/metrics-db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
+#include "fcgi/inflight.h"
 #include "fcgi/messages.h"
 #include "fcgi/metrics.h"
 #include "fcgi/reply.h"
@@ -234,6 +235,24 @@ static int write_errors(FILE *f, const Scrape *s) {
         return r;
 }
 
+/* The requests in flight now, by class, and each class's bound (fcgi/inflight.h). */
+static int write_inflight(FILE *f, Inflight *inflight, const Config *cfg) {
+        static const char *const classes[_LOAD_MAX] = {[LOAD_WORK] = "work", [LOAD_CONTROL] = "control"};
+        const int64_t max[_LOAD_MAX] = {[LOAD_WORK] = cfg->max_inflight, [LOAD_CONTROL] = INFLIGHT_CONTROL_MAX};
+        int r = metrics_family(f, "sandboxd_requests_in_flight", "gauge",
+                               "Requests being served now, by class: work (executions, tool calls, session operations) or control.");
+
+        for (Load l = 0; r >= 0 && l < _LOAD_MAX; l++)
+                r = metrics_sample(f, "sandboxd_requests_in_flight", (const MetricLabel[]){{"class", classes[l]}}, 1,
+                                   (int64_t) inflight_count(inflight, l));
+        if (r >= 0)
+                r = metrics_family(f, "sandboxd_requests_in_flight_max", "gauge",
+                                   "Requests in flight at most, by class (work: SANDBOXD_MAX_INFLIGHT); past it, 503 with Retry-After.");
+        for (Load l = 0; r >= 0 && l < _LOAD_MAX; l++)
+                r = metrics_sample(f, "sandboxd_requests_in_flight_max", (const MetricLabel[]){{"class", classes[l]}}, 1, max[l]);
+        return r;
+}
+
 static int write_all(FILE *f, const Scrape *s, const Config *cfg) {
         int r = write_requests(f, s);
 
@@ -265,6 +284,8 @@ int route_metrics(Request *req, Context *ctx) {
         }
         f = open_memstream(&text, &len);
         r = f ? write_all(f, &s, ctx->config) : -ENOMEM;
+        if (r >= 0 && ctx->inflight)
+                r = write_inflight(f, ctx->inflight, ctx->config);
         if (f && fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         scrape_done(&s);

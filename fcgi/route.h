@@ -15,9 +15,12 @@ typedef struct ClaimedMachine {
         int poold_fd;         /* the claim: the connection to the pool manager, while id is set */
 } ClaimedMachine;
 
-/* What a worker holds for its requests. */
+/* What a request's thread holds while it serves it. */
+typedef struct Inflight Inflight;
+
 typedef struct Context {
         const Config *config;
+        Inflight *inflight; /* the requests in flight across the workers (fcgi/inflight.h) */
         int broker; /* connection to the broker (broker-client.h), -1 until first used */
         sqlite3 *db;
         /* The machine this worker's execution claimed: back to the pool once the answer is sent,

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "db/db.h"
@@ -31,8 +33,6 @@
 #include "lib/log.h"
 #include "lib/macro.h"
 
-/* Control requests in flight at once across the workers: each answers within milliseconds. */
-#define CONTROL_INFLIGHT_MAX 256
 /* What a refusal for being over a bound asks the client to wait. */
 #define BUSY_RETRY_AFTER_S 1
 /* Idle sqlite connections a worker keeps for its next requests; more are closed. */
@@ -48,7 +48,7 @@ typedef struct Worker {
         Inflight *inflight;
         pthread_attr_t attr;
         pthread_mutex_t lock;
-        pthread_cond_t drained; /* threads fell to 0 */
+        pthread_cond_t ended; /* a request's thread ended */
         unsigned threads;
         sqlite3 *idle_db[DB_IDLE_MAX];
         size_t n_idle_db;
@@ -159,7 +159,7 @@ static int refuse_busy(Request *req, Context *ctx, Load load) {
         req->retry_after_s = BUSY_RETRY_AFTER_S;
         if (execution)
                 return reply_error(req, 503, MSG_NO_SANDBOX);
-        return reply_error(req, 503, MSG_SERVICE_BUSY, load == LOAD_WORK ? ctx->config->max_inflight : CONTROL_INFLIGHT_MAX);
+        return reply_error(req, 503, MSG_SERVICE_BUSY, load == LOAD_WORK ? ctx->config->max_inflight : INFLIGHT_CONTROL_MAX);
 }
 
 /* parse → route → act → record → reply, for one request; busy: refused for being over its bound. */
@@ -229,7 +229,7 @@ done:
 /* A request served and answered, and what it leaves done after the answer. */
 static void serve_job(Job *j, bool busy) {
         Worker *w = j->worker;
-        Context ctx = {.config = w->config, .broker = -1};
+        Context ctx = {.config = w->config, .inflight = w->inflight, .broker = -1};
 
         if (db_get(w, &ctx.db) < 0)
                 ctx.db = NULL;
@@ -254,8 +254,8 @@ static void *job_thread(void *userdata) {
         free(j);
 
         pthread_mutex_lock(&w->lock);
-        if (--w->threads == 0)
-                pthread_cond_signal(&w->drained);
+        w->threads--;
+        pthread_cond_broadcast(&w->ended);
         pthread_mutex_unlock(&w->lock);
         return NULL;
 }
@@ -298,24 +298,88 @@ static Load job_load(FCGX_Request *fcgx) {
         return inflight_load(method ? method : "", path ? path : "", raw);
 }
 
+/* The master's SIGTERM: the worker is to stop once the requests in hand are answered. libfcgi's own
+ * handler would do the same, but silently; this one says so, and libfcgi keeps it (it installs its
+ * handler only where none is). */
+static volatile sig_atomic_t stopping;
+
+static void on_stop(int sig) {
+        (void) sig;
+        stopping = 1;
+        FCGX_ShutdownPending();
+}
+
+/* The next connection from nginx, or -1 when the worker is to stop. accept() here, not libfcgi's:
+ * its own checks the new descriptor with select(), which cannot take one past 1023, and a worker
+ * with hundreds of requests in flight holds more than that. Running out of descriptors waits for a
+ * request to end rather than spin. */
+static int accept_next(Worker *w) {
+        for (;;) {
+                int fd = accept4(w->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+                if (fd >= 0)
+                        return fd;
+                if (stopping)
+                        return -1;
+                switch (errno) {
+                case EINTR:
+                case ECONNABORTED:
+                        continue;
+                case EMFILE:
+                case ENFILE:
+                case ENOBUFS:
+                case ENOMEM: {
+                        struct timespec soon;
+
+                        (void) log_warning_errno(errno, "Failed to accept a FastCGI connection, waiting for a request to end");
+                        (void) clock_gettime(CLOCK_REALTIME, &soon);
+                        soon.tv_nsec += 100 * 1000 * 1000;
+                        if (soon.tv_nsec >= 1000 * 1000 * 1000) {
+                                soon.tv_sec++;
+                                soon.tv_nsec -= 1000 * 1000 * 1000;
+                        }
+                        pthread_mutex_lock(&w->lock);
+                        (void) pthread_cond_timedwait(&w->ended, &w->lock, &soon);
+                        pthread_mutex_unlock(&w->lock);
+                        continue;
+                }
+                default:
+                        (void) log_error_errno(errno, "Failed to accept a FastCGI connection");
+                        return -1;
+                }
+        }
+}
+
 /* Accepts until the master's SIGTERM; each request gets a place of its class and a thread, or is
  * refused here, at once, when its class is full or no thread can be made. */
 static void accept_loop(Worker *w) {
         for (;;) {
-                Job *j = calloc(1, sizeof(Job));
+                Job *j;
                 unsigned max;
+                int fd = accept_next(w);
 
-                if (!j) {
-                        (void) log_error_errno(ENOMEM, "Failed to accept a FastCGI request");
+                if (fd < 0)
                         return;
+                j = calloc(1, sizeof(Job));
+                if (!j || FCGX_InitRequest(&j->fcgx, -1, 0) != 0) {
+                        (void) log_error_errno(ENOMEM, "Failed to take a FastCGI request");
+                        (void) close(fd);
+                        free(j);
+                        continue;
                 }
                 j->worker = w;
-                if (FCGX_InitRequest(&j->fcgx, w->listen_fd, 0) != 0 || FCGX_Accept_r(&j->fcgx) < 0) {
+                /* libfcgi reads the request from the connection it is given rather than accept one:
+                 * a connection it finds open and to be kept. The request's own flags then say
+                 * whether it is kept after the answer (nginx: not). */
+                j->fcgx.ipcFd = fd;
+                j->fcgx.keepConnection = 1;
+                if (FCGX_Accept_r(&j->fcgx) < 0) {
+                        /* A connection closed before it brought a whole request: libfcgi closed it. */
                         free(j);
-                        return;
+                        continue;
                 }
                 j->load = job_load(&j->fcgx);
-                max = j->load == LOAD_WORK ? w->config->max_inflight : CONTROL_INFLIGHT_MAX;
+                max = j->load == LOAD_WORK ? w->config->max_inflight : INFLIGHT_CONTROL_MAX;
                 if (inflight_take(w->inflight, w->slot, j->load, max) >= 0) {
                         if (job_start(w, j) >= 0)
                                 continue;
@@ -332,7 +396,7 @@ static int worker_init(Worker *w) {
 
         r = pthread_mutex_init(&w->lock, NULL);
         if (r == 0)
-                r = pthread_cond_init(&w->drained, NULL);
+                r = pthread_cond_init(&w->ended, NULL);
         if (r == 0)
                 r = pthread_attr_init(&w->attr);
         if (r == 0)
@@ -340,17 +404,6 @@ static int worker_init(Worker *w) {
         if (r == 0)
                 r = pthread_attr_setstacksize(&w->attr, THREAD_STACK_BYTES);
         return -r;
-}
-
-/* The master's SIGTERM: the worker is to stop once the requests in hand are answered. libfcgi's own
- * handler would do the same, but silently; this one says so, and libfcgi keeps it (it installs its
- * handler only where none is). */
-static volatile sig_atomic_t stopping;
-
-static void on_stop(int sig) {
-        (void) sig;
-        stopping = 1;
-        FCGX_ShutdownPending();
 }
 
 int worker_main(const Config *config, int listen_fd, unsigned slot, Inflight *inflight) {
@@ -372,7 +425,7 @@ int worker_main(const Config *config, int listen_fd, unsigned slot, Inflight *in
         /* The requests in hand are answered first: each ends by itself, by its own deadline. */
         pthread_mutex_lock(&w.lock);
         while (w.threads > 0)
-                pthread_cond_wait(&w.drained, &w.lock);
+                pthread_cond_wait(&w.ended, &w.lock);
         pthread_mutex_unlock(&w.lock);
         for (size_t i = 0; i < w.n_idle_db; i++)
                 (void) db_close(w.idle_db[i]);
