@@ -19,6 +19,9 @@ setup_file() {
 
 teardown() {
     local p
+    if [ -f "$BATS_TEST_TMPDIR/session" ]; then
+        curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$(cat "$BATS_TEST_TMPDIR/session")" || true
+    fi
     # Held executions are released by their own bound (until_released's tries) if a test failed.
     for p in "${held_curl[@]}"; do
         wait "$p" 2>/dev/null || true
@@ -169,6 +172,38 @@ time.sleep(50)" | jq -c '. + {timeout_s: 60}' >"$BATS_TEST_TMPDIR/req"
     retired_after=$(curl -s "$SANDBOXD_URL/metrics" | awk '/^sandboxd_machines_retired_total\{reason="client_gone"\}/ {print $2}')
     [ "${retired_after:-0}" -eq $((${retired_before:-0} + 1)) ]
     expect_no_leftovers
+}
+
+@test "a session run whose client goes away ends with everything it started; the session and its files stay" {
+    api POST /v1/sessions '{"ttl_s": 600}'
+    expect_status 201
+    sid=$(field .session_id)
+    echo "$sid" >"$BATS_TEST_TMPDIR/session"
+    api POST "/v1/sessions/$sid/run" '{"language":"python","code":"open(\"kept\", \"w\").write(\"still here\")"}'
+    expect_status 200
+    marker="sbx-srun-$RANDOM$RANDOM"
+    jq -cn --arg code "import subprocess, time
+subprocess.Popen($(marker_argv "$marker"))
+time.sleep(50)" '{language: "python", code: $code, timeout: 60}' >"$BATS_TEST_TMPDIR/req"
+    curl -s -o /dev/null -X POST "$SANDBOXD_URL/v1/sessions/$sid/run" -H 'content-type: application/json' \
+        --data-binary "@$BATS_TEST_TMPDIR/req" &
+    client=$!
+    # The run's code runs (the positive control of its end below).
+    pid=$(marker_pid "$marker")
+    [ -n "$pid" ]
+    kill "$client"
+    wait "$client" || true
+    for _ in $(seq 100); do
+        expect_marker_gone "$marker" 2>/dev/null && break
+        sleep 0.1
+    done
+    expect_marker_gone "$marker"
+    # The session answers its next run at once, with its files.
+    api POST "/v1/sessions/$sid/run" '{"language":"python","code":"print(open(\"kept\").read())"}'
+    expect_status 200
+    [ "$(field .result.stdout)" = "still here" ]
+    row=$(db "SELECT status FROM requests WHERE session_id = '$sid' AND route LIKE 'POST %/run' ORDER BY rowid DESC LIMIT 1 OFFSET 1")
+    [ "$row" = 499 ]
 }
 
 @test "a key without max-concurrent has the default one: SANDBOXD_KEY_MAX_CONCURRENT" {
