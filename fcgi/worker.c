@@ -333,10 +333,10 @@ static int accept_next(Worker *w) {
 
                         (void) log_warning_errno(errno, "Failed to accept a FastCGI connection, waiting for a request to end");
                         (void) clock_gettime(CLOCK_REALTIME, &soon);
-                        soon.tv_nsec += 100 * 1000 * 1000;
-                        if (soon.tv_nsec >= 1000 * 1000 * 1000) {
+                        soon.tv_nsec += 100L * 1000L * 1000L;
+                        if (soon.tv_nsec >= 1000L * 1000L * 1000L) {
                                 soon.tv_sec++;
-                                soon.tv_nsec -= 1000 * 1000 * 1000;
+                                soon.tv_nsec -= 1000L * 1000L * 1000L;
                         }
                         pthread_mutex_lock(&w->lock);
                         (void) pthread_cond_timedwait(&w->ended, &w->lock, &soon);
