@@ -26,7 +26,7 @@ SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.se
 DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev libssl-dev \
                 systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev \
-                procps shellcheck clang-format file python3-jsonschema prometheus dpkg-dev debhelper \
+                procps shellcheck clang-format clang-tidy file python3-jsonschema prometheus dpkg-dev debhelper \
                 libcurl4-openssl-dev
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
@@ -391,7 +391,7 @@ test-slow: deps
 
 # Static checks, before anything is built: shellcheck, every header on its own, clang-format, the
 # API's description.
-lint: shellcheck bats-lint hdr-check style openapi-check openapi-client man-check
+lint: shellcheck bats-lint hdr-check style openapi-check openapi-client man-check tidy
 
 # The manual pages, by groff with every warning (a misspelt macro, a bad escape) an error.
 man-check:

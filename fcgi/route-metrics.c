@@ -151,7 +151,7 @@ static int write_durations(FILE *f, const Scrape *s) {
         int r;
 
         if (!bounds || !cumulative)
-                return -ENOMEM;
+                return -ENOMEM; /* NOLINT(clang-analyzer-unix.Malloc): bounds and cumulative are cleanup_free, unseen by clang-analyzer 14 */
         r = metrics_family(f, "sandboxd_execution_duration_seconds", "histogram",
                            "Time the sandbox took to run an execution's code (as its duration_ms), of the executions that "
                            "answered or timed out, by language.");

@@ -40,54 +40,56 @@ static bool plain(const char *s, const char *set, size_t min, size_t max) {
         return n >= min && n <= max && strspn(s, set) == n;
 }
 
-int config_parse(const char *(*get)(const char *name), Config *ret, const char **reterr_name) {
-        static const struct {
-                const char *name;
-                size_t offset;
-                int is_size_t;
-                int is_unsigned;
-                uint64_t min, max, def;
-        } knobs[] = {
+/* The numeric settings: name, field, bounds and default. */
+static const struct {
+        const char *name;
+        size_t offset;
+        int is_size_t;
+        int is_unsigned;
+        uint64_t min, max, def;
+} knobs[] = {
 #define KNOB_U(n, f, lo, hi, d) {n, offsetof(Config, f), 0, 1, lo, hi, d}
 #define KNOB_Z(n, f, lo, hi, d) {n, offsetof(Config, f), 1, 0, lo, hi, d}
 #define KNOB_T(n, f, lo, hi, d) {n, offsetof(Config, f), 0, 0, lo, hi, d}
-                KNOB_U("SANDBOXD_WORKERS", workers, 1, 256, 4),
-                /* Unset: from the host's memory (config_host_apply()). */
-                KNOB_U("SANDBOXD_MAX_INFLIGHT", max_inflight, 1, 65536, CONFIG_AUTO),
-                /* Unset: half the pool's most (config_host_apply()). */
-                KNOB_U("SANDBOXD_KEY_MAX_CONCURRENT", key_max_concurrent, 1, 65536, CONFIG_AUTO),
-                KNOB_Z("SANDBOXD_MAX_BODY_BYTES", max_body_bytes, 1024, 1ULL << 30, 16ULL << 20),
-                KNOB_T("SANDBOXD_MEMORY_MAX", memory_max, 16ULL << 20, UINT64_MAX, 512ULL << 20),
-                KNOB_T("SANDBOXD_TASKS_MAX", tasks_max, 8, 1ULL << 20, 128),
-                KNOB_U("SANDBOXD_CPU_QUOTA_PERCENT", cpu_quota_percent, 1, 100000, 100),
-                KNOB_T("SANDBOXD_WORKSPACE_BYTES", workspace_bytes, 1ULL << 20, 1ULL << 40, 128ULL << 20),
-                KNOB_T("SANDBOXD_TMP_BYTES", tmp_bytes, 1ULL << 20, 1ULL << 40, 64ULL << 20),
-                KNOB_Z("SANDBOXD_OUTPUT_CAP_BYTES", output_cap_bytes, 1024, 256ULL << 20, 1ULL << 20),
-                KNOB_Z("SANDBOXD_RETURN_CAP_BYTES", return_cap_bytes, 1024, 256ULL << 20, 8ULL << 20),
-                KNOB_U("SANDBOXD_NOFILE", nofile, 16, 1 << 20, 1024),
-                KNOB_U("SANDBOXD_POOL_TARGET", pool_target, 0, 64, 3),
-                /* Unset: what the host holds (config_pool_max_for_host()), once config_host_apply() ran. */
-                KNOB_U("SANDBOXD_POOL_MAX", pool_max, 0, POOL_MAX_LIMIT, CONFIG_AUTO),
-                /* Unset: twice the pool's most, at least QUEUE_MAX_MIN (config_host_apply()). */
-                KNOB_U("SANDBOXD_QUEUE_MAX", queue_max, 0, 65536, CONFIG_AUTO),
-                KNOB_U("SANDBOXD_POOL_TTL_S", pool_ttl_s, 10, 86400, 600),
-                KNOB_U("SANDBOXD_POOL_WAIT_S", pool_wait_s, 1, 300, 30),
-                KNOB_U("SANDBOXD_EXECUTIONS_PER_MACHINE", executions_per_machine, 1, 100000, 64),
-                KNOB_U("SANDBOXD_CALL_READY_TIMEOUT_S", call_ready_timeout_s, 1, 600, 110),
-                KNOB_U("SANDBOXD_SESSIONS_MAX", sessions_max, 0, 4096, 16),
-                KNOB_T("SANDBOXD_SESSION_DISK_BYTES", session_disk_bytes, 16ULL << 20, 1ULL << 42, 1ULL << 30),
-                KNOB_U("SANDBOXD_SESSION_RETAIN_S", session_retain_s, 1, 366U * 86400U, 7U * 86400U),
-                /* nginx waits 1200 s for a session's answer: the run, its turn and a machine start fit. */
-                KNOB_U("SANDBOXD_SESSION_TIMEOUT_MAX_S", session_timeout_max_s, 1, 600, 300),
-                KNOB_Z("SANDBOXD_SESSION_UPLOAD_BYTES", session_upload_bytes, 1024, 1ULL << 32, 128ULL << 20),
-                /* 0: no reserve. A full state filesystem stops the database too: keep a margin. */
-                KNOB_T("SANDBOXD_DISK_RESERVE_BYTES", disk_reserve_bytes, 0, 1ULL << 50, 1ULL << 30),
-                /* At least a day: the quotas' windows look back that far. */
-                KNOB_U("SANDBOXD_RECORD_RETAIN_DAYS", record_retain_days, 1, 3650, 30),
+        KNOB_U("SANDBOXD_WORKERS", workers, 1, 256, 4),
+        /* Unset: from the host's memory (config_host_apply()). */
+        KNOB_U("SANDBOXD_MAX_INFLIGHT", max_inflight, 1, 65536, CONFIG_AUTO),
+        /* Unset: half the pool's most (config_host_apply()). */
+        KNOB_U("SANDBOXD_KEY_MAX_CONCURRENT", key_max_concurrent, 1, 65536, CONFIG_AUTO),
+        KNOB_Z("SANDBOXD_MAX_BODY_BYTES", max_body_bytes, 1024, 1ULL << 30, 16ULL << 20),
+        KNOB_T("SANDBOXD_MEMORY_MAX", memory_max, 16ULL << 20, UINT64_MAX, 512ULL << 20),
+        KNOB_T("SANDBOXD_TASKS_MAX", tasks_max, 8, 1ULL << 20, 128),
+        KNOB_U("SANDBOXD_CPU_QUOTA_PERCENT", cpu_quota_percent, 1, 100000, 100),
+        KNOB_T("SANDBOXD_WORKSPACE_BYTES", workspace_bytes, 1ULL << 20, 1ULL << 40, 128ULL << 20),
+        KNOB_T("SANDBOXD_TMP_BYTES", tmp_bytes, 1ULL << 20, 1ULL << 40, 64ULL << 20),
+        KNOB_Z("SANDBOXD_OUTPUT_CAP_BYTES", output_cap_bytes, 1024, 256ULL << 20, 1ULL << 20),
+        KNOB_Z("SANDBOXD_RETURN_CAP_BYTES", return_cap_bytes, 1024, 256ULL << 20, 8ULL << 20),
+        KNOB_U("SANDBOXD_NOFILE", nofile, 16, 1 << 20, 1024),
+        KNOB_U("SANDBOXD_POOL_TARGET", pool_target, 0, 64, 3),
+        /* Unset: what the host holds (config_pool_max_for_host()), once config_host_apply() ran. */
+        KNOB_U("SANDBOXD_POOL_MAX", pool_max, 0, POOL_MAX_LIMIT, CONFIG_AUTO),
+        /* Unset: twice the pool's most, at least QUEUE_MAX_MIN (config_host_apply()). */
+        KNOB_U("SANDBOXD_QUEUE_MAX", queue_max, 0, 65536, CONFIG_AUTO),
+        KNOB_U("SANDBOXD_POOL_TTL_S", pool_ttl_s, 10, 86400, 600),
+        KNOB_U("SANDBOXD_POOL_WAIT_S", pool_wait_s, 1, 300, 30),
+        KNOB_U("SANDBOXD_EXECUTIONS_PER_MACHINE", executions_per_machine, 1, 100000, 64),
+        KNOB_U("SANDBOXD_CALL_READY_TIMEOUT_S", call_ready_timeout_s, 1, 600, 110),
+        KNOB_U("SANDBOXD_SESSIONS_MAX", sessions_max, 0, 4096, 16),
+        KNOB_T("SANDBOXD_SESSION_DISK_BYTES", session_disk_bytes, 16ULL << 20, 1ULL << 42, 1ULL << 30),
+        KNOB_U("SANDBOXD_SESSION_RETAIN_S", session_retain_s, 1, (uint64_t) 366 * 86400, (uint64_t) 7 * 86400),
+        /* nginx waits 1200 s for a session's answer: the run, its turn and a machine start fit. */
+        KNOB_U("SANDBOXD_SESSION_TIMEOUT_MAX_S", session_timeout_max_s, 1, 600, 300),
+        KNOB_Z("SANDBOXD_SESSION_UPLOAD_BYTES", session_upload_bytes, 1024, 1ULL << 32, 128ULL << 20),
+        /* 0: no reserve. A full state filesystem stops the database too: keep a margin. */
+        KNOB_T("SANDBOXD_DISK_RESERVE_BYTES", disk_reserve_bytes, 0, 1ULL << 50, 1ULL << 30),
+        /* At least a day: the quotas' windows look back that far. */
+        KNOB_U("SANDBOXD_RECORD_RETAIN_DAYS", record_retain_days, 1, 3650, 30),
 #undef KNOB_U
 #undef KNOB_Z
 #undef KNOB_T
-        };
+};
+
+int config_parse(const char *(*get)(const char *name), Config *ret, const char **reterr_name) {
         Config c = {
                 .db_path = get_str(get, "SANDBOXD_DB", "/var/lib/sandboxd/db/sandboxd.db"),
                 .user = get_str(get, "SANDBOXD_USER", "sandboxd"),

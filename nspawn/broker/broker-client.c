@@ -284,7 +284,7 @@ int broker_run_tool(const char *id, const char *request_id, const char *image, u
         reply = malloc(rep.reply_len + 1);
         diag = malloc(rep.diag_len + 1);
         if (!reply || !diag)
-                return -ENOMEM;
+                return -ENOMEM; /* NOLINT(clang-analyzer-unix.Malloc): reply and diag are cleanup_free, unseen by clang-analyzer 14 */
         r = fd_pread_exact(out, reply, rep.reply_len, 0);
         if (r >= 0)
                 r = fd_pread_exact(out, diag, rep.diag_len, (off_t) rep.reply_len);

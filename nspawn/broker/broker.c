@@ -269,7 +269,7 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
         /* Until nothing is queued, or c has as many requests in progress as it may. */
         while (c->fd >= 0 && c->n_requests < CLIENT_REQUESTS_MAX && client_receive(c))
                 ;
-        c->reading = false;
+        c->reading = false; /* NOLINT(clang-analyzer-unix.Malloc): c->reading keeps c from being freed under this loop */
         if (c->fd < 0)
                 client_close(c);
         else

@@ -15,10 +15,12 @@
 #include "nspawn/pool/pool-socket.h"
 
 static int unix_address(const char *path, struct sockaddr_un *ret) {
+        size_t n = strlen(path);
+
         *ret = (struct sockaddr_un){.sun_family = AF_UNIX};
-        if (strlen(path) >= sizeof(ret->sun_path))
+        if (n >= sizeof(ret->sun_path))
                 return -ENAMETOOLONG;
-        strcpy(ret->sun_path, path);
+        memcpy(ret->sun_path, path, n + 1);
         return 0;
 }
 

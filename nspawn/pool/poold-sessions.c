@@ -60,7 +60,7 @@ static void turn_grant(Poold *p, const char *session) {
 
         if (turn_entries(p, &e) < 0)
                 return;
-        i = turn_next(e, p->n_conns, session);
+        i = turn_next(e, p->n_conns, session); /* NOLINT(clang-analyzer-unix.Malloc): e is cleanup_free, unseen by clang-analyzer 14 */
         if (i == p->n_conns)
                 return;
         p->conns[i].state = CONN_TURN_HELD;

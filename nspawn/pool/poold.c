@@ -48,8 +48,8 @@
 /* How often what no row owns is swept (sweep.h), besides at start, on SIGHUP and after a worker
  * died holding a turn: a slow timer, as leftovers only come from a crash or a failed removal;
  * sooner while a removal keeps failing. */
-#define SWEEP_USEC (5 * 60 * USEC_PER_SEC)
-#define SWEEP_RETRY_USEC (30 * USEC_PER_SEC)
+#define SWEEP_USEC (USEC_PER_SEC * 5 * 60)
+#define SWEEP_RETRY_USEC (USEC_PER_SEC * 30)
 #define SWEEP_SOON_USEC (2 * USEC_PER_SEC)
 /* Old records go slowly: a day's worth at most ever waits for the next prune. */
 #define PRUNE_USEC (3600 * USEC_PER_SEC)
@@ -266,7 +266,7 @@ static int poll_events(Poold *p) {
         int r;
 
         if (!fds || !conn_fds || !ids)
-                return -ENOMEM;
+                return -ENOMEM; /* NOLINT(clang-analyzer-unix.Malloc): fds, conn_fds and ids are cleanup_free, unseen by clang-analyzer 14 */
         fds[0] = (struct pollfd){.fd = p->signal_fd, .events = POLLIN};
         fds[1] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
         fds[2] = (struct pollfd){.fd = p->revoke_fd, .events = POLLIN};
