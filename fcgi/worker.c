@@ -290,9 +290,6 @@ static Load job_load(FCGX_Request *fcgx) {
                    *uri = FCGX_GetParam("REQUEST_URI", fcgx->envp);
         char raw[4096];
 
-        /* nginx's key check answers at once, whatever the route it checks. */
-        if (FCGX_GetParam("SANDBOXD_AUTH_ONLY", fcgx->envp))
-                return LOAD_CONTROL;
         (void) snprintf(raw, sizeof(raw), "%s", uri ? uri : "");
         raw[strcspn(raw, "?")] = 0;
         return inflight_load(method ? method : "", path ? path : "", raw);
@@ -375,6 +372,14 @@ static void accept_loop(Worker *w) {
                 j->fcgx.keepConnection = 1;
                 if (FCGX_Accept_r(&j->fcgx) < 0) {
                         /* A connection closed before it brought a whole request: libfcgi closed it. */
+                        free(j);
+                        continue;
+                }
+                /* nginx's key check, before it reads a body: a lookup by digest, answered here at
+                 * once. Refused for being busy, nginx could only turn it into a 500; the request
+                 * it checks is counted, and refused if need be, in its own right. */
+                if (FCGX_GetParam("SANDBOXD_AUTH_ONLY", j->fcgx.envp)) {
+                        serve_job(j, false);
                         free(j);
                         continue;
                 }
