@@ -102,6 +102,8 @@ static int start_one(Poold *p) {
                 r = pool_connect(m.socket, &m.fd);
         if (r < 0) {
                 log_pool_event(LOG_ERR, "failed", m.id, "Failed to start sandbox '%s': %s", m.id, error_message(&err, r));
+                /* What waiting claims are told once it fails again (machines_fill()). */
+                (void) snprintf(p->failure, sizeof(p->failure), "%s", error_message(&err, r));
                 (void) db_pool_health_failed(p->db, error_message(&err, r));
                 pool_destroy(&p->broker, p->db, m.id, m.socket, POOL_RETIRE_START_FAILED);
                 return r;
@@ -197,6 +199,9 @@ void machines_fill(Poold *p) {
                         p->failures++;
                         p->failed_at = now_usec(CLOCK_MONOTONIC);
                         p->backoff_until = p->failed_at + BACKOFF_MAX_USEC;
+                        /* systemd refused the start: the claims waiting hear why, not a timeout. */
+                        if (failing(p))
+                                tell_failing(p);
                         return;
                 }
                 starting++;
