@@ -288,7 +288,13 @@ ctl_logs_now() {
     for _ in $(seq 20); do
         json=$(ctl machines --json)
         warm=$(pool_field warm)
-        [ "$(jq '[.[] | select(.state == "idle")] | length' <<<"$json")" != "$warm" ] || break
+        all_active=1
+        for id in $(jq -r '.[] | select(.kind == "pool") | .id' <<<"$json"); do
+            [ "$(in_systemd systemctl is-active "$id.service")" = active ] || all_active=0
+        done
+        if [ "$all_active" = 1 ] && [ "$(jq '[.[] | select(.state == "idle")] | length' <<<"$json")" = "$warm" ]; then
+            break
+        fi
         sleep 0.5
     done
 
