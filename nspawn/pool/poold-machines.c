@@ -68,6 +68,7 @@ static void machine_forget(Poold *p, Machine *m) {
 }
 
 static void machine_destroy(Poold *p, Machine *m, PoolRetire why) {
+        cpu_gate_refund(&p->cpu, m->charge);
         pool_destroy(&p->broker, p->db, m->id, m->socket, why);
         machine_forget(p, m);
 }
@@ -182,9 +183,11 @@ void machines_check_deadlines(Poold *p) {
 }
 
 /* The number of idle (or starting) machines wanted now: the target, plus the claims that waited
- * lately. */
+ * lately, as many of them as the CPUs have room for (poold-cpu.h). */
 static size_t wanted(const Poold *p) {
-        return (size_t) p->config->pool_target + p->boost;
+        unsigned room = cpu_gate_room(&p->cpu, (unsigned) machines_count(p, MACHINE_CLAIMED));
+
+        return (size_t) p->config->pool_target + (p->boost < room ? p->boost : room);
 }
 
 void machines_fill(Poold *p) {
@@ -208,17 +211,37 @@ void machines_fill(Poold *p) {
         }
 }
 
-/* Hands ready machines to waiting claims, the earliest claim first. */
+/* Whether one more execution may start now (poold-cpu.h), its charge in *ret_charge: the CPUs'
+ * use is sampled again once the last sample is older than its window. */
+static bool cpu_room(Poold *p, uint64_t *ret_charge) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (!p->cpu.blind && cpu_gate_stale(&p->cpu, now)) {
+                CpuTicks t;
+                int r = cpu_ticks_read(&t);
+
+                if (r < 0) {
+                        (void) log_warning_errno(r, "Pool: failed to read /proc/stat, ignoring: executions start whenever a machine is ready");
+                        p->cpu.blind = true;
+                } else
+                        cpu_gate_sample(&p->cpu, now, &t);
+        }
+        return cpu_gate_take(&p->cpu, (unsigned) machines_count(p, MACHINE_CLAIMED), ret_charge);
+}
+
+/* Hands ready machines to waiting claims, the earliest claim first, as the CPUs have room. */
 void machines_dispatch(Poold *p) {
         for (;;) {
                 cleanup_free IdleMachine *idle = NULL;
                 cleanup_free size_t *index = NULL;
                 size_t n = 0, first = p->n_conns, pick;
                 char line[POOLD_LINE_MAX];
+                uint64_t charge;
                 Machine *m;
                 Conn *c;
                 int r;
 
+                p->gated = false;
                 for (size_t i = 0; i < p->n_conns; i++)
                         if (p->conns[i].state == CONN_CLAIM_WAITING && (first == p->n_conns || p->conns[i].seq < p->conns[first].seq))
                                 first = i;
@@ -237,7 +260,12 @@ void machines_dispatch(Poold *p) {
                 pick = pool_pick(idle, n, c->language);
                 if (pick == n)
                         return;
+                if (!cpu_room(p, &charge)) {
+                        p->gated = true;
+                        return;
+                }
                 m = &p->machines[index[pick]];
+                m->charge = charge;
                 r = db_pool_claim_id(p->db, m->id, (int) c->pid, &m->executions);
                 if (r < 0) {
                         (void) log_error_errno(r, "Failed to record the claim of sandbox '%s': %s", m->id, db_errmsg(p->db));
@@ -260,6 +288,8 @@ void machines_dispatch(Poold *p) {
                         }
                         m->state = MACHINE_READY;
                         m->holder = 0;
+                        cpu_gate_refund(&p->cpu, m->charge);
+                        m->charge = 0;
                 }
         }
 }
@@ -307,6 +337,9 @@ void claim_release(Poold *p, Conn *c, const PooldMsg *msg) {
         c->machine[0] = 0;
         if (!m)
                 return;
+        /* Its execution ended within the window it started in: the CPUs' sample never saw it. */
+        cpu_gate_refund(&p->cpu, m->charge);
+        m->charge = 0;
         /* A machine made on an image rebuilt since serves no more. */
         if (why == POOL_RETIRE_NONE && m->generation != p->generation)
                 why = POOL_RETIRE_STALE;
@@ -377,6 +410,9 @@ uint64_t machines_next_deadline(const Poold *p) {
         }
         if (p->boost > 0)
                 SOONER(p->last_wait_at + BOOST_HOLD_USEC);
+        /* A claim waits for the CPUs: it looks again once the next sample can be taken. */
+        if (p->gated)
+                SOONER(cpu_gate_next(&p->cpu));
         if (p->backoff_until > now_usec(CLOCK_MONOTONIC) && machines_count(p, MACHINE_READY) + machines_count(p, MACHINE_STARTING) < wanted(p))
                 SOONER(p->backoff_until);
 #undef SOONER

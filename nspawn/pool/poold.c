@@ -381,7 +381,8 @@ static int run(Poold *p) {
         machines_reconcile(p);
         sessions_reconcile(p);
         sweep(p);
-        log_info("Pool: at most %u machines, %u claims waiting at most", p->config->pool_max, p->config->queue_max);
+        log_info("Pool: at most %u machines, %u claims waiting at most; beyond %u executions at once, more start while the CPUs idle",
+                 p->config->pool_max, p->config->queue_max, p->cpu.cpus);
         (void) sd_notify(0, "READY=1");
 
         while (!p->stop) {
@@ -403,6 +404,7 @@ int main(void) {
 
         /* It reads what the workers write and makes sockets for them: it runs as their user. */
         r = daemon_start("sandboxd-poold", false, &config);
+        cpu_gate_init(&p.cpu, (unsigned) sysconf(_SC_NPROCESSORS_ONLN));
         if (r >= 0)
                 r = poold_open(&p);
         if (r >= 0)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "nspawn/pool/poold-cpu.h"
 #include "nspawn/pool/poold-proto.h"
 
 /* The pool manager's state, shared by its parts: poold.c (the loop and the connections),
@@ -36,6 +37,7 @@ typedef struct Machine {
         int64_t executions;
         unsigned generation; /* the settings it was made with: stale once p->generation moved on */
         uint64_t holder;
+        uint64_t charge; /* claimed: its charge on the CPU gate (poold-cpu.h), 0 for none */
 } Machine;
 
 typedef enum ConnState {
@@ -73,6 +75,8 @@ typedef struct Poold {
         Conn *conns;
         size_t n_conns, cap_conns;
         uint64_t next_seq;
+        CpuGate cpu;    /* whether the CPUs have room for one more execution */
+        bool gated;     /* the earliest claim waits for the CPUs, not for a machine */
         unsigned boost; /* claims that waited lately: machines wanted beyond the target */
         uint64_t last_wait_at;
         unsigned failures;
