@@ -115,6 +115,47 @@ quick() {
     release_all
 }
 
+# The most executions in flight (GET /v1/pool) seen while background jobs run: $peak.
+peak_in_flight() {
+    local cur
+    peak=0
+    while [ -n "$(jobs -pr)" ]; do
+        quick GET /v1/pool || return 1
+        cur=$(field .in_flight)
+        [ "$cur" -le "$peak" ] || peak=$cur
+        sleep 0.2
+    done
+}
+
+@test "executions beyond the host's CPUs start while the CPUs idle: sleeping ones all run, CPU-bound ones wait for a CPU" {
+    local cpus n i
+    cpus=$(getconf _NPROCESSORS_ONLN)
+    n=$((cpus * 4))
+    [ "$n" -le 64 ] || skip "$cpus CPUs: $n executions at once is more than this test holds"
+    with_settings capacity SANDBOXD_POOL_MAX=$((n + 4))
+    wait_up
+    # Snippets that sleep leave the CPUs idle: four times as many as the CPUs all run at once.
+    hold "$n"
+    quick GET /v1/pool
+    [ "$(field .in_flight)" -ge "$n" ]
+    release_all
+    # As many that spin: the CPUs' count runs, and twice the idle CPUs more before the next sample
+    # shows them busy (docs/capacity.md); the rest wait for a CPU, and each, once it runs, spins for
+    # its whole second and is stopped by its own timeout, not by another's use of the CPUs.
+    for i in $(seq "$n"); do
+        curl -s -o "$BATS_TEST_TMPDIR/spin-$i" -X POST "$SANDBOXD_URL/v1/execute" \
+            -d '{"code":"import time\nt = time.process_time()\nwhile time.process_time() - t < 1: pass\nprint(\"spun\")","timeout_s":20}' &
+    done
+    peak_in_flight
+    wait
+    echo "peak in flight: $peak of $n on $cpus CPUs" >&3
+    [ "$peak" -ge "$cpus" ]
+    [ "$peak" -le $((cpus * 3)) ]
+    for i in $(seq "$n"); do
+        [ "$(jq -r .stdout "$BATS_TEST_TMPDIR/spin-$i")" = spun ] || { cat "$BATS_TEST_TMPDIR/spin-$i" >&2; return 1; }
+    done
+}
+
 @test "work past SANDBOXD_MAX_INFLIGHT is a 503 with Retry-After at once; control still answers" {
     with_settings capacity SANDBOXD_MAX_INFLIGHT=2
     wait_up
