@@ -182,6 +182,29 @@ void machines_check_deadlines(Poold *p) {
                 p->boost = 0;
 }
 
+/* The CPUs' use sampled again once the last sample is older than its window (poold-cpu.h). */
+static void cpu_sample(Poold *p) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        CpuTicks t;
+        int r;
+
+        if (p->cpu.blind || !cpu_gate_stale(&p->cpu, now))
+                return;
+        r = cpu_ticks_read(&t);
+        if (r < 0) {
+                (void) log_warning_errno(r, "Pool: failed to read /proc/stat, ignoring: executions start whenever a machine is ready");
+                p->cpu.blind = true;
+                return;
+        }
+        cpu_gate_sample(&p->cpu, now, &t);
+}
+
+/* Whether one more execution may start now, its charge in *ret_charge. */
+static bool cpu_room(Poold *p, uint64_t *ret_charge) {
+        cpu_sample(p);
+        return cpu_gate_take(&p->cpu, (unsigned) machines_count(p, MACHINE_CLAIMED), ret_charge);
+}
+
 /* The number of idle (or starting) machines wanted now: the target, plus the claims that waited
  * lately, as many of them as the CPUs have room for (poold-cpu.h). */
 static size_t wanted(const Poold *p) {
@@ -191,10 +214,20 @@ static size_t wanted(const Poold *p) {
 }
 
 void machines_fill(Poold *p) {
-        size_t starting = machines_count(p, MACHINE_STARTING), ready = machines_count(p, MACHINE_READY);
+        size_t starting = machines_count(p, MACHINE_STARTING), ready = machines_count(p, MACHINE_READY), waiting = claims_waiting(p);
 
+        p->growth_held = false;
         if (now_usec(CLOCK_MONOTONIC) < p->backoff_until)
                 return;
+        /* Claims wait: how much room the CPUs have for them is measured now, not remembered; and
+         * each is wanted a machine, as claims held back by the CPUs find one ready when they came
+         * (claim_request() counts only those that found none). */
+        if (waiting > 0) {
+                cpu_sample(p);
+                p->last_wait_at = now_usec(CLOCK_MONOTONIC);
+                if (waiting > p->boost)
+                        p->boost = (unsigned) (waiting < p->config->pool_max - p->config->pool_target ? waiting : p->config->pool_max - p->config->pool_target);
+        }
         /* Machines busy with an execution come back when it ends: they count against the most the
          * pool may hold. */
         while (ready + starting < wanted(p) && p->n_machines < p->config->pool_max && starting < PARALLEL_STARTS) {
@@ -209,24 +242,9 @@ void machines_fill(Poold *p) {
                 }
                 starting++;
         }
-}
-
-/* Whether one more execution may start now (poold-cpu.h), its charge in *ret_charge: the CPUs'
- * use is sampled again once the last sample is older than its window. */
-static bool cpu_room(Poold *p, uint64_t *ret_charge) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-
-        if (!p->cpu.blind && cpu_gate_stale(&p->cpu, now)) {
-                CpuTicks t;
-                int r = cpu_ticks_read(&t);
-
-                if (r < 0) {
-                        (void) log_warning_errno(r, "Pool: failed to read /proc/stat, ignoring: executions start whenever a machine is ready");
-                        p->cpu.blind = true;
-                } else
-                        cpu_gate_sample(&p->cpu, now, &t);
-        }
-        return cpu_gate_take(&p->cpu, (unsigned) machines_count(p, MACHINE_CLAIMED), ret_charge);
+        /* Held back by the CPUs, not by the pool's most: looked at again when the next sample is due. */
+        p->growth_held = ready + starting < (size_t) p->config->pool_target + p->boost && p->n_machines < p->config->pool_max &&
+                         starting < PARALLEL_STARTS && waiting > 0;
 }
 
 /* Hands ready machines to waiting claims, the earliest claim first, as the CPUs have room. */
@@ -411,7 +429,7 @@ uint64_t machines_next_deadline(const Poold *p) {
         if (p->boost > 0)
                 SOONER(p->last_wait_at + BOOST_HOLD_USEC);
         /* A claim waits for the CPUs: it looks again once the next sample can be taken. */
-        if (p->gated)
+        if (p->gated || p->growth_held)
                 SOONER(cpu_gate_next(&p->cpu));
         if (p->backoff_until > now_usec(CLOCK_MONOTONIC) && machines_count(p, MACHINE_READY) + machines_count(p, MACHINE_STARTING) < wanted(p))
                 SOONER(p->backoff_until);

@@ -75,9 +75,10 @@ typedef struct Poold {
         Conn *conns;
         size_t n_conns, cap_conns;
         uint64_t next_seq;
-        CpuGate cpu;    /* whether the CPUs have room for one more execution */
-        bool gated;     /* the earliest claim waits for the CPUs, not for a machine */
-        unsigned boost; /* claims that waited lately: machines wanted beyond the target */
+        CpuGate cpu;      /* whether the CPUs have room for one more execution */
+        bool gated;       /* the earliest claim waits for the CPUs, not for a machine */
+        bool growth_held; /* claims wait for machines the CPUs have no room to start yet */
+        unsigned boost;   /* claims that waited lately: machines wanted beyond the target */
         uint64_t last_wait_at;
         unsigned failures;
         char failure[256];
