@@ -141,7 +141,7 @@ peak_in_flight() {
     release_all
     # As many that spin: the CPUs' count runs, and twice the idle CPUs more before the next sample
     # shows them busy (docs/capacity.md); the rest wait for a CPU, and each, once it runs, spins for
-    # its whole second and is stopped by its own timeout, not by another's use of the CPUs.
+    # its second of CPU and ends well inside its timeout.
     for i in $(seq "$n"); do
         curl -s -o "$BATS_TEST_TMPDIR/spin-$i" -X POST "$SANDBOXD_URL/v1/execute" \
             -d '{"code":"import time\nt = time.process_time()\nwhile time.process_time() - t < 1: pass\nprint(\"spun\")","timeout_s":20}' &
