@@ -67,6 +67,15 @@ static void machine_forget(Poold *p, Machine *m) {
         p->machines[i] = p->machines[--p->n_machines];
 }
 
+/* A claimed machine back to ready: its charge on the CPUs given back if its execution ended within
+ * the window it started in (the CPUs' sample never saw it). */
+static void machine_unclaim(Poold *p, Machine *m) {
+        cpu_gate_refund(&p->cpu, m->charge);
+        m->charge = 0;
+        m->state = MACHINE_READY;
+        m->holder = 0;
+}
+
 static void machine_destroy(Poold *p, Machine *m, PoolRetire why) {
         cpu_gate_refund(&p->cpu, m->charge);
         pool_destroy(&p->broker, p->db, m->id, m->socket, why);
@@ -214,23 +223,26 @@ static size_t wanted(const Poold *p) {
 }
 
 void machines_fill(Poold *p) {
-        size_t starting = machines_count(p, MACHINE_STARTING), ready = machines_count(p, MACHINE_READY), waiting = claims_waiting(p);
+        size_t starting = machines_count(p, MACHINE_STARTING), ready = machines_count(p, MACHINE_READY), waiting = claims_waiting(p), want;
 
         p->growth_held = false;
-        if (now_usec(CLOCK_MONOTONIC) < p->backoff_until)
-                return;
-        /* Claims wait: how much room the CPUs have for them is measured now, not remembered; and
-         * each is wanted a machine, as claims held back by the CPUs find one ready when they came
-         * (claim_request() counts only those that found none). */
+        /* Every waiting claim wants a machine, those the CPUs hold back while one is ready too: the
+         * pool grows by as many as wait (as many as the CPUs have room for: wanted()), and keeps
+         * them until no claim has waited for BOOST_HOLD_USEC. */
         if (waiting > 0) {
-                cpu_sample(p);
                 p->last_wait_at = now_usec(CLOCK_MONOTONIC);
                 if (waiting > p->boost)
                         p->boost = (unsigned) (waiting < p->config->pool_max - p->config->pool_target ? waiting : p->config->pool_max - p->config->pool_target);
         }
+        if (now_usec(CLOCK_MONOTONIC) < p->backoff_until)
+                return;
+        /* How much room the CPUs have for the claims waiting is measured now, not remembered. */
+        if (waiting > 0)
+                cpu_sample(p);
+        want = wanted(p);
         /* Machines busy with an execution come back when it ends: they count against the most the
          * pool may hold. */
-        while (ready + starting < wanted(p) && p->n_machines < p->config->pool_max && starting < PARALLEL_STARTS) {
+        while (ready + starting < want && p->n_machines < p->config->pool_max && starting < PARALLEL_STARTS) {
                 if (start_one(p) < 0) {
                         p->failures++;
                         p->failed_at = now_usec(CLOCK_MONOTONIC);
@@ -304,10 +316,7 @@ void machines_dispatch(Poold *p) {
                                 machine_destroy(p, m, POOL_RETIRE_NOT_PUT_BACK);
                                 continue;
                         }
-                        m->state = MACHINE_READY;
-                        m->holder = 0;
-                        cpu_gate_refund(&p->cpu, m->charge);
-                        m->charge = 0;
+                        machine_unclaim(p, m);
                 }
         }
 }
@@ -327,13 +336,8 @@ void claim_request(Poold *p, Conn *c) {
                         (void) conn_send(c, "full\n");
                         return;
                 }
-                /* Counted, for the metrics; and the pool grows by as many as wait. */
+                /* Counted, for the metrics; the pool grows by as many as wait (machines_fill()). */
                 (void) db_counter_add(p->db, "waits", 1);
-                p->last_wait_at = now_usec(CLOCK_MONOTONIC);
-                if (waiting + 1 > p->boost)
-                        p->boost = (unsigned) (waiting + 1);
-                if (p->boost > p->config->pool_max - p->config->pool_target)
-                        p->boost = p->config->pool_max - p->config->pool_target;
         }
         c->seq = ++p->next_seq;
         c->state = CONN_CLAIM_WAITING;
@@ -355,9 +359,6 @@ void claim_release(Poold *p, Conn *c, const PooldMsg *msg) {
         c->machine[0] = 0;
         if (!m)
                 return;
-        /* Its execution ended within the window it started in: the CPUs' sample never saw it. */
-        cpu_gate_refund(&p->cpu, m->charge);
-        m->charge = 0;
         /* A machine made on an image rebuilt since serves no more. */
         if (why == POOL_RETIRE_NONE && m->generation != p->generation)
                 why = POOL_RETIRE_STALE;
@@ -367,10 +368,9 @@ void claim_release(Poold *p, Conn *c, const PooldMsg *msg) {
                 machine_destroy(p, m, why);
                 return;
         }
-        m->state = MACHINE_READY;
+        machine_unclaim(p, m);
         m->ready_at = now_usec(CLOCK_MONOTONIC);
         m->prepared = strcmp(msg->word2, "node") == 0 ? "node" : "python";
-        m->holder = 0;
 }
 
 void claim_closed(Poold *p, Conn *c) {
