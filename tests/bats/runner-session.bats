@@ -235,7 +235,9 @@ bytes_b64() {
     [ "$(line $((i + 2)))" = '{"status":200,"size":1}' ]
     [ "$(line $((i + 3)) | jq -c '[.status, (.files | map(.path))]')" = '[200,["s/x"]]' ]
     [ "$(line $((i + 4)))" = '{"status":200}' ]
-    [ -d "$WS/s" ] && [ ! -e "$WS/s/x" ] && [ ! -e "$WS/s/t" ]
+    [ -d "$WS/s" ]
+    [ ! -e "$WS/s/x" ]
+    [ ! -e "$WS/s/t" ]
 }
 
 @test "session files: links the code made that lead out are refused by get and put, links inside are followed" {
