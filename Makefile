@@ -58,7 +58,7 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revok
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/machine-claim.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c \
+               fcgi/route-sessions.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/json-syntax.c \
                fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c nspawn/pool/poold-client.c \
                nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
@@ -87,18 +87,19 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/
 TEST_LIBS    = $(shell pkg-config --libs json-c sqlite3 libcurl 2>/dev/null)
 $(BUILD)/tests/test-b64:          $(call objs,lib/b64.c)
 $(BUILD)/tests/test-utf8:         $(call objs,lib/utf8.c)
+$(BUILD)/tests/test-json-syntax:  $(call objs,lib/json-syntax.c)
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
 $(BUILD)/tests/test-fd-wait:      $(call objs,lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-cgroup-util:  $(call objs,lib/cgroup-util.c)
 $(BUILD)/tests/test-worker-slots: $(call objs,fcgi/worker-slots.c)
-$(BUILD)/tests/test-inflight:     $(call objs,fcgi/inflight.c fcgi/route.c fcgi/session-route.c fcgi/validate.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-inflight:     $(call objs,fcgi/inflight.c fcgi/route.c fcgi/session-route.c fcgi/validate.c lib/json-syntax.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-path-util:    $(call objs,lib/path-util.c)
 $(BUILD)/tests/test-image-name:   $(call objs,lib/image-name.c)
-$(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/json-syntax.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-runner-args:  $(call objs,nspawn/runner/runner-args.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-proc-stat:    $(call objs,nspawn/runner/proc-stat.c)
-$(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner/runner-request.c fcgi/validate.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner/runner-request.c fcgi/validate.c lib/json-syntax.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-error:        $(call objs,lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/image-name.c lib/error-count.c)
@@ -109,7 +110,7 @@ $(BUILD)/tests/test-poold-proto:  $(call objs,nspawn/pool/poold-proto.c)
 $(BUILD)/tests/test-poold-queue:  $(call objs,nspawn/pool/poold-queue.c)
 $(BUILD)/tests/test-poold-cpu:    $(call objs,nspawn/pool/poold-cpu.c)
 $(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
-$(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c lib/json-syntax.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
@@ -238,7 +239,7 @@ check-unit:
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/json-syntax.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
                 lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c lib/json-util.c lib/language.c
 
 build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
