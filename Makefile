@@ -23,9 +23,12 @@ SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.se
 
 # Debian packages the build, the service and the tests need. prometheus (about 100 MB) for its
 # promtool, which checks GET /metrics: it also installs a Prometheus server, which Debian enables.
-DEB_PACKAGES := gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev libssl-dev \
-                systemd systemd-container dbus nginx-light python3 sqlite3 util-linux \
-                bats jq curl bubblewrap mmdebstrap clang libclang-rt-14-dev libseccomp-dev python3-dev \
+# Debian 12 and 13 alike: their names differ only for nginx (Debian 13 has no nginx-light).
+DIST_CODENAME := $(shell . /etc/os-release 2>/dev/null && echo "$$VERSION_CODENAME")
+NGINX_PACKAGE := $(if $(filter bookworm,$(DIST_CODENAME)),nginx-light,nginx)
+DEB_PACKAGES := build-essential gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev libssl-dev \
+                systemd systemd-container dbus $(NGINX_PACKAGE) python3 sqlite3 util-linux \
+                bats jq curl bubblewrap mmdebstrap clang libclang-rt-dev libseccomp-dev python3-dev \
                 procps shellcheck clang-format clang-tidy file python3-jsonschema prometheus dpkg-dev debhelper \
                 libcurl4-openssl-dev
 
@@ -272,7 +275,7 @@ install: all
 	    systemd-tmpfiles --create $(TMPFILESDIR)/sandboxd.conf; fi
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(DESTDIR)$(LIBDIR)/
-	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime.list $(DESTDIR)$(LIBDIR)/
+	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime*.list $(DESTDIR)$(LIBDIR)/
 	install -m 0644 docs/openapi.json $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
 	for u in $(UNITS); do $(INSTALL_SED) units/$$u >$(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
