@@ -77,7 +77,7 @@ RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-args.c nspawn/runner/
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/api-key.c \
+CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine
