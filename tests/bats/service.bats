@@ -229,9 +229,14 @@ wait_ok() {
         [ "$(in_systemd systemctl is-active "$u")" = active ] || { echo "$u is not active before" >&2; return 1; }
     done
 
+    # The target stops at once; its units after it, each once what it serves is gone.
     in_systemd systemctl stop sandboxd.target
-    run in_systemd systemctl list-units --all --plain --no-legend --state=active,activating,reloading,deactivating 'sandbox*'
-    active=$(grep -v '^sandboxd-host\.target ' <<<"$output" || true)
+    for _ in $(seq 300); do
+        run in_systemd systemctl list-units --all --plain --no-legend --state=active,activating,reloading,deactivating 'sandbox*'
+        active=$(grep -v '^sandboxd-host\.target ' <<<"$output" || true)
+        [ -n "$active" ] || break
+        sleep 0.1
+    done
     [ -z "$active" ] || { echo "still active: $active" >&2; return 1; }
     run in_systemd test -e /run/sandboxd/fcgi.sock
     [ "$status" -ne 0 ]
