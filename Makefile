@@ -52,7 +52,7 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
 # What every binary may link: no HTTP, no FastCGI.
 LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
-               lib/image-name.c lib/signal-util.c lib/daemon.c
+               lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # The workers' and the pool manager's side of the broker and of the pool.
 CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c nspawn/pool/session-usage.c nspawn/unit-name.c \
                nspawn/pool/poold-proto.c lib/fd-wait.c
@@ -62,25 +62,25 @@ DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revok
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/machine-claim.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
                fcgi/route-sessions.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/json-syntax.c \
-               fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c nspawn/pool/poold-client.c \
+               fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c fcgi/live-settings.c nspawn/pool/poold-client.c \
                nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/api-key.c lib/json-util.c lib/language.c
+               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c lib/api-key.c lib/json-util.c lib/language.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-bus.c nspawn/broker/broker-spec.c nspawn/broker/broker-machine.c \
                nspawn/broker/broker-tool.c nspawn/broker/broker-session.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/image-name.c lib/signal-util.c lib/daemon.c
+               lib/time-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-poold: the pool manager (user sandboxd); libc, libsystemd and sqlite.
 POOLD_SRCS  := nspawn/pool/poold.c nspawn/pool/poold-machines.c nspawn/pool/poold-cpu.c nspawn/pool/poold-sessions.c nspawn/pool/poold-queue.c nspawn/pool/sweep.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/signal-util.c lib/daemon.c
+               lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-args.c nspawn/runner/runner-common.c nspawn/runner/runner-exec.c \
                nspawn/runner/runner-session.c nspawn/runner/proc-stat.c nspawn/runner/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/api-key.c \
+CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine
@@ -125,6 +125,7 @@ $(BUILD)/tests/test-uid-range:    $(call objs,nspawn/broker/uid-range.c)
 $(BUILD)/tests/test-session-revoke: $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
 $(BUILD)/tests/test-session-usage: $(call objs,nspawn/pool/session-usage.c nspawn/pool/pool-socket.c lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
+$(BUILD)/tests/test-settings:     $(call objs,lib/settings.c lib/env-file.c)
 $(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/format.c lib/env-file.c)
 

@@ -112,3 +112,17 @@ int ctl_bus_open(sd_bus **ret, Error *reterr) {
         *ret = bus;
         return 0;
 }
+
+int ctl_unit_property(sd_bus *bus, const char *unit, const char *interface, const char *property, char **ret, Error *reterr) {
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        cleanup_free char *path = NULL;
+        int r;
+
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+        if (r < 0)
+                return error_set(reterr, r, "out of memory");
+        r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path, interface, property, &error, ret);
+        if (r < 0)
+                return error_set(reterr, r, "cannot read %s of %s: %s", property, unit, error.message ? error.message : strerror(-r));
+        return 0;
+}

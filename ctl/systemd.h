@@ -26,3 +26,7 @@ int ctl_journal_open(sd_journal **ret, Error *reterr);
 /* A connection to the system bus of the systemd that runs sandboxd; -errno with words when none
  * runs. sandboxctl only ever reads through it. */
 int ctl_bus_open(sd_bus **ret, Error *reterr);
+
+/* unit's string property of interface (e.g. "org.freedesktop.systemd1.Unit", "ActiveState") into
+ * *ret (the caller's to free); -errno with words. */
+int ctl_unit_property(sd_bus *bus, const char *unit, const char *interface, const char *property, char **ret, Error *reterr);

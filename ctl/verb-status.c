@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxctl status: the service at a glance. The pool and the sessions from the API, the machines
  * from systemd (ctl/machines.h), the recent errors from the journal: what sandboxd logged at
- * warning or above (a 5xx answer's audit entry is a warning), which no route of the API gives. */
+ * warning or above (a 5xx answer's audit entry is a warning), which no route of the API gives. And
+ * whether the services run with the settings file as it is: each tells systemd which version of it
+ * it read (lib/settings.h), which is compared with the file's modification time. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <json-c/json.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-journal.h>
 
 #include "ctl/api.h"
@@ -19,6 +23,7 @@
 #include "ctl/systemd.h"
 #include "lib/error.h"
 #include "lib/macro.h"
+#include "lib/settings.h"
 #include "lib/time-util.h"
 
 DEFINE_JSON_CLEANUP
@@ -32,8 +37,11 @@ static void help(FILE *f) {
         (void) fputs("Usage: sandboxctl status [--json]\n"
                      "\n"
                      "The service at a glance: the warm pool (GET /v1/pool), the machines by kind and state\n"
-                     "(as sandboxctl machines), the sessions by state (GET /v1/sessions), and the errors of\n"
-                     "the last hour: sandboxd's journal entries at priority warning or above, the last 10.\n"
+                     "(as sandboxctl machines), the sessions by state (GET /v1/sessions), whether the running\n"
+                     "services read /etc/sandboxd/sandboxd.conf since it last changed (else: systemctl reload\n"
+                     "sandboxd.target) and which of its settings wait for a restart (systemctl restart\n"
+                     "sandboxd.target), and the errors of the last hour: sandboxd's journal entries at\n"
+                     "priority warning or above, the last 10.\n"
                      "Exits 1 when any of them could not be read (saying why), 0 otherwise.\n"
                      "\n"
                      "Options:\n"
@@ -116,6 +124,86 @@ static struct json_object *sessions_summary(const CtlOptions *o) {
         return out;
 }
 
+/* The services that read the settings file. */
+static const char *const settings_units[] = {"sandbox-api.service", "sandboxd-broker.service", "sandboxd-poold.service"};
+
+static SettingsStamp settings_file_stamp(void) {
+        struct stat st;
+
+        if (stat(SETTINGS_FILE, &st) < 0)
+                return (SettingsStamp){};
+        return (SettingsStamp){.sec = st.st_mtim.tv_sec, .nsec = st.st_mtim.tv_nsec};
+}
+
+/* One running unit's settings, as its status text says, into out: in "reload" when it read an
+ * older file than there is, in "restart" ({unit: names}) when settings it read wait for a restart.
+ * A unit that is not running, or says nothing of its settings, is left out. */
+static int unit_settings(sd_bus *bus, const char *unit, const SettingsStamp *file, struct json_object *out) {
+        cleanup_free char *state = NULL, *text = NULL;
+        char pending[1024];
+        SettingsStamp stamp;
+        Error err = {};
+        int r;
+
+        r = ctl_unit_property(bus, unit, "org.freedesktop.systemd1.Unit", "ActiveState", &state, &err);
+        if (r >= 0 && (strcmp(state, "active") == 0 || strcmp(state, "reloading") == 0))
+                r = ctl_unit_property(bus, unit, "org.freedesktop.systemd1.Service", "StatusText", &text, &err);
+        if (r < 0)
+                return ctl_fail("settings: %s", error_message(&err, r));
+        if (!text || settings_status_parse(text, &stamp, pending, sizeof(pending)) < 0)
+                return 0;
+        if (stamp.sec != file->sec || stamp.nsec != file->nsec)
+                (void) json_object_array_add(json_object_object_get(out, "reload"), json_object_new_string(unit));
+        else if (pending[0])
+                (void) json_object_object_add(json_object_object_get(out, "restart"), unit, json_object_new_string(pending));
+        return 0;
+}
+
+/* {"file": path, "reload": [units], "restart": {unit: "NAMES"}}: the running services that have not
+ * read the settings file since it changed, and those that wait for a restart to apply some. NULL
+ * when systemd could not be asked. */
+static struct json_object *settings_summary(void) {
+        __attribute__((cleanup(sd_bus_unrefp))) sd_bus *bus = NULL;
+        cleanup_json struct json_object *out = json_object_new_object();
+        SettingsStamp file = settings_file_stamp();
+        Error err = {};
+        int r;
+
+        r = ctl_bus_open(&bus, &err);
+        if (r < 0) {
+                (void) ctl_fail("settings: %s", error_message(&err, r));
+                return NULL;
+        }
+        if (!out)
+                return NULL;
+        (void) json_object_object_add(out, "file", json_object_new_string(SETTINGS_FILE));
+        (void) json_object_object_add(out, "reload", json_object_new_array());
+        (void) json_object_object_add(out, "restart", json_object_new_object());
+        for (size_t i = 0; i < ELEMENTSOF(settings_units); i++)
+                if (unit_settings(bus, settings_units[i], &file, out) < 0)
+                        return NULL;
+        return TAKE_PTR(out);
+}
+
+static void print_settings(struct json_object *settings) {
+        struct json_object *reload = json_object_object_get(settings, "reload"), *restart = json_object_object_get(settings, "restart");
+        size_t n = json_object_array_length(reload);
+
+        if (n == 0 && json_object_object_length(restart) == 0) {
+                printf("settings:  as in %s\n", SETTINGS_FILE);
+                return;
+        }
+        if (n > 0) {
+                printf("settings:  %s changed since ", SETTINGS_FILE);
+                for (size_t i = 0; i < n; i++)
+                        printf("%s%s", i > 0 ? ", " : "", json_object_get_string(json_object_array_get_idx(reload, i)));
+                printf(" read it: run systemctl reload sandboxd.target\n");
+        }
+        json_object_object_foreach (restart, unit, names)
+                printf("settings:  %s runs without %s of %s, which only a restart applies: run systemctl restart sandboxd.target\n", unit,
+                       json_object_get_string(names), SETTINGS_FILE);
+}
+
 /* sandboxd's entries at warning or above since the window began, the newest ERRORS_SHOWN (oldest
  * first), and how many there were in all. */
 static struct json_object *recent_errors(size_t *ret_count) {
@@ -161,7 +249,7 @@ static struct json_object *recent_errors(size_t *ret_count) {
 }
 
 static void print_status(const CtlOptions *o, struct json_object *pool, struct json_object *machines, struct json_object *sessions,
-                         struct json_object *errors, size_t error_count) {
+                         struct json_object *settings, struct json_object *errors, size_t error_count) {
         printf("service:   %s\n", o->url);
         if (pool)
                 printf("pool:      %lld warm of a target of %lld, %lld executions running, %lld sandboxes made in all\n",
@@ -179,6 +267,10 @@ static void print_status(const CtlOptions *o, struct json_object *pool, struct j
                        get_int(sessions, "paused"));
         else
                 printf("sessions:  unknown (the API did not answer)\n");
+        if (settings)
+                print_settings(settings);
+        else
+                printf("settings:  unknown (systemd could not be asked)\n");
         if (!errors) {
                 printf("errors:    unknown (the journal could not be read)\n");
                 return;
@@ -199,7 +291,7 @@ int verb_status(const CtlOptions *o, int argc, char *argv[]) {
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        cleanup_json struct json_object *pool = NULL, *machines = NULL, *sessions = NULL, *errors = NULL, *out = NULL;
+        cleanup_json struct json_object *pool = NULL, *machines = NULL, *sessions = NULL, *settings = NULL, *errors = NULL, *out = NULL;
         bool json = o->json;
         size_t error_count = 0;
         int c;
@@ -222,6 +314,7 @@ int verb_status(const CtlOptions *o, int argc, char *argv[]) {
                 pool = NULL;
         machines = machines_summary();
         sessions = pool ? sessions_summary(o) : NULL; /* one "cannot connect" is enough */
+        settings = machines ? settings_summary() : NULL; /* likewise for systemd */
         errors = recent_errors(&error_count);
 
         if (json) {
@@ -232,10 +325,11 @@ int verb_status(const CtlOptions *o, int argc, char *argv[]) {
                 (void) json_object_object_add(out, "pool", json_object_get(pool));
                 (void) json_object_object_add(out, "machines", json_object_get(machines));
                 (void) json_object_object_add(out, "sessions", json_object_get(sessions));
+                (void) json_object_object_add(out, "settings", json_object_get(settings));
                 (void) json_object_object_add(out, "recent_errors", json_object_get(errors));
                 (void) json_object_object_add(out, "recent_error_count", errors ? json_object_new_int64((int64_t) error_count) : NULL);
                 puts(json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
         } else
-                print_status(o, pool, machines, sessions, errors, error_count);
-        return pool && machines && sessions && errors ? EXIT_SUCCESS : EXIT_FAILURE;
+                print_status(o, pool, machines, sessions, settings, errors, error_count);
+        return pool && machines && sessions && settings && errors ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,12 +27,13 @@
 #include "db/sessions.h"
 #include "fcgi/audit.h"
 #include "fcgi/auth.h"
+#include "fcgi/inflight.h"
+#include "fcgi/live-settings.h"
 #include "fcgi/machine-claim.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
-#include "fcgi/inflight.h"
 #include "fcgi/worker-slots.h"
 #include "fcgi/worker.h"
 #include "lib/config.h"
@@ -51,6 +53,7 @@ static Config arg_config;
 static int arg_listen_fd = -1;
 static pid_t workers[WORKERS_MAX];
 static Inflight *arg_inflight; /* shared with the workers: what each holds */
+static LiveSettings *arg_live; /* shared with the workers: what a reload changed */
 
 typedef struct SpawnArgs {
         int sfd;
@@ -75,7 +78,7 @@ static pid_t spawn_worker(unsigned slot, void *userdata) {
         (void) close(a->sfd);
         (void) close(a->tfd);
         (void) sigprocmask(SIG_UNBLOCK, a->mask, NULL);
-        _exit(worker_main(&arg_config, arg_listen_fd, slot, arg_inflight) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+        _exit(worker_main(&arg_config, arg_listen_fd, slot, arg_inflight, arg_live) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
 /* Every empty slot filled; while any stays empty (fork() failed), the timer fires again for another
@@ -143,21 +146,39 @@ static void reap_worker(pid_t pid, int status) {
         wake_sweep();
 }
 
+static void notify_status(void) {
+        char what[128];
+
+        (void) snprintf(what, sizeof(what), "%u workers, %u requests of work in flight at most", arg_config.workers, arg_config.max_inflight);
+        daemon_notify_status(what);
+}
+
+/* systemctl reload: the workers take what a reload may change from the shared page, request by
+ * request; a request in hand keeps what it started with. */
+static void reload(const struct signalfd_siginfo *si) {
+        if (daemon_reload("sandboxd-fcgi", &arg_config, si) >= 0)
+                live_settings_store(arg_live, &arg_config);
+        notify_status();
+}
+
 static int master_loop(const SpawnArgs *a) {
         struct pollfd p[2] = {{.fd = a->sfd, .events = POLLIN}, {.fd = a->tfd, .events = POLLIN}};
 
         for (;;) {
+                struct signalfd_siginfo si;
                 uint64_t expirations;
                 pid_t pid;
                 int status, sig;
 
                 if (poll(p, ELEMENTSOF(p), -1) < 0 && errno != EINTR)
                         return log_error_errno(errno, "Failed to wait for a signal");
-                sig = signal_fd_read(a->sfd);
+                sig = signal_fd_read_info(a->sfd, &si);
                 if (sig < 0)
                         return log_error_errno(sig, "Failed to read a signal");
                 if (sig == SIGTERM || sig == SIGINT)
                         return 0;
+                if (sig == SIGHUP)
+                        reload(&si);
                 (void) !read(a->tfd, &expirations, sizeof(expirations));
 
                         while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -207,12 +228,15 @@ static int open_listener(void) {
         return n >= 0 ? n : log_error_errno(EADDRNOTAVAIL, "Failed to open the FastCGI socket");
 }
 
-int main(void) {
+int main(int argc, char *argv[]) {
         sigset_t mask;
         cleanup_close int sfd = -1, tfd = -1;
         SpawnArgs args;
         int r;
 
+        r = daemon_reload_main(argc, argv);
+        if (r >= 0)
+                return r;
         /* The workers parse untrusted input: never as root. */
         if (daemon_start("sandboxd-fcgi", false, &arg_config) < 0)
                 return EXIT_FAILURE;
@@ -235,12 +259,18 @@ int main(void) {
                 (void) log_error_errno(errno, "Failed to map the count of requests in flight");
                 return EXIT_FAILURE;
         }
+        arg_live = live_settings_new(&arg_config);
+        if (!arg_live) {
+                (void) log_error_errno(errno, "Failed to map the settings a reload changes");
+                return EXIT_FAILURE;
+        }
         if (db_init() < 0)
                 return EXIT_FAILURE;
         args = (SpawnArgs){.sfd = sfd, .tfd = tfd, .mask = &mask};
         fill_slots(&args);
 
-        (void) sd_notifyf(0, "READY=1\nSTATUS=%u workers, %u requests of work in flight at most", arg_config.workers, arg_config.max_inflight);
+        (void) sd_notify(0, "READY=1");
+        notify_status();
         log_info("sandboxd started with %u workers, %u requests of work in flight at most (SANDBOXD_MAX_INFLIGHT)", arg_config.workers,
                  arg_config.max_inflight);
 

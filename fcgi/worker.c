@@ -22,6 +22,7 @@
 #include "fcgi/audit.h"
 #include "fcgi/auth.h"
 #include "fcgi/inflight.h"
+#include "fcgi/live-settings.h"
 #include "fcgi/machine-claim.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
@@ -46,6 +47,7 @@ typedef struct Worker {
         int listen_fd;
         unsigned slot;
         Inflight *inflight;
+        const LiveSettings *live; /* what a reload changed of config */
         pthread_attr_t attr;
         pthread_mutex_t lock;
         pthread_cond_t ended; /* a request's thread ended */
@@ -229,8 +231,10 @@ done:
 /* A request served and answered, and what it leaves done after the answer. */
 static void serve_job(Job *j, bool busy) {
         Worker *w = j->worker;
-        Context ctx = {.config = w->config, .inflight = w->inflight, .broker = -1};
+        Config config = *w->config;
+        Context ctx = {.config = &config, .inflight = w->inflight, .broker = -1};
 
+        live_settings_load(w->live, &config);
         if (db_get(w, &ctx.db) < 0)
                 ctx.db = NULL;
         handle(&j->fcgx, &ctx, j->load, busy);
@@ -411,8 +415,8 @@ static int worker_init(Worker *w) {
         return -r;
 }
 
-int worker_main(const Config *config, int listen_fd, unsigned slot, Inflight *inflight) {
-        Worker w = {.config = config, .listen_fd = listen_fd, .slot = slot, .inflight = inflight};
+int worker_main(const Config *config, int listen_fd, unsigned slot, Inflight *inflight, const LiveSettings *live) {
+        Worker w = {.config = config, .listen_fd = listen_fd, .slot = slot, .inflight = inflight, .live = live};
         /* No SA_RESTART: accept() returns, and libfcgi, told shutdown is pending, gives up. */
         struct sigaction sa = {.sa_handler = on_stop};
         int r;

@@ -14,6 +14,7 @@ int signal_fd_open(int with_sigchld, sigset_t *ret_mask) {
         (void) sigemptyset(&mask);
         (void) sigaddset(&mask, SIGTERM);
         (void) sigaddset(&mask, SIGINT);
+        (void) sigaddset(&mask, SIGHUP);
         if (with_sigchld)
                 (void) sigaddset(&mask, SIGCHLD);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
@@ -26,11 +27,16 @@ int signal_fd_open(int with_sigchld, sigset_t *ret_mask) {
         return fd;
 }
 
-int signal_fd_read(int fd) {
-        struct signalfd_siginfo si;
-        ssize_t n = read(fd, &si, sizeof(si));
+int signal_fd_read_info(int fd, struct signalfd_siginfo *ret) {
+        ssize_t n = read(fd, ret, sizeof(*ret));
 
         if (n < 0)
                 return errno == EAGAIN ? 0 : negative_errno();
-        return n == (ssize_t) sizeof(si) ? (int) si.ssi_signo : -EIO;
+        return n == (ssize_t) sizeof(*ret) ? (int) ret->ssi_signo : -EIO;
+}
+
+int signal_fd_read(int fd) {
+        struct signalfd_siginfo si;
+
+        return signal_fd_read_info(fd, &si);
 }

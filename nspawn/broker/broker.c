@@ -403,12 +403,23 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
-/* SIGTERM and SIGINT end the loop; SIGCHLD is the tool calls' processes' (sd_event_add_child). */
+/* systemctl reload: nothing it may change is the broker's, but it says which of its settings wait
+ * for a restart. */
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) s;
+        (void) userdata;
+        (void) daemon_reload("sandboxd-broker", NULL, si);
+        daemon_notify_status(NULL);
+        return 0;
+}
+
+/* SIGTERM and SIGINT end the loop; SIGHUP is a reload; SIGCHLD is the tool calls' processes'
+ * (sd_event_add_child). */
 static int setup_loop(Broker *b) {
         int r;
 
         if (sigemptyset(&b->signal_mask) < 0 || sigaddset(&b->signal_mask, SIGTERM) < 0 || sigaddset(&b->signal_mask, SIGINT) < 0 ||
-            sigaddset(&b->signal_mask, SIGCHLD) < 0 || sigprocmask(SIG_BLOCK, &b->signal_mask, NULL) < 0)
+            sigaddset(&b->signal_mask, SIGHUP) < 0 || sigaddset(&b->signal_mask, SIGCHLD) < 0 || sigprocmask(SIG_BLOCK, &b->signal_mask, NULL) < 0)
                 return log_error_errno(errno, "Broker: failed to block signals");
         (void) signal(SIGPIPE, SIG_IGN);
         r = sd_event_new(&b->event);
@@ -416,6 +427,8 @@ static int setup_loop(Broker *b) {
                 r = sd_event_add_signal(b->event, NULL, SIGTERM, on_signal, b);
         if (r >= 0)
                 r = sd_event_add_signal(b->event, NULL, SIGINT, on_signal, b);
+        if (r >= 0)
+                r = sd_event_add_signal(b->event, NULL, SIGHUP, on_reload, b);
         if (r < 0)
                 return log_error_errno(r, "Broker: failed to set up its event loop");
         return 0;
@@ -433,16 +446,20 @@ static int setup_listener(Broker *b) {
         return 0;
 }
 
-int main(void) {
+int main(int argc, char *argv[]) {
         Config config;
         Broker b = {.config = &config, .uid_dir_fd = -1, .listen_fd = -1};
         int r;
 
+        r = daemon_reload_main(argc, argv);
+        if (r >= 0)
+                return r;
         if (daemon_start("sandboxd-broker", true, &config) < 0 || lookup_user(config.user, &b.uid) < 0 || setup_loop(&b) < 0 ||
             open_uid_ranges(&b) < 0 || setup_listener(&b) < 0)
                 return EXIT_FAILURE;
         read_test_settings(&b);
         (void) sd_notify(0, "READY=1");
+        daemon_notify_status(NULL);
 
         r = sd_event_loop(b.event);
         if (r < 0)

@@ -219,12 +219,20 @@ static int timeout_ms(const Poold *p) {
 }
 
 static void on_signal(Poold *p) {
-        int sig = signal_fd_read(p->signal_fd);
+        struct signalfd_siginfo si;
+        int sig = signal_fd_read_info(p->signal_fd, &si);
 
         if (sig == SIGTERM || sig == SIGINT)
                 p->stop = true;
-        if (sig == SIGHUP)
-                p->next_sweep = 0; /* an administrator's (or a test's) "sweep now" */
+        if (sig != SIGHUP)
+                return;
+        /* systemctl reload: nothing it may change is the pool manager's, but it says which of its
+         * settings wait for a restart. */
+        if (daemon_reload_asked(&si)) {
+                (void) daemon_reload("sandboxd-poold", NULL, &si);
+                daemon_notify_status(NULL);
+        } else
+                p->next_sweep = 0; /* an administrator's (or a test's, or the broker's) "sweep now" */
 }
 
 /* sandboxctl revoked a key: the key's sessions are paused now. */
@@ -336,13 +344,11 @@ static int poold_open(Poold *p) {
         sigset_t mask;
         int r;
 
+        /* SIGHUP: a reload, or else sweep now (sweep.h), e.g. after an administrator removed rows
+         * by hand. */
         p->signal_fd = signal_fd_open(false, &mask);
         if (p->signal_fd < 0)
                 return log_error_errno(p->signal_fd, "Pool: failed to set up signal handling");
-        /* SIGHUP: sweep now (sweep.h), e.g. after an administrator removed rows by hand. */
-        (void) sigaddset(&mask, SIGHUP);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || signalfd(p->signal_fd, &mask, SFD_CLOEXEC | SFD_NONBLOCK) < 0)
-                return log_error_errno(errno, "Pool: failed to set up signal handling");
         /* The unit's RuntimeDirectory= makes it; without systemd (development), this does. */
         (void) mkdir(POOL_DIR, 0700);
         p->listen_fd = open_listener();
@@ -384,6 +390,7 @@ static int run(Poold *p) {
         log_info("Pool: at most %u machines, %u claims waiting at most; beyond %u executions at once, more start while the CPUs idle",
                  p->config->pool_max, p->config->queue_max, p->cpu.cpus);
         (void) sd_notify(0, "READY=1");
+        daemon_notify_status(NULL);
 
         while (!p->stop) {
                 timers_run(p);
@@ -397,10 +404,14 @@ static int run(Poold *p) {
         return 0;
 }
 
-int main(void) {
+int main(int argc, char *argv[]) {
         Config config;
         Poold p = {.config = &config, .broker = -1, .signal_fd = -1, .listen_fd = -1, .revoke_fd = -1};
         int r;
+
+        r = daemon_reload_main(argc, argv);
+        if (r >= 0)
+                return r;
 
         /* It reads what the workers write and makes sockets for them: it runs as their user. */
         r = daemon_start("sandboxd-poold", false, &config);

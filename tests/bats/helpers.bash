@@ -297,6 +297,43 @@ clear_settings() {
     restart_services
 }
 
+# The settings file itself (README, "Configuration"), as an administrator edits it.
+SETTINGS_FILE=/etc/sandboxd/sandboxd.conf
+
+# Waits until the workers answer after a restart (without a key: /metrics needs none).
+wait_service() {
+    for _ in $(seq 100); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/metrics")" = 200 ] && return 0
+        sleep 0.1
+    done
+    echo "the service did not come back" >&2
+    return 1
+}
+
+# settings_save: the settings file as it is, for settings_restore (in teardown) to put back.
+settings_save() {
+    if [ -e "$SETTINGS_FILE" ]; then
+        cp "$SETTINGS_FILE" "$BATS_TEST_TMPDIR/settings.saved"
+    else
+        : >"$BATS_TEST_TMPDIR/settings.absent"
+    fi
+}
+
+# settings_restore: the file back as settings_save found it, and sandboxd restarted with it;
+# nothing when nothing was saved.
+settings_restore() {
+    if [ -f "$BATS_TEST_TMPDIR/settings.saved" ]; then
+        cat "$BATS_TEST_TMPDIR/settings.saved" >"$SETTINGS_FILE"
+        rm -f "$BATS_TEST_TMPDIR/settings.saved"
+    elif [ -f "$BATS_TEST_TMPDIR/settings.absent" ]; then
+        rm -f "$SETTINGS_FILE" "$BATS_TEST_TMPDIR/settings.absent"
+    else
+        return 0
+    fi
+    in_systemd systemctl restart sandboxd.target
+    wait_service
+}
+
 # The port the service listens on, from SANDBOXD_URL (http://HOST:PORT).
 listen_port() {
     local hostport=${SANDBOXD_URL#*://}

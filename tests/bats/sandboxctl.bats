@@ -27,6 +27,7 @@ teardown() {
     while read -r id; do
         curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$id" || true
     done <"$created"
+    settings_restore
     expect_no_leftovers
 }
 
@@ -254,6 +255,36 @@ ctl_logs_now() {
     [ "$(jq length <<<"$json")" -eq 5 ]
     want=$(in_systemd journalctl -q -o json -n 5 MESSAGE_ID=8c2f1d5e6a3b4c7d9e0f1a2b3c4d5e6f | jq -r .REQUEST_ID)
     [ "$(jq -r '.[].REQUEST_ID' <<<"$json")" = "$want" ]
+}
+
+@test "status: says which services run with settings older than sandboxd.conf, what to run, and not once they are applied" {
+    settings_save
+    run ctl status
+    [ "$status" -eq 0 ]
+    grep -qx "settings:  as in $SETTINGS_FILE" <<<"$output"
+
+    # A setting only a restart applies: first the file is not read, then the setting waits.
+    echo SANDBOXD_POOL_TTL_S=601 >>"$SETTINGS_FILE"
+    run ctl status
+    [ "$status" -eq 0 ]
+    grep -qx "settings:  $SETTINGS_FILE changed since sandbox-api.service, sandboxd-broker.service, sandboxd-poold.service read it: run systemctl reload sandboxd.target" <<<"$output"
+    run ctl status --json
+    [ "$(jq -c .settings.reload <<<"$output")" = '["sandbox-api.service","sandboxd-broker.service","sandboxd-poold.service"]' ]
+
+    in_systemd systemctl reload sandboxd.target
+    run ctl status
+    [ "$status" -eq 0 ]
+    grep -qx "settings:  sandbox-api.service runs without SANDBOXD_POOL_TTL_S of $SETTINGS_FILE, which only a restart applies: run systemctl restart sandboxd.target" <<<"$output"
+    run ctl status --json
+    [ "$(jq -c .settings.restart <<<"$output")" = '{"sandbox-api.service":"SANDBOXD_POOL_TTL_S","sandboxd-broker.service":"SANDBOXD_POOL_TTL_S","sandboxd-poold.service":"SANDBOXD_POOL_TTL_S"}' ]
+
+    in_systemd systemctl restart sandboxd.target
+    wait_service
+    run ctl status
+    [ "$status" -eq 0 ]
+    grep -qx "settings:  as in $SETTINGS_FILE" <<<"$output"
+    run ctl status --json
+    [ "$(jq -c '[.settings.reload, .settings.restart]' <<<"$output")" = '[[],{}]' ]
 }
 
 @test "sessions: lists what GET /v1/sessions lists, and rm deletes one" {
