@@ -128,7 +128,7 @@ static void test_file_read(void) {
         tap_is_str(env_file_get(f.vars, f.n, "A"), "2", "file: its assignments");
         tap_ok(f.stamp.sec > 0, "file: its modification time");
         settings_file_done(&f);
-        (void) ftruncate(fd, 0);
+        tap_is_int(ftruncate(fd, 0), 0, "file: emptied");
         tap_is_int(settings_file_read(path, &f), 0, "file: an empty one is read");
         tap_is_int((long long) f.n, 0, "file: and sets nothing");
         settings_file_done(&f);
