@@ -198,8 +198,9 @@ static int close_containers(sd_bus_message *m, unsigned n) {
 }
 
 /* ExecStart= of one command, or of several run one after the other (a oneshot's): argvs is a
- * NULL-terminated list of argv. */
-static int append_exec_list(sd_bus_message *m, const char *property, char **const *argvs) {
+ * NULL-terminated list of argv. With ignore_failure, a command that fails neither stops the next nor
+ * counts in the unit's result (the "-" of a unit file). */
+static int append_exec_list(sd_bus_message *m, const char *property, char **const *argvs, bool ignore_failure) {
         int r;
 
         r = open_array_property(m, property, "a(sasb)");
@@ -210,7 +211,7 @@ static int append_exec_list(sd_bus_message *m, const char *property, char **cons
                 if (r >= 0)
                         r = sd_bus_message_append_strv(m, argvs[i]);
                 if (r >= 0)
-                        r = sd_bus_message_append(m, "b", 0);
+                        r = sd_bus_message_append(m, "b", (int) ignore_failure);
                 if (r >= 0)
                         r = sd_bus_message_close_container(m);
         }
@@ -218,7 +219,7 @@ static int append_exec_list(sd_bus_message *m, const char *property, char **cons
 }
 
 static int append_exec_start_list(sd_bus_message *m, char **const *argvs) {
-        return append_exec_list(m, "ExecStart", argvs);
+        return append_exec_list(m, "ExecStart", argvs, false);
 }
 
 static int append_exec_start(sd_bus_message *m, char **argv) {
@@ -325,11 +326,11 @@ static int start_message(sd_bus *bus, const SandboxSpec *spec, bool add_ref, con
         if (r >= 0)
                 r = append_stdio(m, fds[0], fds[1], fds[2]);
         if (r >= 0 && spec->exec_start_pre)
-                r = append_exec_list(m, "ExecStartPre", (char **const[]){(char **) spec->exec_start_pre, NULL});
+                r = append_exec_list(m, "ExecStartPre", (char **const[]){(char **) spec->exec_start_pre, NULL}, false);
         if (r >= 0)
                 r = append_exec_start(m, argv);
         if (r >= 0 && spec->exec_stop_post)
-                r = append_exec_list(m, "ExecStopPost", (char **const[]){(char **) spec->exec_stop_post, NULL});
+                r = append_exec_list(m, "ExecStopPost", (char **const *) spec->exec_stop_post, true);
         if (r >= 0)
                 r = append_log_fields(m, spec);
         if (r >= 0 && spec->disk_image)
@@ -749,7 +750,7 @@ static int append_format(sd_bus_message *m, const void *userdata) {
         if (r >= 0)
                 r = append_log_fields(m, a->spec);
         if (r >= 0 && a->spec->exec_start_pre)
-                r = append_exec_list(m, "ExecStartPre", (char **const[]){(char **) a->spec->exec_start_pre, NULL});
+                r = append_exec_list(m, "ExecStartPre", (char **const[]){(char **) a->spec->exec_start_pre, NULL}, false);
         return r < 0 ? r : append_exec_start_list(m, a->argvs);
 }
 

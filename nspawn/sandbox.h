@@ -32,9 +32,10 @@ typedef struct SandboxSpec {
         /* Optional: a command run as root on the host before the payload (ExecStartPre=), in the
          * unit's cgroups; NULL-terminated, [0] absolute. */
         const char *const *exec_start_pre;
-        /* Optional: a command run as root on the host once the unit's processes are gone, however
-         * it ended (ExecStopPost=); NULL-terminated, [0] absolute. */
-        const char *const *exec_stop_post;
+        /* Optional: commands run as root on the host once the unit's processes are gone, however it
+         * ended (ExecStopPost=), each whatever the one before did: a NULL-terminated list of
+         * NULL-terminated argv, each [0] absolute. */
+        const char *const *const *exec_stop_post;
 } SandboxSpec;
 
 typedef struct SandboxResult {

@@ -63,6 +63,32 @@ void sandbox_base_delegate_cgroups(const Config *cfg, SandboxBase *s) {
         s->spec.exec_start_pre = s->delegate;
 }
 
+/* What nspawn leaves of a machine it could not tidy, taken away by the unit once every process of it
+ * is gone. systemd 256 and later's nspawn (Debian 13's) mounts a tmpfs for the machine's exported
+ * sockets at /run/systemd/nspawn/unix-export/MACHINE and removes it only when it exits itself: a
+ * machine killed (a timeout, a pause, a stop) leaves the mount behind, and the next start of that
+ * name (a session's, resumed) is refused ("Mount point ... exists already"). Where there is none
+ * (Debian 12's nspawn), both commands fail, and are let fail. */
+static void tidy_on_stop(SandboxBase *s, bool release) {
+        size_t n = 0;
+
+        (void) snprintf(s->export_path, sizeof(s->export_path), "/run/systemd/nspawn/unix-export/%s", s->ns.machine);
+        s->export_umount[0] = "/bin/umount";
+        s->export_umount[1] = "--lazy";
+        s->export_umount[2] = "--quiet";
+        s->export_umount[3] = s->export_path;
+        s->export_umount[4] = NULL;
+        s->export_rmdir[0] = "/bin/rmdir";
+        s->export_rmdir[1] = s->export_path;
+        s->export_rmdir[2] = NULL;
+        if (release)
+                s->stop_post[n++] = s->release;
+        s->stop_post[n++] = s->export_umount;
+        s->stop_post[n++] = s->export_rmdir;
+        s->stop_post[n] = NULL;
+        s->spec.exec_stop_post = s->stop_post;
+}
+
 /* A machine's range (not a session's: that one is kept while the session is) is given up by its
  * unit once every process of it is gone, however it ends; the broker need not be there then. */
 static void release_on_stop(const Broker *b, uint32_t uid_base, SandboxBase *s) {
@@ -71,7 +97,7 @@ static void release_on_stop(const Broker *b, uint32_t uid_base, SandboxBase *s) 
         s->release[1] = "-f";
         s->release[2] = s->release_path;
         s->release[3] = NULL;
-        s->spec.exec_stop_post = s->release;
+        tidy_on_stop(s, true);
 }
 
 /* uid_base: the range the machine runs with, reserved for it by the caller. */
@@ -82,6 +108,7 @@ int sandbox_base(const Config *cfg, const char *id, uint32_t uid_base, const cha
         (void) snprintf(ret->field, sizeof(ret->field), "%s=%s", field_name, field_value);
         ret->ns = (NspawnSpec){.machine = id, .uid_base = uid_base, .workspace_bytes = cfg->workspace_bytes, .tmp_bytes = cfg->tmp_bytes, .nofile = cfg->nofile, .etc_dir = ret->etc};
         ret->spec = (SandboxSpec){.unit = ret->unit, .slice = cfg->slice, .log_field = ret->field, .nspawn = &ret->ns, .memory_max = cfg->memory_max, .tasks_max = cfg->tasks_max, .cpu_quota_per_sec_usec = cfg->cpu_quota_percent * USEC_PER_SEC / 100};
+        tidy_on_stop(ret, false);
         return 0;
 }
 

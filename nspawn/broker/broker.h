@@ -130,6 +130,10 @@ typedef struct SandboxBase {
         const char *delegate[3];
         char release_path[600];
         const char *release[4];
+        char export_path[600];
+        const char *export_umount[5];
+        const char *export_rmdir[3];
+        const char *const *stop_post[4];
 } SandboxBase;
 /* uid_base: the range the machine runs with, reserved for it by the caller. */
 int sandbox_base(const Config *cfg, const char *id, uint32_t uid_base, const char *field_name, const char *field_value,
