@@ -256,12 +256,17 @@ def _sandboxd_run():
             os.lseek(0, 0, os.SEEK_SET)
             if language == b"bash":
                 become(["/bin/bash", "-c", src])
-            if policy == b"curated":
-                guard_imports()
             text = src.decode("utf-8", "surrogateescape")
             sys.orig_argv[2:] = [text]
             del data, rest, src, stdin, view
-            exec(compile(text, "<string>", "exec"), main)
+            code = compile(text, "<string>", "exec")
+            if sys.version_info >= (3, 13):
+                # As `python3 -c` does from 3.13 on: a traceback shows the code's own lines.
+                import linecache
+                linecache._register_code(code, text, "<string>")
+            if policy == b"curated":
+                guard_imports()
+            exec(code, main)
         except BaseException as e:
             caught.append(e)
         end()
