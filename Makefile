@@ -372,14 +372,18 @@ test-deb: deb
 	status=0; LISTEN=$(LISTEN) tests/check-deb $(DEB_FILE) || status=$$?; \
 	    $(MAKE) images || status=1; exit $$status
 
-# The load test (several minutes): 1,000 executions at concurrency 16 mixed with timeouts and
-# bombs, on a stack of its own. CI runs it after make test.
-# The end-to-end suites again with a machine per execution (SANDBOXD_EXECUTIONS_PER_MACHINE=1, as
-# before machines served several), but for the sessions' (a session's machine is its own, whatever
-# that setting), then the load test in the default mode.
+# The slow suites. test-modes: the end-to-end suites again with a machine per execution
+# (SANDBOXD_EXECUTIONS_PER_MACHINE=1, as before machines served several), but for the sessions' (a
+# session's machine is its own, whatever that setting); some 12 minutes. test-load (several
+# minutes): 1,000 executions at concurrency 16 mixed with timeouts and bombs, on a stack of its
+# own, in the default mode. CI runs test-load and the VMs after make test (.ci/run says why not
+# test-modes).
 SESSION_SUITES := tests/bats/sessions.bats tests/bats/runner-session.bats
 MODE_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service
-test-slow: deps
+test-slow: test-modes test-load
+
+.PHONY: test-modes test-load
+test-modes: deps
 	$(MAKE) install
 	for u in $(MODE_UNITS); do mkdir -p /etc/systemd/system/$$u.d && \
 	    printf '[Service]\nEnvironment=SANDBOXD_EXECUTIONS_PER_MACHINE=1\n' >/etc/systemd/system/$$u.d/zz-mode.conf; done
@@ -390,10 +394,32 @@ test-slow: deps
 	    $(MAKE) stop || status=$$?; \
 	    for u in $(MODE_UNITS); do rm -f /etc/systemd/system/$$u.d/zz-mode.conf; done; \
 	    tests/check-down || status=1; exit $$status
+
+test-load: deps
+	$(MAKE) install
+	$(MAKE) stop
 	$(SBINDIR)/sandboxd-host up
 	tests/wait-http $(LISTEN)
 	status=0; tests/load/load.py --url http://$(LISTEN) || status=$$?; $(MAKE) stop || status=$$?; \
 	    tests/check-down || status=1; exit $$status
+
+# sandboxd on Debian DIST (bookworm or trixie) as administrators have it, systemd as PID 1 and
+# cgroup v2, in a qemu VM with no network: its disk built from Debian packages with this tree's
+# `make deps` and `make deb`, then inside, the package installed, end-to-end suites, a reboot,
+# remove and purge (tests/vm/run). KVM where it runs a guest, software emulation otherwise.
+VM_PACKAGES := qemu-system-x86 mmdebstrap e2fsprogs util-linux
+.PHONY: vm-deps test-vm test-vms
+vm-deps:
+	@dpkg-query -W -f='$${Status}\n' $(VM_PACKAGES) 2>/dev/null | grep -c 'install ok installed' | grep -qx $(words $(VM_PACKAGES)) || \
+	    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(VM_PACKAGES); }
+
+test-vm: vm-deps
+	@case "$(DIST)" in bookworm | trixie) ;; *) echo "usage: make test-vm DIST=bookworm|trixie" >&2; exit 2 ;; esac
+	tests/vm/run $(DIST)
+
+# Both releases at once, as CI runs them (tests/vm/run-all).
+test-vms: vm-deps
+	tests/vm/run-all bookworm trixie
 
 # Static checks, before anything is built: shellcheck, every header on its own, clang-format, the
 # API's description.

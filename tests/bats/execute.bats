@@ -14,6 +14,7 @@ teardown() {
     expect_no_leftovers
 }
 
+# bats test_tags=vm
 @test "print(2**32) runs in a sandbox and answers the reference's shape" {
     execute '{"code":"print(2**32)"}'
     expect_status 200
@@ -34,6 +35,7 @@ teardown() {
     [ "$(field .sandbox_id)" != "$first" ]
 }
 
+# bats test_tags=vm
 @test "the code runs unprivileged, in its working directory, with no network but loopback" {
     execute "$(code_json 'import os, socket
 print(os.getuid(), os.getcwd())
@@ -50,6 +52,7 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
     [ "$(field .stdout)" = bye ]
 }
 
+# bats test_tags=vm
 @test "an uncaught exception exits 1 with the traceback on stderr" {
     execute '{"code":"1/0"}'
     expect_status 200
@@ -57,6 +60,7 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
     [[ $(field .stderr) == *"ZeroDivisionError: division by zero"* ]]
 }
 
+# bats test_tags=vm
 @test "python3 -c semantics: each snippet answers as /usr/bin/python3 -c does on the host" {
     # Differential: the same code through the API and through the host's interpreter (in an empty
     # directory, the sandbox's environment), compared stream by stream with the exit status.
@@ -161,6 +165,7 @@ $(until_released seen finished 500)" >"$BATS_TEST_TMPDIR/req"
 WORLD" ]
 }
 
+# bats test_tags=vm
 @test "files land in the working directory, subfolders created, binary content intact" {
     head -c 4096 /dev/urandom >"$BATS_TEST_TMPDIR/blob"
     b64=$(base64 -w0 "$BATS_TEST_TMPDIR/blob")
@@ -300,6 +305,7 @@ for i in range(8):
     expect_error 413 "request body too large"
 }
 
+# bats test_tags=vm
 @test "each request has its journald audit entry and its sqlite row" {
     execute '{"code":"import sys; sys.exit(7)"}'
     expect_status 200

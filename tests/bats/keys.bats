@@ -83,6 +83,7 @@ wait_in_flight() {
     [ "$(db "SELECT coalesce(key_name, '-') || ' ' || execution FROM requests WHERE request_id = '$rid'")" = "- 1" ]
 }
 
+# bats test_tags=vm
 @test "keys on: no key in force is a 401 with the exact JSON, whatever is wrong with it, and nothing is done" {
     keys_on
     new_key valid
@@ -131,6 +132,7 @@ wait_in_flight() {
     expect_error 405 "method not allowed"
 }
 
+# bats test_tags=vm
 @test "a valid key: its name in the row, the journal entry and the metric labels; its token in none of them" {
     keys_on
     new_key records
@@ -382,6 +384,7 @@ wait_in_flight() {
     [ "$status" = 1 ]
 }
 
+# bats test_tags=vm
 @test "keys off again: no header needed" {
     keys_on
     kapi "" GET /v1/pool

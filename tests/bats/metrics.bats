@@ -75,6 +75,7 @@ rose() {
     fi
 }
 
+# bats test_tags=vm
 @test "GET /metrics: the Prometheus text format, which promtool accepts" {
     scrape "$BATS_TEST_TMPDIR/m"
     promtool check metrics <"$BATS_TEST_TMPDIR/m"

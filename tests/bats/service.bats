@@ -56,6 +56,7 @@ wait_ok() {
     return 1
 }
 
+# bats test_tags=vm
 @test "the units are active under systemd" {
     for u in sandboxd.target sandbox-api.socket sandbox-api.service sandboxd-broker.socket sandboxd-broker.service \
         sandboxd-poold.service sandboxd-nginx.service; do
@@ -144,6 +145,7 @@ wait_ok() {
     wait_ok
 }
 
+# bats test_tags=vm
 @test "settings: restart of sandboxd.target restarts every unit, with what sandboxd.conf says now" {
     settings_save
     execute '{"code":"print(1)"}'
@@ -164,6 +166,7 @@ wait_ok() {
     done
 }
 
+# bats test_tags=vm
 @test "settings: reload of sandboxd.target applies SANDBOXD_API_KEYS, both ways, and restarts nothing" {
     settings_save
     execute '{"code":"print(1)"}'
@@ -224,6 +227,7 @@ wait_ok() {
     grep -q "sandboxd-fcgi: failed to reload the settings: invalid setting SANDBOXD_POOL_TTL_S in '$SETTINGS_FILE', keeping the running ones" <<<"$output"
 }
 
+# bats test_tags=vm
 @test "stop of sandboxd.target stops every unit of sandboxd, its sockets too; start brings it back" {
     for u in $SANDBOXD_UNITS; do
         [ "$(in_systemd systemctl is-active "$u")" = active ] || { echo "$u is not active before" >&2; return 1; }

@@ -20,6 +20,7 @@ usage_of() {
     jq -r '"\(.usage.cpu_ms) \(.usage.memory_peak_bytes)"' <<<"$body"
 }
 
+# bats test_tags=vm
 @test "an execution's usage: a trivial one uses little, a busy one its CPU time, a big one its memory" {
     execute "$(code_json 'print(1)')"
     expect_status 200
@@ -67,6 +68,7 @@ usage_of() {
     [ "$mem" -ge $((250 * MIB)) ]
 }
 
+# bats test_tags=vm
 @test "the usage is in the sqlite row and the journal entry, as answered" {
     execute "$(code_json $'import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass')"
     expect_status 200
@@ -110,6 +112,7 @@ usage_of() {
     done
 }
 
+# bats test_tags=vm
 @test "a session run's usage is the sandbox's since the previous run (that run and what ran between), and recorded" {
     api POST /v1/sessions
     expect_status 201
