@@ -120,8 +120,10 @@ bool daemon_reload_asked(const struct signalfd_siginfo *si) {
         return si && si->ssi_signo == SIGHUP && si->ssi_code == SI_QUEUE && si->ssi_int == RELOAD_VALUE;
 }
 
+/* Only to a sender of this daemon's user or root's (systemd runs ExecReload= as the unit's User=):
+ * SIGUSR1 ends a process that did not ask. */
 static void reload_answer(const struct signalfd_siginfo *si, int r) {
-        if (daemon_reload_asked(si) &&
+        if (daemon_reload_asked(si) && (si->ssi_uid == 0 || si->ssi_uid == getuid()) &&
             sigqueue((pid_t) si->ssi_pid, SIGUSR1, (union sigval){.sival_int = r < 0 ? -r : 0}) < 0)
                 (void) log_warning_errno(errno, "Failed to answer the reload of process %u, ignoring", si->ssi_pid);
 }

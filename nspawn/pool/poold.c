@@ -227,12 +227,14 @@ static void on_signal(Poold *p) {
         if (sig != SIGHUP)
                 return;
         /* systemctl reload: nothing it may change is the pool manager's, but it says which of its
-         * settings wait for a restart. */
+         * settings wait for a restart. A SIGHUP that comes while another is pending is merged into it:
+         * a reload sweeps too, so that the broker's "sweep now" is never lost to one. (A reload lost
+         * to a pending "sweep now" is its command's timeout, a failed systemctl reload to retry.) */
         if (daemon_reload_asked(&si)) {
                 (void) daemon_reload("sandboxd-poold", NULL, &si);
                 daemon_notify_status(NULL);
-        } else
-                p->next_sweep = 0; /* an administrator's (or a test's, or the broker's) "sweep now" */
+        }
+        p->next_sweep = 0; /* an administrator's (or a test's, or the broker's) "sweep now" */
 }
 
 /* sandboxctl revoked a key: the key's sessions are paused now. */
