@@ -261,9 +261,12 @@ def _sandboxd_run():
             del data, rest, src, stdin, view
             code = compile(text, "<string>", "exec")
             if sys.version_info >= (3, 13):
-                # As `python3 -c` does from 3.13 on: a traceback shows the code's own lines.
+                # As `python3 -c` does from 3.13 on: a traceback shows the code's own lines. Its
+                # means is private: a Python without it shows none, as before.
                 import linecache
-                linecache._register_code(code, text, "<string>")
+                register = getattr(linecache, "_register_code", None)
+                if register:
+                    register(code, text, "<string>")
             if policy == b"curated":
                 guard_imports()
             exec(code, main)

@@ -307,6 +307,8 @@ print("survived")' '{timeout: 60}'
     export_dir=/run/systemd/nspawn/unix-export/$sid
     exported=0
     if in_systemd test -d "$export_dir"; then exported=1; fi
+    version=$(in_systemd systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+    [ "$version" -lt 256 ] || [ "$exported" = 1 ]
     api POST "/v1/sessions/$sid/pause"
     expect_status 200
     [ "$(jq -c '[.state, (.paused_at | type)]' <<<"$body")" = '["paused","string"]' ]
