@@ -10,6 +10,9 @@
 #include "lib/macro.h"
 #include "lib/settings.h"
 
+/* What settings_file_read() takes: far more than every setting there is, with comments. */
+#define SETTINGS_FILE_MAX_BYTES (1 << 20)
+
 #define STATUS_PREFIX "settings of "
 #define STATUS_PENDING "; restart needed for "
 
@@ -38,11 +41,16 @@ int settings_file_read(const char *path, SettingsFile *ret) {
                 return 0;
         }
         r = fstat(fileno(file), &st) < 0 ? negative_errno() : 0;
+        /* A settings file is lines of KEY=VALUE: one of a megabyte, or with a NUL in it, is not. */
+        if (r >= 0 && st.st_size > SETTINGS_FILE_MAX_BYTES)
+                r = -EFBIG;
         if (r >= 0)
                 n = getdelim(&text, &len, 0, file);
         /* An empty file is EOF at once: no error, and nothing in text. */
         if (r >= 0 && n < 0 && ferror(file))
                 r = -EIO;
+        if (r >= 0 && n >= 0 && (size_t) n != strlen(text))
+                r = -EINVAL;
         (void) fclose(file);
         if (r < 0)
                 return r;

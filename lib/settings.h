@@ -30,7 +30,8 @@ typedef struct SettingsFile {
 } SettingsFile;
 
 /* path read into *ret (the caller's: settings_file_done()): 0, also for a missing file (nothing
- * set, as for EnvironmentFile=-), or -errno. */
+ * set, as for EnvironmentFile=-), or -errno: -EFBIG for one over a megabyte, -EINVAL for one with a
+ * NUL byte. */
 int settings_file_read(const char *path, SettingsFile *ret);
 void settings_file_done(SettingsFile *f);
 

@@ -132,6 +132,10 @@ static void test_file_read(void) {
         tap_is_int(settings_file_read(path, &f), 0, "file: an empty one is read");
         tap_is_int((long long) f.n, 0, "file: and sets nothing");
         settings_file_done(&f);
+        tap_ok(pwrite(fd, "A=1\0B=2\n", 8, 0) == 8, "file: written with a NUL");
+        tap_is_int(settings_file_read(path, &f), -EINVAL, "file: one with a NUL is refused");
+        tap_is_int(ftruncate(fd, (1 << 20) + 1), 0, "file: made a megabyte and a byte");
+        tap_is_int(settings_file_read(path, &f), -EFBIG, "file: one over a megabyte is refused");
         (void) close(fd);
         (void) unlink(path);
         f = (SettingsFile){.stamp = {1, 1}};
