@@ -239,6 +239,26 @@ rose() {
     [ "$(field .stdout)" = back ]
 }
 
+# nginx_reload: sandboxd's nginx reloaded, and its workers from before gone: until they are, one of
+# them may still take a connection and answer by the old configuration.
+nginx_reload() {
+    local master old p left
+    master=$(in_systemd systemctl show -P MainPID sandboxd-nginx.service)
+    old=$(in_systemd pgrep -P "$master" | tr '\n' ' ')
+    [ -n "$old" ] || { echo "nginx ($master) has no workers" >&2; return 1; }
+    in_systemd systemctl reload sandboxd-nginx.service
+    for _ in $(seq 100); do
+        left=
+        for p in $old; do
+            if in_systemd test -d "/proc/$p"; then left+="$p "; fi
+        done
+        [ -z "$left" ] && return 0
+        sleep 0.1
+    done
+    echo "nginx's workers from before the reload are still there: $left" >&2
+    return 1
+}
+
 @test "nginx refuses /metrics to any address but 127.0.0.1 and ::1, unless the operator allows it" {
     # 127.0.0.2 is loopback too, but not an address the location allows: it stands for any other.
     [ "$(from 127.0.0.1 /metrics)" = 200 ]
@@ -247,19 +267,11 @@ rose() {
     [ "$(jq -r .error "$BATS_TEST_TMPDIR/body")" = forbidden ]
     # The operator's knob: an allow of their own in /etc/sandboxd/nginx-metrics.d.
     echo 'allow 127.0.0.2;' >"$KNOB"
-    in_systemd systemctl reload sandboxd-nginx.service
-    for _ in $(seq 50); do
-        [ "$(from 127.0.0.2 /metrics)" = 200 ] && break
-        sleep 0.1
-    done
+    nginx_reload
     [ "$(from 127.0.0.2 /metrics)" = 200 ]
     grep -q '^sandboxd_pool_warm_machines ' "$BATS_TEST_TMPDIR/body"
     rm -f "$KNOB"
-    in_systemd systemctl reload sandboxd-nginx.service
-    for _ in $(seq 50); do
-        [ "$(from 127.0.0.2 /metrics)" = 403 ] && break
-        sleep 0.1
-    done
+    nginx_reload
     [ "$(from 127.0.0.2 /metrics)" = 403 ]
 }
 
