@@ -41,15 +41,6 @@ as_worker_user() {
     in_systemd setpriv --reuid=sandboxd --regid=sandboxd --clear-groups "$@"
 }
 
-# Waits until the workers answer again after a restart.
-wait_up() {
-    for _ in $(seq 100); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/metrics")" = 200 ] && return 0
-        sleep 0.1
-    done
-    echo "the service did not come back" >&2
-    return 1
-}
 
 # formatting: a session's disk format unit is there (waiting, or formatting).
 formatting() {

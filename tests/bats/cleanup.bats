@@ -34,15 +34,6 @@ teardown() {
     done <"$created"
 }
 
-# Waits until the workers answer again after a restart.
-wait_up() {
-    for _ in $(seq 100); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/metrics")" = 200 ] && return 0
-        sleep 0.1
-    done
-    echo "the service did not come back" >&2
-    return 1
-}
 
 # session_new [TOKEN]: a new session, its id in $sid (deleted after the test).
 session_new() {

@@ -300,8 +300,8 @@ clear_settings() {
 # The settings file itself (README, "Configuration"), as an administrator edits it.
 SETTINGS_FILE=/etc/sandboxd/sandboxd.conf
 
-# Waits until the workers answer after a restart (without a key: /metrics needs none).
-wait_service() {
+# Waits until the workers answer again after a restart (without a key: /metrics needs none).
+wait_up() {
     for _ in $(seq 100); do
         [ "$(curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/metrics")" = 200 ] && return 0
         sleep 0.1
@@ -331,7 +331,7 @@ settings_restore() {
         return 0
     fi
     in_systemd systemctl restart sandboxd.target
-    wait_service
+    wait_up
 }
 
 # The port the service listens on, from SANDBOXD_URL (http://HOST:PORT).

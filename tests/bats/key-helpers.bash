@@ -6,15 +6,6 @@
 
 SANDBOXCTL=${SANDBOXCTL:-/usr/local/sbin/sandboxctl}
 
-# Waits until the workers answer again after a restart (without a key: /metrics needs none).
-wait_up() {
-    for _ in $(seq 100); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/metrics")" = 200 ] && return 0
-        sleep 0.1
-    done
-    echo "the service did not come back" >&2
-    return 1
-}
 
 # The services with keys on (once: later tests find them so).
 keys_on() {

@@ -279,7 +279,7 @@ ctl_logs_now() {
     [ "$(jq -c .settings.restart <<<"$output")" = '{"sandbox-api.service":"SANDBOXD_POOL_TTL_S","sandboxd-broker.service":"SANDBOXD_POOL_TTL_S","sandboxd-poold.service":"SANDBOXD_POOL_TTL_S"}' ]
 
     in_systemd systemctl restart sandboxd.target
-    wait_service
+    wait_up
     run ctl status
     [ "$status" -eq 0 ]
     grep -qx "settings:  as in $SETTINGS_FILE" <<<"$output"

@@ -19,7 +19,7 @@ teardown() {
     # A test that stopped sandboxd, and failed before it started it again.
     if [ "$(in_systemd systemctl is-active sandboxd.target || true)" != active ]; then
         in_systemd systemctl start sandboxd.target
-        wait_service
+        wait_up
     fi
     expect_no_leftovers
 }
@@ -154,7 +154,7 @@ wait_ok() {
 
     echo SANDBOXD_API_KEYS=on >>"$SETTINGS_FILE"
     in_systemd systemctl restart sandboxd.target
-    wait_service
+    wait_up
     execute '{"code":"print(1)"}'
     expect_status 401
 
@@ -211,7 +211,7 @@ wait_ok() {
     grep -q "sandboxd-fcgi: settings SANDBOXD_WORKERS of '$SETTINGS_FILE' apply on restart only (systemctl restart sandboxd.target)" <<<"$output"
 
     in_systemd systemctl restart sandboxd.target
-    wait_service
+    wait_up
     [[ $(in_systemd systemctl show -P StatusText sandbox-api.service) == "$((workers + 1)) workers, "* ]]
 }
 
