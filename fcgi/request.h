@@ -6,6 +6,30 @@
 #include <stdint.h>
 
 typedef struct FCGX_Request FCGX_Request;
+struct json_object;
+
+/* Where a handler's answer goes when the request is not the client's own HTTP request but one made
+ * within the worker (an MCP tool call runs a route's handler): the status and body are kept here
+ * instead of being sent. body is owned; bytes (a file's content) too. */
+typedef struct ReplyCapture {
+        int status;
+        struct json_object *body;
+        void *bytes;
+        size_t bytes_len;
+        char content_type[128];
+} ReplyCapture;
+
+/* Who hears the code's output as it is written, while the code runs: a streamed response, or an MCP
+ * call's progress. chunk() gets each piece of stdout (stream 1) or stderr (stream 2) up to the
+ * output cap, in order; idle() is called when nothing came for a while (at most
+ * OUTPUT_IDLE_USEC), so that a stream can say it is alive. Either returns < 0 when its listener is
+ * gone: the run is then ended as for a client that went away. */
+#define OUTPUT_IDLE_USEC (10ULL * 1000ULL * 1000ULL)
+typedef struct OutputListener {
+        int (*chunk)(void *userdata, int stream, const void *data, size_t len);
+        int (*idle)(void *userdata);
+        void *userdata;
+} OutputListener;
 
 #define REQUEST_ID_MAX 64
 
@@ -43,6 +67,9 @@ typedef struct Request {
         char session_id[64]; /* the session the request acted on, if any */
         const char *language; /* an execution's, once handed to a sandbox (static) */
         int termination;      /* a Termination (db/requests.h) */
+
+        ReplyCapture *capture;    /* NULL: answers go to fcgx */
+        OutputListener *listener; /* NULL: output is answered at the end only */
 } Request;
 
 /* Reads the parameters and, up to max_body bytes (max_put_body for a PUT: an uploaded file), the
