@@ -54,12 +54,12 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
                lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # The workers' and the pool manager's side of the broker and of the pool.
-CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c nspawn/pool/session-usage.c nspawn/unit-name.c \
+CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c lib/stream-frame.c nspawn/pool/session-usage.c nspawn/unit-name.c \
                nspawn/pool/poold-proto.c lib/fd-wait.c
 DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
-FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/machine-claim.c \
+FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/machine-claim.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
                fcgi/route-sessions.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/json-syntax.c \
                fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c fcgi/live-settings.c nspawn/pool/poold-client.c \
@@ -75,7 +75,7 @@ BROKER_SRCS := nspawn/broker/broker.c nspawn/broker/broker-bus.c nspawn/broker/b
 POOLD_SRCS  := nspawn/pool/poold.c nspawn/pool/poold-machines.c nspawn/pool/poold-cpu.c nspawn/pool/poold-sessions.c nspawn/pool/poold-queue.c nspawn/pool/sweep.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
-RUNNER_SRCS := nspawn/runner/runner.c nspawn/runner/runner-args.c nspawn/runner/runner-common.c nspawn/runner/runner-exec.c \
+RUNNER_SRCS := nspawn/runner/runner.c lib/stream-frame.c nspawn/runner/runner-args.c nspawn/runner/runner-common.c nspawn/runner/runner-exec.c \
                nspawn/runner/runner-session.c nspawn/runner/proc-stat.c nspawn/runner/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
 ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
@@ -91,6 +91,7 @@ TEST_LIBS    = $(shell pkg-config --libs json-c sqlite3 libcurl 2>/dev/null)
 $(BUILD)/tests/test-b64:          $(call objs,lib/b64.c)
 $(BUILD)/tests/test-utf8:         $(call objs,lib/utf8.c)
 $(BUILD)/tests/test-json-syntax:  $(call objs,lib/json-syntax.c)
+$(BUILD)/tests/test-stream-frame: $(call objs,lib/stream-frame.c)
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
 $(BUILD)/tests/test-fd-wait:      $(call objs,lib/fd-wait.c lib/time-util.c)
@@ -108,7 +109,7 @@ $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/image-name.c lib/error-count.c)
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
-$(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/fd-wait.c lib/time-util.c)
+$(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-poold-proto:  $(call objs,nspawn/pool/poold-proto.c)
 $(BUILD)/tests/test-poold-queue:  $(call objs,nspawn/pool/poold-queue.c)
 $(BUILD)/tests/test-poold-cpu:    $(call objs,nspawn/pool/poold-cpu.c)
@@ -123,7 +124,7 @@ $(BUILD)/tests/test-tool-manifest: $(call objs,fcgi/tool-manifest.c lib/fd-util.
 $(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
 $(BUILD)/tests/test-uid-range:    $(call objs,nspawn/broker/uid-range.c)
 $(BUILD)/tests/test-session-revoke: $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
-$(BUILD)/tests/test-session-usage: $(call objs,nspawn/pool/session-usage.c nspawn/pool/pool-socket.c lib/fd-wait.c lib/time-util.c)
+$(BUILD)/tests/test-session-usage: $(call objs,nspawn/pool/session-usage.c nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
 $(BUILD)/tests/test-settings:     $(call objs,lib/settings.c lib/env-file.c)
 $(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c)

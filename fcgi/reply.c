@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fcgi/event-stream.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 
@@ -63,6 +64,9 @@ int reply_json(Request *req, int status, struct json_object *body) {
         if (!text)
                 return -ENOMEM;
         req->status = status;
+        /* A streamed answer's status line is sent: its body is the stream's last event. */
+        if (req->event_stream && req->event_stream->begun)
+                return event_stream_result(req->event_stream, text, len);
         if (FCGX_FPrintF(req->fcgx->out, "Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n", status, reply_reason(status)) < 0)
                 return -EIO;
         if (status == 405 && req->allow && FCGX_FPrintF(req->fcgx->out, "Allow: %s\r\n", req->allow) < 0)

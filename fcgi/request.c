@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "fcgi/event-stream.h"
 #include "fcgi/request.h"
 #include "lib/time-util.h"
 
@@ -79,6 +80,9 @@ int request_read(Request *req, FCGX_Request *fcgx, size_t max_body, size_t max_p
 }
 
 void request_done(Request *req) {
+        event_stream_free(req->event_stream);
+        req->event_stream = NULL;
+        req->listener = NULL;
         free(req->body);
         free(req->error);
         req->body = req->error = NULL;

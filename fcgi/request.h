@@ -70,6 +70,9 @@ typedef struct Request {
 
         ReplyCapture *capture;    /* NULL: answers go to fcgx */
         OutputListener *listener; /* NULL: output is answered at the end only */
+        /* The event stream the client asked for (fcgi/event-stream.h), owned; once begun, the
+         * answer's body is its "result" event. */
+        struct EventStream *event_stream;
 } Request;
 
 /* Reads the parameters and, up to max_body bytes (max_put_body for a PUT: an uploaded file), the

@@ -15,6 +15,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
+#include "fcgi/event-stream.h"
 #include "fcgi/machine-claim.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
@@ -350,7 +351,13 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         (void) unit_name_from_id(req->machine_id, unit, sizeof(unit));
         sandbox_usage(cfg->slice, unit, &before);
         start = now_usec(CLOCK_MONOTONIC);
-        r = pool_exchange(fd, input, input_len, req->fcgx->ipcFd, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
+        if (x->stream) {
+                /* The output goes to its listener as it comes; one gone is a client gone. */
+                PoolStreamSink sink = {.chunk = req->listener->chunk, .idle = req->listener->idle, .userdata = req->listener->userdata, .idle_usec = OUTPUT_IDLE_USEC};
+
+                r = pool_exchange_stream(fd, input, input_len, req->fcgx->ipcFd, start + x->timeout_s * USEC_PER_SEC, max_reply, &sink, &reply, &len);
+        } else
+                r = pool_exchange(fd, input, input_len, req->fcgx->ipcFd, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
         if (r == -ECANCELED) {
                 /* The client went away: the code is stopped with its machine, whose state is in
                  * doubt, and nobody is answered. */
@@ -445,8 +452,21 @@ static int execute(Request *req, Context *ctx, const ExecRequest *x) {
         r = db_request_sandbox(ctx->db, req->id, req->sandbox_id, req->machine_id, req->language);
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to record sandbox '%s' of the request, ignoring", req->sandbox_id);
+        /* A stream asked for begins as the code does: what went wrong before was answered with its
+         * status. One the client is gone from already is noticed by the exchange. */
+        if (req->event_stream)
+                (void) event_stream_begin(req->event_stream);
 
         return execute_in(req, ctx, x, fd, text, len);
+}
+
+/* The output as the code writes it, for a client that asked for an event stream or a listener
+ * within the worker (MCP's progress). */
+static int stream_setup(Request *req, ExecRequest *x) {
+        if (!req->listener && event_stream_wanted(req) && !event_stream_new(req))
+                return -ENOMEM;
+        x->stream = req->listener != NULL;
+        return 0;
 }
 
 int route_execute(Request *req, Context *ctx) {
@@ -458,6 +478,8 @@ int route_execute(Request *req, Context *ctx) {
                 return reply_error(req, 400, MSG_INVALID_JSON);
         if (validate_execute(body, &validate_execute_limits, &x, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
+        if (stream_setup(req, &x) < 0)
+                return reply_error(req, 500, MSG_INTERNAL, "out of memory");
         /* SANDBOXD_IMPORT_POLICY=curated: the same policy as /execute's, for python. */
         x.import_policy = ctx->config->import_policy_curated && strcmp(x.language, "python") == 0;
         return execute(req, ctx, &x);
@@ -473,6 +495,10 @@ int route_execute_004(Request *req, Context *ctx) {
                 return reply_error(req, 400, MSG_INVALID_JSON);
         if (validate_execute_004(body, &validate_execute_limits, &x, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
+        if (stream_setup(req, &x) < 0) {
+                execute_request_done(&x);
+                return reply_error(req, 500, MSG_INTERNAL, "out of memory");
+        }
         r = execute(req, ctx, &x);
         execute_request_done(&x);
         return r;

@@ -19,6 +19,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/sessions.h"
+#include "fcgi/event-stream.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
@@ -105,9 +106,11 @@ static int session_error(Request *req, Context *ctx, int r, const Error *err) {
 /* Sends one request (its JSON, then extra bytes) to the runner on fd, and parses the reply: the
  * JSON object into *ret, the bytes after it (a file's content, after one "\n") into *ret_rest, in
  * *ret_buf (the caller's to free). -ETIME past deadline, -ECANCELED once client_fd hangs up (< 0:
- * none watched), -EMSGSIZE past max_reply, -EBADMSG for a reply that is not one. */
+ * none watched) or sink's listener is gone, -EMSGSIZE past max_reply, -EBADMSG for a reply that is
+ * not one. sink: a streamed request's (the runner answers in frames), or NULL. */
 static int runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
-                       size_t max_reply, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len, char **ret_buf) {
+                       size_t max_reply, const PoolStreamSink *sink, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len,
+                       char **ret_buf) {
         cleanup_free char *input = NULL, *reply = NULL;
         struct json_tokener *tok = NULL;
         struct json_object *o;
@@ -127,7 +130,10 @@ static int runner_call(int fd, struct json_object *request, const void *extra, s
         input[text_len] = '\n';
         if (extra_len > 0)
                 memcpy(input + text_len + 1, extra, extra_len);
-        r = pool_exchange(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, &reply, &len); /* NOLINT(clang-analyzer-unix.Malloc): input is cleanup_free, unseen by clang-analyzer 14 */
+        if (sink)
+                r = pool_exchange_stream(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, sink, &reply, &len);
+        else
+                r = pool_exchange(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, &reply, &len); /* NOLINT(clang-analyzer-unix.Malloc): input is cleanup_free, unseen by clang-analyzer 14 */
         if (r < 0)
                 return r;
         if (len == 0)
@@ -318,6 +324,18 @@ static int run_read(Request *req, Context *ctx, const char *id, struct json_obje
         return 0;
 }
 
+/* A streamed run whose client went before its end: its answer into the session's events, where
+ * its owner finds what nobody read, and the request's record says so. */
+static void stream_unread(Request *req, Context *ctx, const char *id) {
+        int r = db_session_event(ctx->db, id, "unread", req->id, req->event_stream->result);
+
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to record the unread answer of a run of session '%s': %s", id, db_errmsg(ctx->db));
+        free(req->error);
+        req->error = strdup("the client closed the stream before the run ended; the run went on, its answer is the session's "
+                            "\"unread\" event");
+}
+
 /* One run's steps in their order (turn, machine, run, its end, the answer), each short: apart, they
  * would pass a dozen locals between them. */
 static int session_run(Request *req, Context *ctx, const SessionRoute *route, bool exec) { /* NOLINT(readability-function-size) */
@@ -328,6 +346,7 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
         size_t max_reply = ctx->config->output_cap_bytes / 3 * 8 + (64U << 10);
         const char *id = route->id;
         RunEnd e = {};
+        PoolStreamSink sink;
         SessionRun run;
         Error err = {};
         Session s;
@@ -341,6 +360,8 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 return reply_error(req, 400, MSG_INVALID_JSON);
         if (validate_session_run(body, exec, validate_execute_limits.max_code_bytes, ctx->config->session_timeout_max_s, &run, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
+        if (!req->listener && event_stream_wanted(req) && !event_stream_new(req))
+                return -ENOMEM;
         if (db_session_get(ctx->db, id, &s) < 0)
                 return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
 
@@ -365,9 +386,22 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 r = -ENOMEM;
                 goto answer_error;
         }
+        if (req->listener) {
+                sink = (PoolStreamSink){.chunk = req->listener->chunk, .idle = req->listener->idle, .userdata = req->listener->userdata, .idle_usec = OUTPUT_IDLE_USEC};
+                if (json_object_object_add(input, "stream", json_object_new_boolean(1)) < 0) {
+                        r = -ENOMEM;
+                        goto answer_error;
+                }
+        }
         (void) db_session_used(ctx->db, id, exec ? 0 : 1);
         deadline = now_usec(CLOCK_MONOTONIC) + run.timeout_s * USEC_PER_SEC + RUN_GRACE_USEC;
-        r = runner_call(fd, input, NULL, 0, req->fcgx->ipcFd, deadline, max_reply, &reply, NULL, NULL, &buf);
+        /* A streamed run's client may go: the run goes on to its end, unread, for the record. */
+        if (req->event_stream) {
+                req->event_stream->keep_result = true;
+                (void) event_stream_begin(req->event_stream);
+        }
+        r = runner_call(fd, input, NULL, 0, req->event_stream ? -1 : req->fcgx->ipcFd, deadline, max_reply, req->listener ? &sink : NULL,
+                        &reply, NULL, NULL, &buf);
         if (r >= 0)
                 r = run_read(req, ctx, id, reply, &e);
         if (r == -ECANCELED) {
@@ -411,6 +445,8 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
         session_turn_give(&turn);
         r = run_response(req, ctx, id, &run, &e, start, queue_usec);
         run_end_done(&e);
+        if (req->event_stream && req->event_stream->gone)
+                stream_unread(req, ctx, id);
         return r;
 
 answer_error:
@@ -446,7 +482,7 @@ static int file_op(Request *req, Context *ctx, const char *id, struct json_objec
         r = session_machine_ready(req, ctx, id, &s, &fd, &err);
         if (r >= 0) {
                 r = runner_call(fd, op, data, len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
-                                ctx->config->session_upload_bytes + (64U << 10), ret, ret_rest, ret_rest_len, ret_buf);
+                                ctx->config->session_upload_bytes + (64U << 10), NULL, ret, ret_rest, ret_rest_len, ret_buf);
                 if (r < 0 && r != -EMSGSIZE)
                         session_machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
                 (void) db_session_used(ctx->db, id, 0);
@@ -620,7 +656,7 @@ static int session_create(Request *req, Context *ctx) {
                 op = op_json("put", "path", json_object_get_string(p));
                 r = op ? session_machine_connect(id, &fd) : -ENOMEM;
                 if (r >= 0)
-                        r = runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, &reply, NULL, NULL, &buf);
+                        r = runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, &reply, NULL, NULL, &buf);
                 json_object_put(op);
                 if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
                         const char *m = get_str(reply, "error");

@@ -43,6 +43,7 @@ typedef struct ExecRequest {
         struct json_object *files;        /* array or NULL, entries checked */
         struct json_object *owned_files;  /* files, when this request made them */
         struct json_object *return_files; /* array or NULL, entries checked */
+        bool stream;                      /* the runner sends the output as it comes (lib/stream-frame.h); not the body's */
 } ExecRequest;
 
 /* A validated /v1/call request; strings and args are borrowed from the parsed body. */

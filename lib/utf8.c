@@ -84,3 +84,22 @@ bool utf8_valid(const uint8_t *s, size_t n) {
         }
         return true;
 }
+
+size_t utf8_whole_prefix(const uint8_t *s, size_t n) {
+        /* The last sequence starts at most 3 bytes back, at the first byte that is no continuation. */
+        for (size_t back = 1; back <= 3 && back <= n; back++) {
+                size_t k = n - back;
+                uint8_t lo, hi;
+                size_t want;
+                int valid;
+
+                if ((s[k] & 0xc0) == 0x80)
+                        continue;
+                want = utf8_lead(s[k], &lo, &hi);
+                /* Cut short: a lead that wants more than there is, and what there is fits it. */
+                if (want > back && utf8_next(s + k, back, &valid) == back)
+                        return k;
+                return n;
+        }
+        return n;
+}

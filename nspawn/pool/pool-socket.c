@@ -11,6 +11,7 @@
 
 #include "lib/fd-wait.h"
 #include "lib/macro.h"
+#include "lib/stream-frame.h"
 #include "lib/time-util.h"
 #include "nspawn/pool/pool-socket.h"
 
@@ -177,6 +178,113 @@ int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, ui
                 if (errno != EAGAIN && errno != EINTR)
                         return -errno;
                 r = fd_wait(fd, POLLIN, client_fd, deadline);
+                if (r < 0)
+                        return r;
+        }
+
+        buf[len] = 0;
+        *ret_reply = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+/* The frames whole at the start of buf's len bytes, handed on: the bytes they took in *ret_used,
+ * and 1 once the reply's frame was among them (its data copied to *ret_reply). */
+static int stream_frames(const char *buf, size_t len, size_t max_reply, const PoolStreamSink *sink, size_t *ret_used, char **ret_reply,
+                         size_t *ret_len) {
+        size_t pos = 0;
+
+        for (;;) {
+                size_t off, n, total;
+                char type;
+                int r = stream_frame_next(buf + pos, len - pos, max_reply, &type, &off, &n, &total);
+
+                if (r <= 0) {
+                        *ret_used = pos;
+                        return r;
+                }
+                if (type == STREAM_FRAME_REPLY) {
+                        char *reply = malloc(n + 1);
+
+                        if (!reply)
+                                return -ENOMEM;
+                        memcpy(reply, buf + pos + off, n);
+                        reply[n] = 0;
+                        *ret_reply = reply;
+                        *ret_len = n;
+                        *ret_used = pos + total;
+                        return 1;
+                }
+                if (n > 0 && sink->chunk(sink->userdata, type == STREAM_FRAME_STDOUT ? 1 : 2, buf + pos + off, n) < 0)
+                        return -ECANCELED;
+                pos += total;
+        }
+}
+
+int pool_exchange_stream(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply,
+                         const PoolStreamSink *sink, char **ret_reply, size_t *ret_len) {
+        cleanup_free char *buf = NULL;
+        size_t len = 0, cap = 0, used = 0;
+        uint64_t quiet_since = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        r = send_all(fd, input, input_len, client_fd, deadline);
+        if (r < 0)
+                return r;
+
+        for (;;) {
+                uint64_t wake;
+                ssize_t n;
+
+                if (cap - len < 65536) {
+                        char *p;
+
+                        if (cap > max_reply + STREAM_FRAME_HEADER_MAX)
+                                return -EMSGSIZE;
+                        cap = cap ? cap * 2 : 65536;
+                        p = realloc(buf, cap + 1);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                }
+                n = read(fd, buf + len, cap - len);
+                if (n == 0) {
+                        /* The runner closed before its reply's frame: it answered unframed, or died. */
+                        if (len > 0 && buf[0] == '{')
+                                break;
+                        if (len > 0)
+                                return -EBADMSG;
+                        *ret_reply = NULL;
+                        *ret_len = 0;
+                        return 0;
+                }
+                if (n > 0) {
+                        len += (size_t) n;
+                        quiet_since = now_usec(CLOCK_MONOTONIC);
+                        if (buf[0] == '{') {
+                                if (len > max_reply)
+                                        return -EMSGSIZE;
+                                continue; /* unframed: read to the end */
+                        }
+                        r = stream_frames(buf, len, max_reply, sink, &used, ret_reply, ret_len);
+                        if (r != 0)
+                                return r < 0 ? r : 0;
+                        if (used > 0) {
+                                memmove(buf, buf + used, len - used);
+                                len -= used;
+                        }
+                        continue;
+                }
+                if (errno != EAGAIN && errno != EINTR)
+                        return -errno;
+                wake = quiet_since + sink->idle_usec < deadline ? quiet_since + sink->idle_usec : deadline;
+                r = fd_wait(fd, POLLIN, client_fd, wake);
+                if (r == -ETIME && wake < deadline) {
+                        if (sink->idle(sink->userdata) < 0)
+                                return -ECANCELED;
+                        quiet_since = now_usec(CLOCK_MONOTONIC);
+                        continue;
+                }
                 if (r < 0)
                         return r;
         }

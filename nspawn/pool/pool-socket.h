@@ -27,3 +27,20 @@ int pool_wait_greeting(int fd, uint64_t deadline);
  * none) hangs up (-ECANCELED, lib/fd-wait.h). *ret_reply (NUL-terminated) is the caller's. */
 int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply, char **ret_reply,
                   size_t *ret_len);
+
+/* Who a streamed exchange hands the code's output to as it comes: chunk() each piece of stdout
+ * (stream 1) or stderr (stream 2), in order; idle() after idle_usec with nothing. Either returns
+ * < 0 when nobody listens any more. */
+typedef struct PoolStreamSink {
+        int (*chunk)(void *userdata, int stream, const void *data, size_t len);
+        int (*idle)(void *userdata);
+        void *userdata;
+        uint64_t idle_usec;
+} PoolStreamSink;
+
+/* As pool_exchange(), for a request the runner answers in frames (lib/stream-frame.h): the output
+ * goes to sink as it comes, and the reply frame's data is *ret_reply. A reply that comes unframed
+ * (the runner refused the request before it knew it was streamed) is taken as pool_exchange() takes
+ * it. -ECANCELED also when the sink says nobody listens; -EBADMSG for bytes that are no frame. */
+int pool_exchange_stream(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply,
+                         const PoolStreamSink *sink, char **ret_reply, size_t *ret_len);

@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "lib/b64.h"
 #include "lib/fd-util.h"
 #include "lib/macro.h"
+#include "lib/stream-frame.h"
 #include "nspawn/runner/cgroup.h"
 #include "nspawn/runner/runner-common.h"
 
@@ -186,8 +188,41 @@ bool runner_output_drain(int fd, Output *o, size_t cap, char *buf) {
 
                 memcpy(o->data + o->len, buf, take);
                 o->len += take;
+                if (o->stream)
+                        runner_frame_send(o->stream, o->frame, buf, take);
         }
         return true;
+}
+
+void runner_frame_send(int *fd, char type, const void *data, size_t len) {
+        char head[STREAM_FRAME_HEADER_MAX];
+        struct iovec iov[2] = {{.iov_base = head}, {.iov_base = (void *) data, .iov_len = len}};
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = ELEMENTSOF(iov)};
+
+        if (*fd < 0)
+                return;
+        iov[0].iov_len = stream_frame_header(type, len, head);
+        /* The header and its data in one call: a frame is seldom split, and one that is, is finished
+         * here, as the worker reads it whole. No SIGPIPE for a worker gone. */
+        while (mh.msg_iovlen > 0) {
+                ssize_t n = sendmsg(*fd, &mh, MSG_NOSIGNAL);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        closep(fd);
+                        return;
+                }
+                while (mh.msg_iovlen > 0 && (size_t) n >= mh.msg_iov->iov_len) {
+                        n -= (ssize_t) mh.msg_iov->iov_len;
+                        mh.msg_iov++;
+                        mh.msg_iovlen--;
+                }
+                if (mh.msg_iovlen > 0) {
+                        mh.msg_iov->iov_base = (char *) mh.msg_iov->iov_base + n;
+                        mh.msg_iov->iov_len -= (size_t) n;
+                }
+        }
 }
 
 int runner_add_b64(struct json_object *reply, const char *key, const void *data, size_t len) {

@@ -81,11 +81,20 @@ typedef struct Output {
         size_t len;
         bool cut;  /* more came than cap */
         bool open; /* no end of file yet */
+        /* A streamed request's connection (NULL or -1: not streamed), and the frame type the kept
+         * bytes go to it in as they come (lib/stream-frame.h). */
+        int *stream;
+        char frame;
 } Output;
 
-/* Reads one chunk of fd (non-blocking) into o, at most cap kept, through buf (RUNNER_CHUNK bytes):
- * false once nothing is left right now, or at the end (o->open turns false). */
+/* Reads one chunk of fd (non-blocking) into o, at most cap kept, through buf (RUNNER_CHUNK bytes),
+ * and sends what it kept on o's stream: false once nothing is left right now, or at the end
+ * (o->open turns false). */
 bool runner_output_drain(int fd, Output *o, size_t cap, char *buf);
+
+/* One frame of len bytes on *fd, whole, waiting as long as the worker takes to read it. A worker
+ * gone (or any failure) closes *fd and sets it -1: nothing more is streamed, the code runs on. */
+void runner_frame_send(int *fd, char type, const void *data, size_t len);
 
 /* data, base64-encoded, as reply's key. 0 or -ENOMEM. */
 int runner_add_b64(struct json_object *reply, const char *key, const void *data, size_t len);

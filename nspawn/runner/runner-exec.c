@@ -36,6 +36,7 @@
 #include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
+#include "lib/stream-frame.h"
 #include "lib/time-util.h"
 #include "nspawn/runner/cgroup.h"
 #include "nspawn/runner/runner-common.h"
@@ -410,11 +411,12 @@ static void usage_from_cgroup(const CgroupUsage *before, const CgroupUsage *afte
 }
 
 /* One execution in its sandbox, its request checked in full already: the reply. */
-static int run(ExecServer *x, const RunnerRequest *rq, struct json_object *reply, Error *reterr) {
+static int run(ExecServer *x, const RunnerRequest *rq, int *conn, struct json_object *reply, Error *reterr) {
         Sandbox *c = &x->sandbox;
         struct json_object *code = rq->code, *in = rq->stdin_text, *files = rq->files, *returned = rq->return_files;
         cleanup_free char *header = NULL;
-        Output out = {}, err = {};
+        Output out = {.stream = rq->stream ? conn : NULL, .frame = STREAM_FRAME_STDOUT},
+               err = {.stream = rq->stream ? conn : NULL, .frame = STREAM_FRAME_STDERR};
         int64_t cap = rq->output_cap, rcap = rq->return_cap;
         const char *language = rq->language, *policy = rq->policy;
         ZygoteStatus status = {};
@@ -482,27 +484,36 @@ static int run(ExecServer *x, const RunnerRequest *rq, struct json_object *reply
         return r;
 }
 
-/* The reply to one request's bytes, as JSON text. */
-static char *answer(ExecServer *x, const char *data, size_t len) {
+/* The answer to one request's bytes on conn: its output as it comes if it is streamed, then the
+ * reply, as JSON text (in a frame if streamed). -ENOMEM. */
+static int answer(ExecServer *x, const char *data, size_t len, int *conn) {
         cleanup_json struct json_object *reply = json_object_new_object(), *req = NULL;
-        RunnerRequest rq;
+        RunnerRequest rq = {};
         Error error = {};
+        cleanup_free char *text = NULL;
         int r;
 
         if (!reply)
-                return NULL;
+                return -ENOMEM;
         r = runner_request_parse(data, len, &req, &rq, &error);
         if (r >= 0)
-                r = run(x, &rq, reply, &error);
+                r = run(x, &rq, conn, reply, &error);
 
         if (r < 0) {
                 (void) json_object_put(reply);
                 reply = json_object_new_object();
                 if (!reply || json_object_object_add(reply, "status", json_object_new_int(400)) < 0 ||
                     json_object_object_add(reply, "error", json_object_new_string(error_message(&error, r))) < 0)
-                        return NULL;
+                        return -ENOMEM;
         }
-        return runner_reply_text(reply);
+        text = runner_reply_text(reply);
+        if (!text)
+                return -ENOMEM;
+        if (rq.stream)
+                runner_frame_send(conn, STREAM_FRAME_REPLY, text, strlen(text));
+        else if (*conn >= 0)
+                (void) fd_write_all(*conn, text, strlen(text));
+        return 0;
 }
 
 int runner_exec_serve(Runner *r, const char *preload, uint64_t executions, Error *reterr) {
@@ -520,17 +531,15 @@ int runner_exec_serve(Runner *r, const char *preload, uint64_t executions, Error
                 return error_set(reterr, k, "making the first sandbox: %s", strerror(-k));
 
         for (uint64_t served = 0;;) {
-                cleanup_free char *data = NULL, *reply = NULL;
+                cleanup_free char *data = NULL;
                 cleanup_close int conn = -1;
                 size_t len = 0;
 
                 k = runner_next_request(&conn, &data, &len);
                 if (k < 0)
                         return error_set(reterr, k, "accept: %s", strerror(-k));
-                reply = answer(&x, data, len);
-                if (!reply)
+                if (answer(&x, data, len, &conn) < 0)
                         return error_set(reterr, -ENOMEM, "reply: %s", strerror(ENOMEM));
-                (void) fd_write_all(conn, reply, strlen(reply));
                 closep(&conn);
                 sandbox_done(&x.sandbox);
 

@@ -52,7 +52,8 @@ struct json_object *runner_request_new(const ExecRequest *x, size_t output_cap, 
             json_object_object_add(in, "language", json_object_new_string(x->language)) < 0 ||
             (x->import_policy && json_object_object_add(in, "import_policy", json_object_new_string("curated")) < 0) ||
             json_object_object_add(in, "output_cap", json_object_new_int64((int64_t) output_cap)) < 0 ||
-            json_object_object_add(in, "return_cap", json_object_new_int64((int64_t) return_cap)) < 0)
+            json_object_object_add(in, "return_cap", json_object_new_int64((int64_t) return_cap)) < 0 ||
+            (x->stream && json_object_object_add(in, "stream", json_object_new_boolean(1)) < 0))
                 return NULL;
         if (x->stdin_data && json_object_object_add(in, "stdin", json_object_new_string_len(x->stdin_data, (int) x->stdin_len)) < 0)
                 return NULL;
@@ -154,6 +155,9 @@ int runner_request_parse(const char *data, size_t len, struct json_object **ret_
         rq.return_files = json_field(root, "return_files");
         if (rq.return_files && (r = check_return_files(rq.return_files, reterr)) < 0)
                 return r;
+        if (json_field(root, "stream") && !json_object_is_type(json_field(root, "stream"), json_type_boolean))
+                return error_set(reterr, -EINVAL, "stream must be a boolean");
+        rq.stream = json_object_get_boolean(json_field(root, "stream"));
 
         *ret_root = TAKE_PTR(root);
         *ret = rq;

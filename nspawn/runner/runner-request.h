@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,7 @@ typedef struct RunnerRequest {
         int64_t return_cap;               /* 0..RUNNER_CAP_MAX */
         struct json_object *files;        /* array of {path, content_b64}, or NULL */
         struct json_object *return_files; /* array of path strings, or NULL */
+        bool stream;                      /* answered in frames, the output as it comes (lib/stream-frame.h) */
 } RunnerRequest;
 
 /* The worker's side: the request for a validated execution, holding the fields the runner reads

@@ -32,6 +32,7 @@
 #include "lib/json-util.h"
 #include "lib/language.h"
 #include "lib/macro.h"
+#include "lib/stream-frame.h"
 #include "lib/time-util.h"
 #include "nspawn/runner/cgroup.h"
 #include "nspawn/runner/proc-stat.h"
@@ -74,8 +75,10 @@ typedef struct Session {
         unsigned cgroup; /* the sandbox's cgroups' number (cgroup.h); 0: none */
         Runner *runner;
         /* The connection of the op under way: a worker that closes it has no client waiting any
-         * more (nginx closed the request), and the run ends. -1 between ops. */
+         * more (nginx closed the request), and the run ends. -1 between ops, and once a streamed
+         * op's worker could not be written to. */
         int client;
+        bool streamed; /* the op under way is answered in frames (lib/stream-frame.h) */
         /* Its cgroup's CPU time already reported (by the last run, exec or usage op): what a
          * background process burns between runs is the next one's to report. */
         uint64_t billed_usec;
@@ -302,7 +305,7 @@ static int session_wait(Session *s, Process *p, uint64_t deadline, size_t cap, O
                         return -errno;
                 if (r <= 0)
                         continue;
-                if (fds[4].revents & (POLLHUP | POLLERR)) {
+                if ((fds[4].revents & (POLLHUP | POLLERR)) || (s->streamed && s->client < 0)) {
                         /* Nobody waits for the run: it ends as a timeout does, with everything
                          * it started. */
                         ret->termination = "killed";
@@ -474,7 +477,7 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
         int64_t cap = json_int(req, "output_cap", 1 << 20), timeout = json_int(req, "timeout_ms", 30000), cpu_before;
         const char *language = exec ? NULL : json_word(req, "language", language_names);
         cleanup_free char *buf = malloc(RUNNER_CHUNK);
-        Output out = {.open = true}, err = {.open = true}, junk = {.open = true};
+        Output out = {.open = true, .frame = STREAM_FRAME_STDOUT}, err = {.open = true, .frame = STREAM_FRAME_STDERR}, junk = {.open = true};
         Outcome o = {.exit_code = -1};
         CgroupUsage before = {}, after = {};
         bool peak_reset = false;
@@ -489,6 +492,12 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
                 return error_set(reterr, -EINVAL, "unknown language");
         if (cap < 0 || cap > (1LL << 30) || timeout <= 0 || timeout > 24LL * 3600 * 1000)
                 return error_set(reterr, -EINVAL, "output_cap or timeout_ms out of range");
+        if (json_object_object_get_ex(req, "stream", NULL) && !json_object_is_type(json_field(req, "stream"), json_type_boolean))
+                return error_set(reterr, -EINVAL, "stream must be a boolean");
+        /* Streamed: what the op writes goes to the worker as it comes, and so does the reply. */
+        s->streamed = json_object_get_boolean(json_field(req, "stream"));
+        if (s->streamed)
+                out.stream = err.stream = &s->client;
         for (size_t l = 0; language && l < SESSION_LANGUAGES; l++)
                 if (language == language_names[l])
                         index = (int) l;
@@ -651,12 +660,18 @@ int runner_session_serve(Runner *r, Error *reterr) {
                 k = runner_next_request(&conn, &data, &len);
                 if (k < 0)
                         return error_set(reterr, k, "accept: %s", strerror(-k));
-                s.client = conn;
+                /* The session holds the connection while the op runs: a streamed op's frames may
+                 * find the worker gone and close it. */
+                s.client = TAKE_FD(conn);
+                s.streamed = false;
                 reply = session_answer(&s, data, len, &body, &body_len);
+                conn = s.client;
                 s.client = -1;
                 if (!reply)
                         return error_set(reterr, -ENOMEM, "reply: %s", strerror(ENOMEM));
-                if (fd_write_all(conn, reply, strlen(reply)) >= 0 && body)
+                if (s.streamed)
+                        runner_frame_send(&conn, STREAM_FRAME_REPLY, reply, strlen(reply));
+                else if (conn >= 0 && fd_write_all(conn, reply, strlen(reply)) >= 0 && body)
                         (void) (fd_write_all(conn, "\n", 1) >= 0 && fd_write_all(conn, body, body_len) >= 0);
                 closep(&conn);
                 /* A sandbox that ended with the op (a timeout) is made again now, while the worker

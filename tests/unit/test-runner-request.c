@@ -99,6 +99,17 @@ static void test_fields(void) {
                 tap_is_int(through(bodies[i], &rq, &root, &err), 0, "body %zu: accepted by both", i);
                 tap_ok(rq.code && rq.language && rq.policy && rq.output_cap == 1 << 20 && rq.return_cap == 8 << 20,
                        "body %zu: every field the runner reads is there", i);
+                tap_ok(!rq.stream, "body %zu: not streamed unless the worker asks", i);
+        }
+        {
+                ExecRequest x = {.code = "print(1)", .code_len = 8, .language = "python", .stream = true};
+                cleanup_json struct json_object *in = runner_request_new(&x, 10, 20), *root = NULL;
+                const char *text = json_object_to_json_string(in);
+                RunnerRequest rq = {};
+                Error err = {};
+
+                tap_is_int(runner_request_parse(text, strlen(text), &root, &rq, &err), 0, "a streamed request: accepted");
+                tap_ok(rq.stream, "and streamed");
         }
 }
 
@@ -117,6 +128,7 @@ static void test_refusals(void) {
                 {"{\"code\":\"x\",\"files\":[{\"path\":\"../x\"}]}", "file path escapes working directory: '../x'"},
                 {"{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content_b64\":\"@@\"}]}", "invalid base64 for 'a'"},
                 {"{\"code\":\"x\",\"return_files\":[\"/etc/passwd\"]}", "file path escapes working directory: '/etc/passwd'"},
+                {"{\"code\":\"x\",\"stream\":1}", "stream must be a boolean"},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

@@ -159,7 +159,33 @@ static void test_random(void) {
         tap_is_int(too_long, 0, "output never exceeds three bytes per input byte");
 }
 
+/* A chunk of output cut anywhere: what is passed on now is whole, and what waits completes it. */
+static void test_whole_prefix(void) {
+        static const struct {
+                const char *s;
+                size_t want;
+                const char *name;
+        } prefixes[] = {
+                {"", 0, "nothing"},
+                {"abc", 3, "ASCII: all"},
+                {"caf\xc3", 3, "a 2-byte sequence's lead alone waits"},
+                {"caf\xc3\xa9", 5, "the whole 2-byte sequence: all"},
+                {"x\xe2\x82", 1, "2 of a 3-byte sequence wait"},
+                {"x\xf0\x9f\x98", 1, "3 of a 4-byte sequence wait"},
+                {"x\xf0\x9f\x98\x80", 5, "the whole 4-byte sequence: all"},
+                {"x\xff", 2, "a byte that starts nothing: passed on (it is replaced, not completed)"},
+                {"x\xe0\x80", 3, "a lead and a byte it can never take: passed on"},
+                {"x\x80\x80\x80\x80", 5, "continuations with no lead: passed on"},
+                {"\xf0\x9f", 0, "only the start of a sequence: it all waits"},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
+                tap_is_int((long long) utf8_whole_prefix((const uint8_t *) prefixes[i].s, strlen(prefixes[i].s)), (long long) prefixes[i].want, "%s",
+                           prefixes[i].name);
+}
+
 int main(void) {
+        test_whole_prefix();
         test_cases();
         test_no_len();
         test_random();
