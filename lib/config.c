@@ -78,7 +78,7 @@ static const struct {
         KNOB_T("SANDBOXD_SESSION_DISK_BYTES", session_disk_bytes, 16ULL << 20, 1ULL << 42, 1ULL << 30),
         KNOB_U("SANDBOXD_SESSION_RETAIN_S", session_retain_s, 1, (uint64_t) 366 * 86400, (uint64_t) 7 * 86400),
         /* nginx waits 1200 s for a session's answer: the run, its turn and a machine start fit. */
-        KNOB_U("SANDBOXD_SESSION_TIMEOUT_MAX_S", session_timeout_max_s, 1, 600, 300),
+        KNOB_U("SANDBOXD_SESSION_TIMEOUT_MAX_S", session_timeout_max_s, 1, 3600, 900),
         KNOB_Z("SANDBOXD_SESSION_UPLOAD_BYTES", session_upload_bytes, 1024, 1ULL << 32, 128ULL << 20),
         /* 0: no reserve. A full state filesystem stops the database too: keep a margin. */
         KNOB_T("SANDBOXD_DISK_RESERVE_BYTES", disk_reserve_bytes, 0, 1ULL << 50, 1ULL << 30),

@@ -188,10 +188,10 @@ get_file() {
     expect_error 400 'unsupported language "ruby"'
     api POST "/v1/sessions/$sid/run" '{"language":"python"}'
     expect_error 400 "code is required and must be a string"
-    api POST "/v1/sessions/$sid/run" '{"language":"python","code":"1","timeout":301}'
-    expect_error 400 "timeout must be between 1 and 300"
+    api POST "/v1/sessions/$sid/run" '{"language":"python","code":"1","timeout":901}'
+    expect_error 400 "timeout must be between 1 and 900"
     api POST "/v1/sessions/$sid/run" '{"language":"python","code":"1","timeout":"5"}'
-    expect_error 400 "timeout must be between 1 and 300"
+    expect_error 400 "timeout must be between 1 and 900"
     api POST "/v1/sessions/$sid/exec" '{"cmd":"ls"}'
     expect_error 400 "command is required and must be a string"
     api POST /v1/sessions '{"ttl_s":0}'
