@@ -24,6 +24,7 @@
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
 #include "fcgi/route.h"
+#include "fcgi/session-call.h"
 #include "fcgi/session-machine.h"
 #include "fcgi/session-quota.h"
 #include "fcgi/session-route.h"
@@ -101,66 +102,6 @@ static int session_error(Request *req, Context *ctx, int r, const Error *err) {
         if (r == -EBADMSG || r == -EMSGSIZE)
                 return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
         return reply_error(req, 502, MSG_SESSION_FAILED, err->message[0] ? err->message : strerror(-r));
-}
-
-/* Sends one request (its JSON, then extra bytes) to the runner on fd, and parses the reply: the
- * JSON object into *ret, the bytes after it (a file's content, after one "\n") into *ret_rest, in
- * *ret_buf (the caller's to free). -ETIME past deadline, -ECANCELED once client_fd hangs up (< 0:
- * none watched) or sink's listener is gone, -EMSGSIZE past max_reply, -EBADMSG for a reply that is
- * not one. sink: a streamed request's (the runner answers in frames), or NULL. */
-static int runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
-                       size_t max_reply, const PoolStreamSink *sink, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len,
-                       char **ret_buf) {
-        cleanup_free char *input = NULL, *reply = NULL;
-        struct json_tokener *tok = NULL;
-        struct json_object *o;
-        size_t text_len = 0, len = 0, end;
-        const char *nl;
-        const char *text = json_object_to_json_string_length(request, JSON_C_TO_STRING_PLAIN, &text_len);
-        int r;
-
-        if (!text)
-                return -ENOMEM;
-        /* The object on one line, then the bytes as they are (a put's file): the runner splits at
-         * the newline. */
-        input = malloc(text_len + 1 + extra_len + 1);
-        if (!input)
-                return -ENOMEM;
-        memcpy(input, text, text_len);
-        input[text_len] = '\n';
-        if (extra_len > 0)
-                memcpy(input + text_len + 1, extra, extra_len);
-        if (sink)
-                r = pool_exchange_stream(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, sink, &reply, &len);
-        else
-                r = pool_exchange(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, &reply, &len); /* NOLINT(clang-analyzer-unix.Malloc): input is cleanup_free, unseen by clang-analyzer 14 */
-        if (r < 0)
-                return r;
-        if (len == 0)
-                return -ECONNRESET; /* the runner died before it answered */
-        /* The object is one line (the runner writes it plain: a newline in a string is escaped). */
-        nl = memchr(reply, '\n', len);
-        end = nl ? (size_t) (nl - reply) : len;
-        tok = json_tokener_new_ex(JSON_MAX_DEPTH);
-        if (!tok)
-                return -ENOMEM;
-        o = json_tokener_parse_ex(tok, reply, (int) (end > INT32_MAX ? INT32_MAX : end));
-        if (json_tokener_get_parse_end(tok) != end) {
-                json_object_put(o);
-                o = NULL;
-        }
-        json_tokener_free(tok);
-        if (!o || !json_object_is_type(o, json_type_object)) {
-                json_object_put(o);
-                return -EBADMSG;
-        }
-        if (ret_rest) {
-                *ret_rest = nl ? nl + 1 : reply + len;
-                *ret_rest_len = (size_t) (reply + len - *ret_rest);
-        }
-        *ret = o;
-        *ret_buf = TAKE_PTR(reply);
-        return 0;
 }
 
 static const char *get_str(struct json_object *o, const char *key) {
@@ -400,8 +341,8 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 req->event_stream->keep_result = true;
                 (void) event_stream_begin(req->event_stream);
         }
-        r = runner_call(fd, input, NULL, 0, req->event_stream ? -1 : req->fcgx->ipcFd, deadline, max_reply, req->listener ? &sink : NULL,
-                        &reply, NULL, NULL, &buf);
+        r = session_runner_call(fd, input, NULL, 0, req->event_stream ? -1 : req->fcgx->ipcFd, deadline, max_reply, req->listener ? &sink : NULL,
+                                &reply, NULL, NULL, &buf);
         if (r >= 0)
                 r = run_read(req, ctx, id, reply, &e);
         if (r == -ECANCELED) {
@@ -481,8 +422,8 @@ static int file_op(Request *req, Context *ctx, const char *id, struct json_objec
         }
         r = session_machine_ready(req, ctx, id, &s, &fd, &err);
         if (r >= 0) {
-                r = runner_call(fd, op, data, len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
-                                ctx->config->session_upload_bytes + (64U << 10), NULL, ret, ret_rest, ret_rest_len, ret_buf);
+                r = session_runner_call(fd, op, data, len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
+                                        ctx->config->session_upload_bytes + (64U << 10), NULL, ret, ret_rest, ret_rest_len, ret_buf);
                 if (r < 0 && r != -EMSGSIZE)
                         session_machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
                 (void) db_session_used(ctx->db, id, 0);
@@ -656,7 +597,7 @@ static int session_create(Request *req, Context *ctx) {
                 op = op_json("put", "path", json_object_get_string(p));
                 r = op ? session_machine_connect(id, &fd) : -ENOMEM;
                 if (r >= 0)
-                        r = runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, &reply, NULL, NULL, &buf);
+                        r = session_runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, &reply, NULL, NULL, &buf);
                 json_object_put(op);
                 if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
                         const char *m = get_str(reply, "error");

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* One request to a session's runner and its reply (runner-session.c's side of it). */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fcgi/session-call.h"
+#include "lib/json-limits.h"
+#include "lib/macro.h"
+
+int session_runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
+                        size_t max_reply, const PoolStreamSink *sink, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len,
+                        char **ret_buf) {
+        cleanup_free char *input = NULL, *reply = NULL;
+        struct json_tokener *tok = NULL;
+        struct json_object *o;
+        size_t text_len = 0, len = 0, end;
+        const char *nl;
+        const char *text = json_object_to_json_string_length(request, JSON_C_TO_STRING_PLAIN, &text_len);
+        int r;
+
+        if (!text)
+                return -ENOMEM;
+        /* The object on one line, then the bytes as they are (a put's file): the runner splits at
+         * the newline. */
+        input = malloc(text_len + 1 + extra_len + 1);
+        if (!input)
+                return -ENOMEM;
+        memcpy(input, text, text_len);
+        input[text_len] = '\n';
+        if (extra_len > 0)
+                memcpy(input + text_len + 1, extra, extra_len);
+        if (sink)
+                r = pool_exchange_stream(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, sink, &reply, &len);
+        else
+                r = pool_exchange(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, &reply, &len); /* NOLINT(clang-analyzer-unix.Malloc): input is cleanup_free, unseen by clang-analyzer 14 */
+        if (r < 0)
+                return r;
+        if (len == 0)
+                return -ECONNRESET; /* the runner died before it answered */
+        /* The object is one line (the runner writes it plain: a newline in a string is escaped). */
+        nl = memchr(reply, '\n', len);
+        end = nl ? (size_t) (nl - reply) : len;
+        tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+        if (!tok)
+                return -ENOMEM;
+        o = json_tokener_parse_ex(tok, reply, (int) (end > INT32_MAX ? INT32_MAX : end));
+        if (json_tokener_get_parse_end(tok) != end) {
+                json_object_put(o);
+                o = NULL;
+        }
+        json_tokener_free(tok);
+        if (!o || !json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                return -EBADMSG;
+        }
+        if (ret_rest) {
+                *ret_rest = nl ? nl + 1 : reply + len;
+                *ret_rest_len = (size_t) (reply + len - *ret_rest);
+        }
+        *ret = o;
+        *ret_buf = TAKE_PTR(reply);
+        return 0;
+}
