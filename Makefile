@@ -92,6 +92,8 @@ $(BUILD)/tests/test-b64:          $(call objs,lib/b64.c)
 $(BUILD)/tests/test-utf8:         $(call objs,lib/utf8.c)
 $(BUILD)/tests/test-json-syntax:  $(call objs,lib/json-syntax.c)
 $(BUILD)/tests/test-stream-frame: $(call objs,lib/stream-frame.c)
+$(BUILD)/tests/test-event-stream: $(call objs,fcgi/event-stream.c lib/b64.c lib/utf8.c)
+$(BUILD)/tests/test-event-stream: TEST_LIBS += -lfcgi
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
 $(BUILD)/tests/test-fd-wait:      $(call objs,lib/fd-wait.c lib/time-util.c)
