@@ -18,6 +18,15 @@ check() {
     run "$OPENAPI_CHECK" "$2" "$3" "$1" "$BATS_TEST_TMPDIR/body"
 }
 
+# check_stream STREAM [PATH]: the check's verdict on a 200 of POST PATH (/v1/execute) whose body,
+# text/event-stream, is STREAM, in $status and $output.
+check_stream() {
+    printf '%s' "$1" >"$BATS_TEST_TMPDIR/stream"
+    printf 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Request-Id: %s\r\n\r\n' \
+        0123456789abcdef0123456789abcdef >"$BATS_TEST_TMPDIR/stream-hdr"
+    run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/stream-hdr" POST "${2:-/v1/execute}" 200 "$BATS_TEST_TMPDIR/stream"
+}
+
 @test "GET /v1/openapi.json answers the repository's description, as JSON" {
     api GET /v1/openapi.json
     expect_status 200
@@ -121,6 +130,61 @@ check() {
     run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/html" GET /v1/pool 200 "$BATS_TEST_TMPDIR/body"
     [ "$status" -eq 1 ]
     [[ $output == *"content-type text/html"* ]]
+}
+
+@test "the check reads an event stream: each event one the description lists, of its schema, the result last" {
+    result='{"sandbox_id":"sandbox-abcdefgh2345","stdout":"4\n","stderr":"","exit_code":0,"duration_ms":31,"usage":{"cpu_ms":9,"memory_peak_bytes":1863680}}'
+    out=$'event: stdout\ndata: {"data":"4\\n","base64":false}\n\n'
+    last=$'event: result\ndata: '"$result"$'\n\n'
+    # As the service sends it: comments, output as text and as base64, the result, a comment after.
+    check_stream $': the code runs\n\n'"$out"$'event: stderr\ndata: {"data":"/w==","base64":true}\n\n'"$last"$': the code runs\n\n'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # As a stream may be written too: CRLF line ends, a data field over two lines; an error as the result.
+    check_stream $'event: result\r\ndata: {"error":\r\ndata: "sandbox execution failed: killed"}\r\n\r\n'
+    [ "$status" -eq 0 ]
+    # Each operation's result is its own body: /v1/execute's is not a session run's.
+    check_stream "$last" /v1/sessions/session-aaaaaaaaaaaa/exec
+    [ "$status" -eq 1 ]
+    [[ $output == *"POST /v1/sessions/session-aaaaaaaaaaaa/exec 200: event 1 ('result', line 3): "* ]]
+    # A name the description does not list (or none, "message"), a chunk without base64, base64 that is not.
+    check_stream $'event: output\ndata: {"data":"4\\n","base64":false}\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('output', line 3): not an event the description lists (stdout, stderr, result)"* ]]
+    check_stream $'data: {"data":"4\\n","base64":false}\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('message', line 2): not an event the description lists"* ]]
+    check_stream $'event: stdout\ndata: {"data":"4\\n"}\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('stdout', line 3): its data: 'base64' is a required property"* ]]
+    check_stream $'event: stdout\ndata: {"data":"4 2","base64":true}\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('stdout', line 3): ['data']: '4 2' does not match"* ]]
+    # No result, a result cut before its blank line, an event after the result, a field after it.
+    check_stream "$out"
+    [ "$status" -eq 1 ]
+    [[ $output == *"the event stream has no result event (1 events)"* ]]
+    check_stream "$out${last%$'\n'}"
+    [ "$status" -eq 1 ]
+    [[ $output == *"the event stream has no result event (1 events and ends in the middle of one)"* ]]
+    check_stream "$last$out"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('result', line 3): the result event is not the last: 'stdout' follows it"* ]]
+    check_stream "$last"$'id: 7\n'
+    [ "$status" -eq 1 ]
+    [[ $output == *"after the result event, what is not a comment: 'id: 7'"* ]]
+    # A result that is neither the body nor an error, and data that is not JSON.
+    check_stream "$out"$'event: result\ndata: {"stdout":"4\\n"}\n\n'
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 2 ('result', line 6): "* ]]
+    check_stream $'event: stdout\ndata: four\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('stdout', line 3): its data is not JSON"* ]]
+    # The schemas are the description's: one whose chunks want another field fails the same stream.
+    jq '.components.schemas.OutputChunk.required += ["fd"]' "$DOCUMENT" >"$BATS_TEST_TMPDIR/drifted.json"
+    SANDBOXD_OPENAPI="$BATS_TEST_TMPDIR/drifted.json" check_stream "$out$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"'fd' is a required property"* ]]
 }
 
 @test "api checks what it receives: a response the description does not match fails the request" {
