@@ -187,6 +187,29 @@ check_stream() {
     [[ $output == *"'fd' is a required property"* ]]
 }
 
+@test "a streamed run answers as the description has it; an error before the code starts stays JSON" {
+    hdr="$BATS_TEST_TMPDIR/hdr"
+    code=$(curl -s -N -D "$hdr" -o "$BATS_TEST_TMPDIR/stream" -w '%{http_code}' -X POST "$SANDBOXD_URL/v1/execute" \
+        -H 'Accept: text/event-stream' -H 'content-type: application/json' \
+        --data-binary '{"code":"import sys, time\nprint(1, flush=True)\ntime.sleep(0.3)\nprint(2, file=sys.stderr)"}')
+    cat "$BATS_TEST_TMPDIR/stream"
+    [ "$code" = 200 ]
+    read_headers "$hdr"
+    [ "$ctype" = text/event-stream ]
+    expect_request_id
+    openapi_check_file --headers "$hdr" POST /v1/execute 200 "$BATS_TEST_TMPDIR/stream"
+    grep -qx 'event: stdout' "$BATS_TEST_TMPDIR/stream"
+    grep -qx 'event: stderr' "$BATS_TEST_TMPDIR/stream"
+    [ "$(grep '^data: ' "$BATS_TEST_TMPDIR/stream" | tail -n 1 | cut -c7- | jq -c '[.stdout, .stderr, .exit_code]')" = '["1\n","2\n",0]' ]
+    # Refused before the code starts: the JSON error and its status, as without the header.
+    code=$(curl -s -D "$hdr" -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' -X POST "$SANDBOXD_URL/v1/execute" \
+        -H 'Accept: text/event-stream' -H 'content-type: application/json' --data-binary '{}')
+    body=$(cat "$BATS_TEST_TMPDIR/body")
+    read_headers "$hdr"
+    openapi_check_file --headers "$hdr" POST /v1/execute "$code" "$BATS_TEST_TMPDIR/body"
+    expect_error 400 "code is required and must be a string"
+}
+
 @test "api checks what it receives: a response the description does not match fails the request" {
     # The same request passes against the real description...
     api GET /v1/pool
