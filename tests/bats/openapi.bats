@@ -221,7 +221,7 @@ check_stream() {
     [[ $output == *"'idle' is a required property"* ]]
 }
 
-@test "a client generated from the description runs code and reads the pool through the service" {
+@test "a client generated from the description runs code, reads the pool and reads a streamed run through the service" {
     # make openapi-client generated it (openapi-typescript, openapi-fetch) and compiled it against
     # the description's types (tests/openapi-client/client.ts).
     client="$BATS_TEST_DIRNAME/../../build/openapi-client/out/client.js"
@@ -231,4 +231,7 @@ check_stream() {
     [ "$status" -eq 0 ]
     [[ ${lines[0]} =~ ^stdout=\"4294967296\\n\"\ exit_code=0\ cpu_ms=[0-9]+\ memory_peak_bytes=[0-9]+$ ]]
     [[ ${lines[1]} =~ ^warm=[0-9]+\ target=[0-9]+$ ]]
+    # The streamed run: stdout events as the code wrote, stderr, and the result's typed body last.
+    [[ ${lines[2]} =~ ^streamed\ stdout_events=[1-9][0-9]*\ stdout=\"0\\n1\\n2\\n\"\ stderr=\"e\\n\"\ result\.exit_code=0$ ]]
+    [ "${#lines[@]}" -eq 3 ]
 }
