@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # GET /v1/openapi.json, and the check every suite makes of every response it receives against the
-# description (helpers.bash: openapi_check): it is proved to catch a response that drifted from it.
+# description (helpers.bash: openapi_check): it is proved to catch a response that drifted from it,
+# and it passes the streamed answers of runs (text/event-stream) the service sends.
 
 # shellcheck source=tests/bats/helpers.bash
 source "$BATS_TEST_DIRNAME/helpers.bash"
@@ -25,6 +26,28 @@ check_stream() {
     printf 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Request-Id: %s\r\n\r\n' \
         0123456789abcdef0123456789abcdef >"$BATS_TEST_TMPDIR/stream-hdr"
     run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/stream-hdr" POST "${2:-/v1/execute}" 200 "$BATS_TEST_TMPDIR/stream"
+}
+
+# stream POST_PATH JSON: the request, asking for an event stream -> $code, $ctype, $rid, the body in
+# $BATS_TEST_TMPDIR/stream, the headers in $BATS_TEST_TMPDIR/hdr; fails when the response is not as
+# the description has it.
+stream() {
+    code=$(curl -s -N -D "$BATS_TEST_TMPDIR/hdr" -o "$BATS_TEST_TMPDIR/stream" -w '%{http_code}' -X POST "$SANDBOXD_URL$1" \
+        -H 'Accept: text/event-stream' -H 'content-type: application/json' --data-binary "$2")
+    cat "$BATS_TEST_TMPDIR/stream"
+    read_headers "$BATS_TEST_TMPDIR/hdr"
+    openapi_check_file --headers "$BATS_TEST_TMPDIR/hdr" POST "$1" "$code" "$BATS_TEST_TMPDIR/stream"
+}
+
+# The data of the stream's last event: its result.
+stream_result() {
+    grep '^data: ' "$BATS_TEST_TMPDIR/stream" | tail -n 1 | cut -c7-
+}
+
+teardown() {
+    if [ -n "${sid:-}" ]; then
+        curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$sid" || true
+    fi
 }
 
 @test "GET /v1/openapi.json answers the repository's description, as JSON" {
@@ -188,26 +211,40 @@ check_stream() {
 }
 
 @test "a streamed run answers as the description has it; an error before the code starts stays JSON" {
-    hdr="$BATS_TEST_TMPDIR/hdr"
-    code=$(curl -s -N -D "$hdr" -o "$BATS_TEST_TMPDIR/stream" -w '%{http_code}' -X POST "$SANDBOXD_URL/v1/execute" \
-        -H 'Accept: text/event-stream' -H 'content-type: application/json' \
-        --data-binary '{"code":"import sys, time\nprint(1, flush=True)\ntime.sleep(0.3)\nprint(2, file=sys.stderr)"}')
-    cat "$BATS_TEST_TMPDIR/stream"
-    [ "$code" = 200 ]
-    read_headers "$hdr"
+    stream /v1/execute '{"code":"import sys, time\nprint(1, flush=True)\ntime.sleep(0.3)\nprint(2, file=sys.stderr)"}'
+    expect_status 200
     [ "$ctype" = text/event-stream ]
     expect_request_id
-    openapi_check_file --headers "$hdr" POST /v1/execute 200 "$BATS_TEST_TMPDIR/stream"
     grep -qx 'event: stdout' "$BATS_TEST_TMPDIR/stream"
     grep -qx 'event: stderr' "$BATS_TEST_TMPDIR/stream"
-    [ "$(grep '^data: ' "$BATS_TEST_TMPDIR/stream" | tail -n 1 | cut -c7- | jq -c '[.stdout, .stderr, .exit_code]')" = '["1\n","2\n",0]' ]
+    [ "$(stream_result | jq -c '[.stdout, .stderr, .exit_code]')" = '["1\n","2\n",0]' ]
+    # X-Accel-Buffering is the worker's word to nginx, which keeps it.
+    run grep -ci '^x-accel-buffering' "$BATS_TEST_TMPDIR/hdr"
+    [ "$output" = 0 ]
     # Refused before the code starts: the JSON error and its status, as without the header.
-    code=$(curl -s -D "$hdr" -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' -X POST "$SANDBOXD_URL/v1/execute" \
-        -H 'Accept: text/event-stream' -H 'content-type: application/json' --data-binary '{}')
-    body=$(cat "$BATS_TEST_TMPDIR/body")
-    read_headers "$hdr"
-    openapi_check_file --headers "$hdr" POST /v1/execute "$code" "$BATS_TEST_TMPDIR/body"
+    stream /v1/execute '{}'
+    body=$(cat "$BATS_TEST_TMPDIR/stream")
     expect_error 400 "code is required and must be a string"
+}
+
+@test "a session's streamed exec and run, under /v1/sessions and /session, answer as the description has it" {
+    api POST /v1/sessions
+    expect_status 201
+    sid=$(field .session_id)
+    # Bytes that are not UTF-8 come as base64.
+    stream "/v1/sessions/$sid/exec" "$(jq -cn --arg c "printf 'a\\377\\n'" '{command: $c}')"
+    expect_status 200
+    [ "$ctype" = text/event-stream ]
+    grep -qx 'data: {"data":"Yf8K","base64":true}' "$BATS_TEST_TMPDIR/stream"
+    [ "$(stream_result | jq -r .status)" = success ]
+    stream "/session/$sid/run" '{"language":"python","code":"print(6 * 7)"}'
+    expect_status 200
+    grep -qx 'data: {"data":"42\\n","base64":false}' "$BATS_TEST_TMPDIR/stream"
+    [ "$(stream_result | jq -c --arg sid "$sid" '[.session_id == $sid, .result.stdout]')" = '[true,"42\n"]' ]
+    # No such session: the JSON 404, before any stream.
+    stream /v1/sessions/session-aaaaaaaaaaaa/run '{"language":"python","code":"1"}'
+    body=$(cat "$BATS_TEST_TMPDIR/stream")
+    expect_error 404 "session not found"
 }
 
 @test "api checks what it receives: a response the description does not match fails the request" {
