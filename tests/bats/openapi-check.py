@@ -7,7 +7,9 @@
       the operation's response for STATUS (or its "default"), its schema (text/plain: UTF-8 text). A path the description does
       not have must answer 404, a method its path does not take 405, as components.responses says.
       With the response's header block (curl -D), its content type and the headers the description
-      requires are checked too.
+      requires are checked too; a text/event-stream body is read as a server-sent event stream, each
+      event's data against the schema its name has in the media type's x-sandboxd-events, and it
+      must end with exactly one "result" event.
   openapi-check.py --document
       The description's schemas are valid JSON Schema 2020-12 and every $ref in it resolves.
 
@@ -115,15 +117,80 @@ def check_headers(doc, where, response, headers):
             fail(f"{where}: header {name}: {error.message}")
 
 
+def sse_events(where, raw):
+    """The events of a text/event-stream body, read as the WHATWG HTML parser does ("Server-sent
+    events", "Event stream interpretation"): (name, data, number of the line that dispatched it,
+    the lines after the last event). id and retry are taken and ignored; an event without a data
+    line is none; what follows the last blank line is not dispatched."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        fail(f"{where}: the event stream is not UTF-8 ({e})")
+    lines = re.split(r"\r\n|\r|\n", text.removeprefix("\ufeff"))
+    # The text after the last line end is a line not ended: never dispatched.
+    lines, rest = lines[:-1], lines[-1]
+    events, name, data = [], "", []
+    for number, line in enumerate(lines, 1):
+        if line == "":
+            if data:
+                events.append((name or "message", "\n".join(data), number))
+            name, data = "", []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)
+    pending = [line for line in lines[events[-1][2] if events else 0:] + [rest] if line and not line.startswith(":")]
+    return events, pending
+
+
+def check_event_stream(doc, where, media, raw):
+    """A server-sent event stream: every event one the media type's x-sandboxd-events names, its
+    data JSON valid against that schema, and last, once, "result", followed by comments only."""
+    schemas = media.get("x-sandboxd-events")
+    if not isinstance(schemas, dict) or "result" not in schemas:
+        fail(f"{where}: the description's text/event-stream has no x-sandboxd-events with a result event")
+    events, after = sse_events(where, raw)
+    results = [i for i, (name, _, _) in enumerate(events) if name == "result"]
+    for i, (name, data, line) in enumerate(events):
+        at = f"{where}: event {i + 1} ('{name}', line {line})"
+        if name not in schemas:
+            fail(f"{at}: not an event the description lists ({', '.join(schemas)})")
+        try:
+            value = json.loads(data)
+        except ValueError as e:
+            fail(f"{at}: its data is not JSON ({e}): {data[:300]!r}")
+        errors = list(Draft202012Validator(resolve(doc, schemas[name]), resolver=RefResolver("", doc)).iter_errors(value))
+        if errors:
+            error = best_match(errors)
+            path = "".join(f"[{p!r}]" for p in error.absolute_path) or "its data"
+            fail(f"{at}: {path}: {error.message[:300]}\n  data: {data[:300]}")
+        if name == "result" and i != len(events) - 1:
+            fail(f"{at}: the result event is not the last: '{events[i + 1][0]}' follows it")
+    if not results:
+        cut = " and ends in the middle of one" if after else ""
+        fail(f"{where}: the event stream has no result event ({len(events)} events{cut})")
+    if after:
+        fail(f"{where}: after the result event, what is not a comment: {after[0][:300]!r}")
+
+
 def check_response(doc, method, path, status, body_file, header_file=None):
     where, response = find_response(doc, method, path, status)
     content = response.get("content", {})
-    if "application/json" not in content and "text/plain" not in content:
-        fail(f"{where}: the description has no application/json or text/plain content for it")
+    headers = read_headers(header_file) if header_file else {}
     if header_file:
-        check_headers(doc, where, response, read_headers(header_file))
+        check_headers(doc, where, response, headers)
     with open(body_file, "rb") as f:
         raw = f.read()
+    if headers.get("content-type", "").split(";")[0].strip() == "text/event-stream":
+        check_event_stream(doc, where, content["text/event-stream"], raw)
+        return
+    if "application/json" not in content and "text/plain" not in content:
+        fail(f"{where}: the description has no application/json or text/plain content for it")
     if "application/json" not in content:
         # Text (GET /metrics): UTF-8, of the schema the description gives it, if any.
         try:
@@ -171,6 +238,18 @@ def check_document(doc):
             for v in obj:
                 walk(v)
 
+    for path, item in doc.get("paths", {}).items():
+        for method, operation in resolve(doc, item).items():
+            for status, response in (operation.get("responses", {}) if method in METHODS else {}).items():
+                for ctype, media in resolve(doc, response).get("content", {}).items():
+                    events = media.get("x-sandboxd-events")
+                    if ctype == "text/event-stream" and (not isinstance(events, dict) or "result" not in events):
+                        fail(f"{method.upper()} {path} {status}: text/event-stream without x-sandboxd-events naming a result event")
+                    for name, schema in (events or {}).items():
+                        try:
+                            Draft202012Validator.check_schema(schema)
+                        except Exception as e:
+                            fail(f"{method.upper()} {path} {status}: x-sandboxd-events.{name}: {getattr(e, 'message', e)}")
     for name, schema in doc.get("components", {}).get("schemas", {}).items():
         try:
             Draft202012Validator.check_schema(schema)

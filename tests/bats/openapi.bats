@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # GET /v1/openapi.json, and the check every suite makes of every response it receives against the
-# description (helpers.bash: openapi_check): it is proved to catch a response that drifted from it.
+# description (helpers.bash: openapi_check): it is proved to catch a response that drifted from it,
+# and it passes the streamed answers of runs (text/event-stream) the service sends.
 
 # shellcheck source=tests/bats/helpers.bash
 source "$BATS_TEST_DIRNAME/helpers.bash"
@@ -16,6 +17,37 @@ setup_file() {
 check() {
     printf '%s' "$4" >"$BATS_TEST_TMPDIR/body"
     run "$OPENAPI_CHECK" "$2" "$3" "$1" "$BATS_TEST_TMPDIR/body"
+}
+
+# check_stream STREAM [PATH]: the check's verdict on a 200 of POST PATH (/v1/execute) whose body,
+# text/event-stream, is STREAM, in $status and $output.
+check_stream() {
+    printf '%s' "$1" >"$BATS_TEST_TMPDIR/stream"
+    printf 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Request-Id: %s\r\n\r\n' \
+        0123456789abcdef0123456789abcdef >"$BATS_TEST_TMPDIR/stream-hdr"
+    run "$OPENAPI_CHECK" --headers "$BATS_TEST_TMPDIR/stream-hdr" POST "${2:-/v1/execute}" 200 "$BATS_TEST_TMPDIR/stream"
+}
+
+# stream POST_PATH JSON: the request, asking for an event stream -> $code, $ctype, $rid, the body in
+# $BATS_TEST_TMPDIR/stream, the headers in $BATS_TEST_TMPDIR/hdr; fails when the response is not as
+# the description has it.
+stream() {
+    code=$(curl -s -N -D "$BATS_TEST_TMPDIR/hdr" -o "$BATS_TEST_TMPDIR/stream" -w '%{http_code}' -X POST "$SANDBOXD_URL$1" \
+        -H 'Accept: text/event-stream' -H 'content-type: application/json' --data-binary "$2")
+    cat "$BATS_TEST_TMPDIR/stream"
+    read_headers "$BATS_TEST_TMPDIR/hdr"
+    openapi_check_file --headers "$BATS_TEST_TMPDIR/hdr" POST "$1" "$code" "$BATS_TEST_TMPDIR/stream"
+}
+
+# The data of the stream's last event: its result.
+stream_result() {
+    grep '^data: ' "$BATS_TEST_TMPDIR/stream" | tail -n 1 | cut -c7-
+}
+
+teardown() {
+    if [ -n "${sid:-}" ]; then
+        curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$sid" || true
+    fi
 }
 
 @test "GET /v1/openapi.json answers the repository's description, as JSON" {
@@ -123,6 +155,98 @@ check() {
     [[ $output == *"content-type text/html"* ]]
 }
 
+@test "the check reads an event stream: each event one the description lists, of its schema, the result last" {
+    result='{"sandbox_id":"sandbox-abcdefgh2345","stdout":"4\n","stderr":"","exit_code":0,"duration_ms":31,"usage":{"cpu_ms":9,"memory_peak_bytes":1863680}}'
+    out=$'event: stdout\ndata: {"data":"4\\n","base64":false}\n\n'
+    last=$'event: result\ndata: '"$result"$'\n\n'
+    # As the service sends it: comments, output as text and as base64, the result, a comment after.
+    check_stream $': the code runs\n\n'"$out"$'event: stderr\ndata: {"data":"/w==","base64":true}\n\n'"$last"$': the code runs\n\n'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # As a stream may be written too: CRLF line ends, a data field over two lines; an error as the result.
+    check_stream $'event: result\r\ndata: {"error":\r\ndata: "sandbox execution failed: killed"}\r\n\r\n'
+    [ "$status" -eq 0 ]
+    # Each operation's result is its own body: /v1/execute's is not a session run's.
+    check_stream "$last" /v1/sessions/session-aaaaaaaaaaaa/exec
+    [ "$status" -eq 1 ]
+    [[ $output == *"POST /v1/sessions/session-aaaaaaaaaaaa/exec 200: event 1 ('result', line 3): "* ]]
+    # A name the description does not list (or none, "message"), a chunk without base64, base64 that is not.
+    check_stream $'event: output\ndata: {"data":"4\\n","base64":false}\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('output', line 3): not an event the description lists (stdout, stderr, result)"* ]]
+    check_stream $'data: {"data":"4\\n","base64":false}\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('message', line 2): not an event the description lists"* ]]
+    check_stream $'event: stdout\ndata: {"data":"4\\n"}\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('stdout', line 3): its data: 'base64' is a required property"* ]]
+    check_stream $'event: stdout\ndata: {"data":"4 2","base64":true}\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('stdout', line 3): ['data']: '4 2' does not match"* ]]
+    # No result, a result cut before its blank line, an event after the result, a field after it.
+    check_stream "$out"
+    [ "$status" -eq 1 ]
+    [[ $output == *"the event stream has no result event (1 events)"* ]]
+    check_stream "$out${last%$'\n'}"
+    [ "$status" -eq 1 ]
+    [[ $output == *"the event stream has no result event (1 events and ends in the middle of one)"* ]]
+    check_stream "$last$out"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('result', line 3): the result event is not the last: 'stdout' follows it"* ]]
+    check_stream "$last"$'id: 7\n'
+    [ "$status" -eq 1 ]
+    [[ $output == *"after the result event, what is not a comment: 'id: 7'"* ]]
+    # A result that is neither the body nor an error, and data that is not JSON.
+    check_stream "$out"$'event: result\ndata: {"stdout":"4\\n"}\n\n'
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 2 ('result', line 6): "* ]]
+    check_stream $'event: stdout\ndata: four\n\n'"$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"event 1 ('stdout', line 3): its data is not JSON"* ]]
+    # The schemas are the description's: one whose chunks want another field fails the same stream.
+    jq '.components.schemas.OutputChunk.required += ["fd"]' "$DOCUMENT" >"$BATS_TEST_TMPDIR/drifted.json"
+    SANDBOXD_OPENAPI="$BATS_TEST_TMPDIR/drifted.json" check_stream "$out$last"
+    [ "$status" -eq 1 ]
+    [[ $output == *"'fd' is a required property"* ]]
+}
+
+@test "a streamed run answers as the description has it; an error before the code starts stays JSON" {
+    stream /v1/execute '{"code":"import sys, time\nprint(1, flush=True)\ntime.sleep(0.3)\nprint(2, file=sys.stderr)"}'
+    expect_status 200
+    [ "$ctype" = text/event-stream ]
+    expect_request_id
+    grep -qx 'event: stdout' "$BATS_TEST_TMPDIR/stream"
+    grep -qx 'event: stderr' "$BATS_TEST_TMPDIR/stream"
+    [ "$(stream_result | jq -c '[.stdout, .stderr, .exit_code]')" = '["1\n","2\n",0]' ]
+    # X-Accel-Buffering is the worker's word to nginx, which keeps it.
+    run grep -ci '^x-accel-buffering' "$BATS_TEST_TMPDIR/hdr"
+    [ "$output" = 0 ]
+    # Refused before the code starts: the JSON error and its status, as without the header.
+    stream /v1/execute '{}'
+    body=$(cat "$BATS_TEST_TMPDIR/stream")
+    expect_error 400 "code is required and must be a string"
+}
+
+@test "a session's streamed exec and run, under /v1/sessions and /session, answer as the description has it" {
+    api POST /v1/sessions
+    expect_status 201
+    sid=$(field .session_id)
+    # Bytes that are not UTF-8 come as base64.
+    stream "/v1/sessions/$sid/exec" "$(jq -cn --arg c "printf 'a\\377\\n'" '{command: $c}')"
+    expect_status 200
+    [ "$ctype" = text/event-stream ]
+    grep -qx 'data: {"data":"Yf8K","base64":true}' "$BATS_TEST_TMPDIR/stream"
+    [ "$(stream_result | jq -r .status)" = success ]
+    stream "/session/$sid/run" '{"language":"python","code":"print(6 * 7)"}'
+    expect_status 200
+    grep -qx 'data: {"data":"42\\n","base64":false}' "$BATS_TEST_TMPDIR/stream"
+    [ "$(stream_result | jq -c --arg sid "$sid" '[.session_id == $sid, .result.stdout]')" = '[true,"42\n"]' ]
+    # No such session: the JSON 404, before any stream.
+    stream /v1/sessions/session-aaaaaaaaaaaa/run '{"language":"python","code":"1"}'
+    body=$(cat "$BATS_TEST_TMPDIR/stream")
+    expect_error 404 "session not found"
+}
+
 @test "api checks what it receives: a response the description does not match fails the request" {
     # The same request passes against the real description...
     api GET /v1/pool
@@ -134,7 +258,7 @@ check() {
     [[ $output == *"'idle' is a required property"* ]]
 }
 
-@test "a client generated from the description runs code and reads the pool through the service" {
+@test "a client generated from the description runs code, reads the pool and reads a streamed run through the service" {
     # make openapi-client generated it (openapi-typescript, openapi-fetch) and compiled it against
     # the description's types (tests/openapi-client/client.ts).
     client="$BATS_TEST_DIRNAME/../../build/openapi-client/out/client.js"
@@ -144,4 +268,7 @@ check() {
     [ "$status" -eq 0 ]
     [[ ${lines[0]} =~ ^stdout=\"4294967296\\n\"\ exit_code=0\ cpu_ms=[0-9]+\ memory_peak_bytes=[0-9]+$ ]]
     [[ ${lines[1]} =~ ^warm=[0-9]+\ target=[0-9]+$ ]]
+    # The streamed run: stdout events as the code wrote, stderr, and the result's typed body last.
+    [[ ${lines[2]} =~ ^streamed\ stdout_events=[1-9][0-9]*\ stdout=\"0\\n1\\n2\\n\"\ stderr=\"e\\n\"\ result\.exit_code=0$ ]]
+    [ "${#lines[@]}" -eq 3 ]
 }
