@@ -56,12 +56,12 @@ LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/l
 # The workers' and the pool manager's side of the broker and of the pool.
 CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c nspawn/pool/session-usage.c nspawn/unit-name.c \
                nspawn/pool/poold-proto.c lib/fd-wait.c
-DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c
+DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/machine-claim.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/json-syntax.c \
+               fcgi/route-sessions.c fcgi/mcp.c fcgi/mcp-rpc.c fcgi/mcp-args.c fcgi/mcp-tools.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/json-syntax.c \
                fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c fcgi/live-settings.c nspawn/pool/poold-client.c \
                nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
@@ -114,6 +114,8 @@ $(BUILD)/tests/test-poold-queue:  $(call objs,nspawn/pool/poold-queue.c)
 $(BUILD)/tests/test-poold-cpu:    $(call objs,nspawn/pool/poold-cpu.c)
 $(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
 $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c lib/json-syntax.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-mcp-rpc:      $(call objs,fcgi/mcp-rpc.c lib/error.c lib/utf8.c)
+$(BUILD)/tests/test-mcp-args:     $(call objs,fcgi/mcp-args.c lib/b64.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)

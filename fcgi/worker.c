@@ -72,6 +72,7 @@ static const RouteHandler handlers[_ROUTE_MAX] = {
         [ROUTE_OPENAPI] = route_openapi,
         [ROUTE_SESSIONS] = route_sessions,
         [ROUTE_METRICS] = route_metrics,
+        [ROUTE_MCP] = route_mcp,
 };
 
 static int db_get(Worker *w, sqlite3 **ret) {
