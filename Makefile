@@ -116,6 +116,7 @@ $(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c
 $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c lib/json-syntax.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-mcp-rpc:      $(call objs,fcgi/mcp-rpc.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-mcp-args:     $(call objs,fcgi/mcp-args.c lib/b64.c lib/error.c lib/utf8.c)
+$(BUILD)/tests/test-mcp-db:       $(call objs,db/db.c db/mcp-db.c db/requests.c lib/error-count.c lib/time-util.c)
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "db/mcp-db.h"
+#include "db/requests.h"
+#include "tests/unit/tap.h"
+
+#define SID "0123456789abcdef0123456789abcdef"
+
+/* A session of a key and a version, found until its DELETE, and only then not. */
+static void test_sessions(sqlite3 *db) {
+        McpSession s = {};
+
+        tap_is_int(db_mcp_session_create(db, SID, "team-a", "2025-06-18"), 0, "create");
+        tap_is_int(db_mcp_session_create(db, SID, NULL, "2025-06-18"), -EEXIST, "an id is never made twice");
+        tap_is_int(db_mcp_session_create(db, "ffff", NULL, "2025-11-25"), 0, "create one without a key");
+        tap_is_int(db_mcp_session_use(db, SID, &s), 0, "found");
+        tap_is_str(s.id, SID, "its id");
+        tap_is_str(s.key_name, "team-a", "its key");
+        tap_is_str(s.version, "2025-06-18", "its version");
+        tap_is_int(db_mcp_session_use(db, "ffff", &s), 0, "the other found");
+        tap_is_str(s.key_name, "", "made without a key: \"\"");
+        tap_is_int(db_mcp_session_use(db, "nope", &s), -ENOENT, "an unknown id: -ENOENT");
+        tap_is_int(db_mcp_session_end(db, SID), 0, "end");
+        tap_is_int(db_mcp_session_use(db, SID, &s), -ENOENT, "ended: not found");
+        tap_is_int(db_mcp_session_end(db, SID), -ENOENT, "nor ended twice");
+        tap_is_int(db_mcp_session_end(db, "nope"), -ENOENT, "an unknown id cannot be ended");
+}
+
+/* A call in flight, cancelled from elsewhere: what it runs on is found, and its end says so. */
+static void test_calls(sqlite3 *db) {
+        McpCall c = {};
+
+        tap_is_int(db_request_begin(db, "req1", "POST /mcp", "/mcp", 1), 0, "the call's request");
+        tap_is_int(db_mcp_call_begin(db, "ffff", "7", "req1", "execute", NULL), 0, "a call begins");
+        tap_is_int(db_mcp_call_begin(db, "ffff", "7", "req1", "execute", NULL), -EEXIST, "the same id twice in one session: -EEXIST");
+        tap_is_int(db_mcp_call_begin(db, "eeee", "7", "req1", "execute", NULL), 0, "the same id in another session is another call");
+        tap_is_int(db_mcp_call_cancel(db, "ffff", "8", &c), -ENOENT, "cancel an id not in flight: -ENOENT");
+        tap_is_int(db_mcp_call_cancel(db, "ffff", "7", &c), 0, "cancel before it has a machine");
+        tap_is_str(c.machine_id, "", "no machine yet");
+        tap_is_int(db_request_sandbox(db, "req1", "sandbox-aaaaaaaaaaaa", "machine-bbbbbbbbbbbb", "python"), 0, "its request claims a machine");
+        tap_is_int(db_mcp_call_cancel(db, "ffff", "7", &c), 0, "cancel again");
+        tap_is_str(c.tool, "execute", "the tool");
+        tap_is_str(c.machine_id, "machine-bbbbbbbbbbbb", "the machine, from the request's row");
+        tap_is_int(db_mcp_call_end(db, "ffff", "7"), 1, "its end: it was cancelled");
+        tap_is_int(db_mcp_call_end(db, "ffff", "7"), 0, "ended: nothing more to end");
+        tap_is_int(db_mcp_call_end(db, "eeee", "7"), 0, "the other, not cancelled, ends as such");
+        tap_is_int(db_mcp_call_begin(db, "ffff", "\"run\"", "req1", "session_run", "session-cccccccccccc"), 0, "a session run begins");
+        tap_is_int(db_mcp_call_cancel(db, "ffff", "\"run\"", &c), 0, "cancelled");
+        tap_is_str(c.session_id, "session-cccccccccccc", "its session");
+        tap_is_int(db_mcp_call_end(db, "ffff", "\"run\""), 1, "its end: cancelled");
+}
+
+int main(void) {
+        sqlite3 *db = NULL;
+
+        if (!tap_is_int(db_open(":memory:", &db), 0, "db_open(\":memory:\")") || !db)
+                return tap_done();
+        test_sessions(db);
+        test_calls(db);
+        db = db_close(db);
+        return tap_done();
+}
