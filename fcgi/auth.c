@@ -302,8 +302,11 @@ int auth_admit_inner(Request *req, Context *ctx, const Route *route) {
         };
         int r;
 
-        if (!ctx->config->api_keys || !req->key_name[0] || !a.rated)
+        if (!a.rated)
                 return 0;
+        /* Without a key, nothing to count against: an execution is still recorded as one. */
+        if (!ctx->config->api_keys || !req->key_name[0])
+                return a.execution ? db_request_set_execution(ctx->db, req->id) : 0;
         memcpy(a.key_name, req->key_name, sizeof(a.key_name));
         r = db_transaction(ctx->db, admit_inner_locked, &a);
         if (r < 0)
