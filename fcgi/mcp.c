@@ -252,16 +252,22 @@ static int tools_call(Exchange *x, const McpMessage *m) {
         if (r < 0)
                 return tool_error(x, m->id, MCP_INTERNAL_ERROR, "Internal error: the call could not be recorded");
 
-        if (x->progress_token && accepts(req, "text/event-stream")) {
-                r = stream_open(x);
-                req->listener = r >= 0 ? &listener : NULL;
-        }
+        /* A head that could not be sent is a client gone: the listener's first event says so. */
+        if (x->progress_token && !x->stream && accepts(req, "text/event-stream"))
+                (void) stream_open(x);
+        if (x->progress_token && x->stream)
+                req->listener = &listener;
         r = mcp_tool_call(req, x->ctx, name, args, &result, &err);
         req->listener = NULL;
         cancelled = db_mcp_call_end(x->ctx->db, x->session.id, rpc_id);
 
         if (cancelled > 0) {
-                /* The client asked it stopped: no answer, as the cancellation spec says. */
+                /* The client asked it stopped: no answer, as the cancellation spec says. A session
+                 * run was stopped with its machine: its next run is to say the state was lost,
+                 * which the run's own answer, never sent, would have said. req->session_id is
+                 * set only for a session the request may act on. */
+                if (req->session_id[0] && (strcmp(name, "session_run") == 0 || strcmp(name, "session_exec") == 0))
+                        (void) db_session_set_reset(x->ctx->db, req->session_id, true);
                 free(req->error);
                 req->error = strdup("the call was cancelled by the client (notifications/cancelled)");
                 return x->stream ? 0 : reply_head(req, 202, NULL, NULL);
@@ -392,6 +398,12 @@ static int post(Request *req, Context *ctx) {
         }
         if (!accepts(req, "application/json") && !accepts(req, "text/event-stream"))
                 return refuse(req, 406, MCP_SERVER_ERROR, MSG_MCP_ACCEPT);
+        /* A client that takes an event stream only gets its answer on one. */
+        if (!accepts(req, "application/json")) {
+                r = stream_open(&x);
+                if (r < 0)
+                        return r;
+        }
         r = request(&x, &m);
         if (r < 0 && req->status != 0)
                 (void) log_warning_errno(r, "Failed to send the answer to '%s', ignoring", m.method);
