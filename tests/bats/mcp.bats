@@ -52,13 +52,23 @@ teardown_file() {
 # post SESSION BODY [CURL ARGS...]: one message to /mcp, as an MCP client sends it (with $token's
 # key, if set) -> $code, $body, $rid, $ctype; the headers in $BATS_TEST_TMPDIR/hdr.
 post() {
-    local sid=$1 data=$2 hdr="$BATS_TEST_TMPDIR/hdr"
-    shift 2
-    local -a h=(-H 'content-type: application/json' -H 'accept: application/json, text/event-stream')
+    post_accepting 'application/json, text/event-stream' "$@"
+}
+
+# post_accepting ACCEPT SESSION BODY [CURL ARGS...]: post, with that Accept header.
+post_accepting() {
+    local sid=$2 data=$3 hdr="$BATS_TEST_TMPDIR/hdr"
+    local -a h=(-H 'content-type: application/json' -H "accept: $1")
+    shift 3
     [ -z "$sid" ] || h+=(-H "mcp-session-id: $sid")
     [ -z "$token" ] || h+=(-H "Authorization: Bearer $token")
     body=$(curl -s -D "$hdr" -X POST "$SANDBOXD_URL/mcp" "${h[@]}" "$@" --data-binary "$data")
     read_headers "$hdr"
+}
+
+# as_key TOKEN: the key later requests send ("": none).
+as_key() {
+    token=$1
 }
 
 # get SESSION: GET /mcp as a client asking for the server's own stream would.
@@ -348,16 +358,55 @@ rpc_error() {
     [ "$(db "SELECT error FROM requests WHERE route = 'POST /mcp' AND error LIKE '%cancelled%' ORDER BY started_at DESC LIMIT 1")" = "the call was cancelled by the client (notifications/cancelled)" ]
 }
 
+@test "a client that takes an event stream only gets its answer on one" {
+    initialize
+    post_accepting text/event-stream "$msid" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
+    expect_status 200
+    [ "$ctype" = text/event-stream ]
+    [ "$(sed -n 's/^data: //p' <<<"$body" | jq '.result.tools | length')" = 9 ]
+    post_accepting application/json "$msid" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
+    expect_status 200
+    [ "$ctype" = application/json ]
+}
+
+@test "notifications/cancelled stops a session run with its machine; the next run says the state was lost" {
+    initialize
+    call session_create '{}'
+    sid=$(field .result.structuredContent.session_id)
+    echo "- $sid" >>"$created"
+    call session_run "$(jq -cn --arg s "$sid" '{session_id: $s, language: "python", code: "x = 1"}')"
+    [ "$(field .result.structuredContent.session.state_reset)" = false ]
+    post "$msid" "$(jq -cn --arg s "$sid" '{jsonrpc: "2.0", id: "slow", method: "tools/call",
+        params: {name: "session_run", arguments: {session_id: $s, language: "python", code: "import time; time.sleep(50)"}}}')" \
+        -o "$BATS_TEST_TMPDIR/slow.body" &
+    slow=$!
+    for _ in $(seq 100); do
+        [ "$(db "SELECT run_count FROM sessions WHERE session_id = '$sid'")" = 2 ] && break
+        sleep 0.1
+    done
+    sleep 1
+    start=$(date +%s)
+    post "$msid" '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow"}}'
+    expect_status 202
+    wait "$slow"
+    [ $(($(date +%s) - start)) -lt 20 ]
+    [ "$(grep -c '"id":"slow"' "$BATS_TEST_TMPDIR/slow.body")" = 0 ]
+    [ "$(db "SELECT count(*) FROM session_events WHERE session_id = '$sid' AND detail = 'a run was cancelled by its MCP client'")" = 1 ]
+    call session_run "$(jq -cn --arg s "$sid" '{session_id: $s, language: "python", code: "print(2)"}')"
+    [ "$(field .result.structuredContent.result.stdout)" = 2 ]
+    [ "$(field .result.structuredContent.session.state_reset)" = true ]
+}
+
 @test "with API keys: the MCP session and the sessions it makes are the key's" {
     keys_on
     new_key a
     token_a=$token
     new_key b
     token_b=$token
-    token=
+    as_key ""
     post "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}'
     expect_status 401
-    token=$token_a
+    as_key "$token_a"
     initialize
     call session_create '{}'
     sid=$(field .result.structuredContent.session_id)
@@ -367,10 +416,25 @@ rpc_error() {
     kapi "$token_b" GET /v1/sessions
     [ -z "$(jq -r --arg s "$sid" '.sessions[] | select(.session_id == $s) | .state' <<<"$body")" ]
     [ "$(db "SELECT key_name FROM mcp_sessions WHERE mcp_session_id = '$msid'")" = "$KEY_PREFIX-a" ]
-    token=$token_b
+    as_key "$token_b"
     post "$msid" '{"jsonrpc":"2.0","id":1,"method":"ping"}'
     expect_status 404
     initialize
     call session_run "$(jq -cn --arg s "$sid" '{session_id: $s, language: "python", code: "1"}')"
     [ "$(field .result.structuredContent.error)" = "session not found" ]
+}
+
+@test "with API keys: a tool call meets the key's quotas as its REST route does" {
+    keys_on
+    new_key rated --executions-per-minute 1
+    initialize
+    call execute '{"code": "print(1)"}'
+    [ "$(field .result.isError)" = false ]
+    call execute '{"code": "print(2)"}'
+    [ "$(field .result.isError)" = true ]
+    [ "$(field .result.structuredContent.status)" = 429 ]
+    [[ $(field .result.structuredContent.error) == "API key quota exceeded: executions-per-minute=1 "* ]]
+    # The tool call counted as the REST execution would: REST is refused now too.
+    kapi "$token" POST /v1/execute '{"code": "print(3)"}'
+    expect_status 429
 }
