@@ -380,9 +380,11 @@ static int post(Request *req, Context *ctx) {
         if (!req->body || validate_parse_body(req->body, req->body_len, &body) < 0)
                 return refuse(req, 400, MCP_PARSE_ERROR, MSG_MCP_PARSE);
         if (mcp_message_parse(body, &m, &id, &err) < 0) {
+                cleanup_json struct json_object *e = mcp_error_new(id, MCP_INVALID_REQUEST, err.message);
+
                 free(req->error);
                 req->error = strdup(err.message);
-                return reply_json(req, 400, mcp_error_new(id, MCP_INVALID_REQUEST, err.message));
+                return e ? reply_json(req, 400, e) : -ENOMEM;
         }
         if (m.method)
                 (void) snprintf(req->mcp_method, sizeof(req->mcp_method), "%s", m.method);
