@@ -281,3 +281,9 @@ CREATE TABLE mcp_calls (
     started_at     REAL NOT NULL,
     PRIMARY KEY (mcp_session_id, rpc_id)
 );
+
+-- step 13
+-- A /mcp request's JSON-RPC method and, for tools/call, its tool: what the request was, beside
+-- the sandbox or session its tool acted on.
+ALTER TABLE requests ADD COLUMN mcp_method TEXT;
+ALTER TABLE requests ADD COLUMN mcp_tool TEXT;

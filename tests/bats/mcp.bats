@@ -238,7 +238,7 @@ rpc_error() {
     [ "$(jq -r .MCP_TOOL <<<"$entry")" = execute ]
     [ "$(jq -r .SANDBOX_ID <<<"$entry")" = "$sandbox" ]
     [ "$(jq -r .EXIT_CODE <<<"$entry")" = 0 ]
-    [ "$(db "SELECT route || ' ' || sandbox_id || ' ' || exit_code || ' ' || execution FROM requests WHERE request_id = '$rid'")" = "POST /mcp $sandbox 0 1" ]
+    [ "$(db "SELECT route || ' ' || sandbox_id || ' ' || exit_code || ' ' || execution || ' ' || mcp_method || ' ' || mcp_tool FROM requests WHERE request_id = '$rid'")" = "POST /mcp $sandbox 0 1 tools/call execute" ]
 }
 
 @test "a bad argument: Invalid params, in the words of the REST API's 400" {

@@ -6,6 +6,7 @@
 #include "db/db.h"
 #include "db/mcp-db.h"
 #include "db/requests.h"
+#include "lib/macro.h"
 #include "tests/unit/tap.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
@@ -54,6 +55,18 @@ static void test_calls(sqlite3 *db) {
         tap_is_int(db_mcp_call_end(db, "ffff", "\"run\""), 1, "its end: cancelled");
 }
 
+/* The request's row says what it was: its method and tool. */
+static void test_record(sqlite3 *db) {
+        RequestOutcome o = {.status = 200, .duration_ms = -1, .cpu_ms = -1, .memory_peak_bytes = -1, .mcp_method = "tools/call", .mcp_tool = "execute"};
+        cleanup_stmt sqlite3_stmt *st = NULL;
+
+        tap_is_int(db_request_begin(db, "req2", "POST /mcp", "/mcp", 1), 0, "a request");
+        tap_is_int(db_request_finish(db, "req2", &o), 0, "finished");
+        tap_is_int(db_prepare(db, &st, "SELECT mcp_method || ' ' || mcp_tool FROM requests WHERE request_id = 'req2'", ""), 0, "read back");
+        tap_is_int(db_step_row(st), 1, "its row");
+        tap_is_str((const char *) sqlite3_column_text(st, 0), "tools/call execute", "its method and tool");
+}
+
 int main(void) {
         sqlite3 *db = NULL;
 
@@ -61,6 +74,7 @@ int main(void) {
                 return tap_done();
         test_sessions(db);
         test_calls(db);
+        test_record(db);
         db = db_close(db);
         return tap_done();
 }
