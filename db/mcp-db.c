@@ -74,6 +74,17 @@ int db_mcp_call_end(sqlite3 *db, const char *mcp_session_id, const char *rpc_id)
         return sqlite3_column_int(st, 0) != 0;
 }
 
+int db_mcp_call_cancelled(sqlite3 *db, const char *mcp_session_id, const char *rpc_id) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, "SELECT cancelled FROM mcp_calls WHERE mcp_session_id = ?1 AND rpc_id = ?2", "tt", mcp_session_id, rpc_id);
+
+        if (r >= 0)
+                r = db_step_one(st);
+        if (r < 0)
+                return r;
+        return sqlite3_column_int(st, 0) != 0;
+}
+
 int db_mcp_call_cancel(sqlite3 *db, const char *mcp_session_id, const char *rpc_id, McpCall *ret) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r = db_run(db, "UPDATE mcp_calls SET cancelled = 1 WHERE mcp_session_id = ?1 AND rpc_id = ?2", "tt", mcp_session_id, rpc_id);

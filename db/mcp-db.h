@@ -30,6 +30,9 @@ int db_mcp_call_begin(sqlite3 *db, const char *mcp_session_id, const char *rpc_i
 /* The call is over: its row goes. 1 when it was cancelled meanwhile, else 0, or -errno. */
 int db_mcp_call_end(sqlite3 *db, const char *mcp_session_id, const char *rpc_id);
 
+/* Whether the call in flight was cancelled: 1, 0, or -ENOENT when no such call is in flight. */
+int db_mcp_call_cancelled(sqlite3 *db, const char *mcp_session_id, const char *rpc_id);
+
 /* What a cancellation has to stop. */
 typedef struct McpCall {
         char tool[32];

@@ -29,6 +29,7 @@
 #include "lib/json-syntax.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "lib/utf8.h"
 #include "nspawn/broker/broker-client.h"
 
@@ -48,6 +49,8 @@ typedef struct Exchange {
         bool stream;                        /* answered on an event stream, open already */
         struct json_object *progress_token; /* borrowed; NULL: no progress asked for */
         int64_t progress;
+        const char *rpc_id;    /* a tool call's id, as JSON; NULL: none in flight */
+        uint64_t checked_usec; /* when it was last looked up for a cancellation */
 } Exchange;
 
 static const char *header(const Request *req, const char *name) {
@@ -148,12 +151,30 @@ static int progress_send(Exchange *x, const char *message) {
         return stream_event(x->req, mcp_notification_new("notifications/progress", params));
 }
 
-/* OutputListener: each piece of output is a step of progress, said in its own words. */
+/* Whether the call was cancelled meanwhile: a notifications/cancelled that another worker took
+ * may have come before the call had a machine to kill. Looked up when the run says something
+ * anyway, at most once a second. */
+static bool call_cancelled(Exchange *x) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (!x->rpc_id || now - x->checked_usec < USEC_PER_SEC)
+                return false;
+        x->checked_usec = now;
+        return db_mcp_call_cancelled(x->ctx->db, x->session.id, x->rpc_id) > 0;
+}
+
+/* OutputListener: each piece of output is a step of progress, said in its own words; a call
+ * cancelled is ended as for a client gone. */
 static int on_chunk(void *userdata, int stream, const void *data, size_t len) {
+        Exchange *x = userdata;
         cleanup_free char *text = NULL;
         size_t n = 0;
 
         (void) stream;
+        if (call_cancelled(x))
+                return -ECANCELED;
+        if (!x->stream || !x->progress_token)
+                return 0;
         text = utf8_sanitize(data, len > PROGRESS_MESSAGE_MAX ? PROGRESS_MESSAGE_MAX : len, &n);
         if (!text)
                 return -ENOMEM;
@@ -161,7 +182,13 @@ static int on_chunk(void *userdata, int stream, const void *data, size_t len) {
 }
 
 static int on_idle(void *userdata) {
-        return progress_send(userdata, "running");
+        Exchange *x = userdata;
+
+        if (call_cancelled(x))
+                return -ECANCELED;
+        if (!x->stream || !x->progress_token)
+                return 0;
+        return progress_send(x, "running");
 }
 
 static int tool_error(Exchange *x, struct json_object *id, int code, const char *message) {
@@ -255,10 +282,12 @@ static int tools_call(Exchange *x, const McpMessage *m) {
         /* A head that could not be sent is a client gone: the listener's first event says so. */
         if (x->progress_token && !x->stream && accepts(req, "text/event-stream"))
                 (void) stream_open(x);
-        if (x->progress_token && x->stream)
-                req->listener = &listener;
+        /* Always: it also hears of a cancellation. */
+        x->rpc_id = rpc_id;
+        req->listener = &listener;
         r = mcp_tool_call(req, x->ctx, name, args, &result, &err);
         req->listener = NULL;
+        x->rpc_id = NULL;
         cancelled = db_mcp_call_end(x->ctx->db, x->session.id, rpc_id);
 
         if (cancelled > 0) {

@@ -40,7 +40,11 @@ static void test_calls(sqlite3 *db) {
         tap_is_int(db_mcp_call_begin(db, "ffff", "7", "req1", "execute", NULL), -EEXIST, "the same id twice in one session: -EEXIST");
         tap_is_int(db_mcp_call_begin(db, "eeee", "7", "req1", "execute", NULL), 0, "the same id in another session is another call");
         tap_is_int(db_mcp_call_cancel(db, "ffff", "8", &c), -ENOENT, "cancel an id not in flight: -ENOENT");
+        tap_is_int(db_mcp_call_cancelled(db, "ffff", "7"), 0, "not cancelled yet");
+        tap_is_int(db_mcp_call_cancelled(db, "ffff", "8"), -ENOENT, "an id not in flight: -ENOENT");
         tap_is_int(db_mcp_call_cancel(db, "ffff", "7", &c), 0, "cancel before it has a machine");
+        tap_is_int(db_mcp_call_cancelled(db, "ffff", "7"), 1, "cancelled, as its run's listener finds");
+        tap_is_int(db_mcp_call_cancelled(db, "eeee", "7"), 0, "the other session's call of the same id is not");
         tap_is_str(c.machine_id, "", "no machine yet");
         tap_is_int(db_request_sandbox(db, "req1", "sandbox-aaaaaaaaaaaa", "machine-bbbbbbbbbbbb", "python"), 0, "its request claims a machine");
         tap_is_int(db_mcp_call_cancel(db, "ffff", "7", &c), 0, "cancel again");
