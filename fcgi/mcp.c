@@ -279,9 +279,11 @@ static int tools_call(Exchange *x, const McpMessage *m) {
         if (r < 0)
                 return tool_error(x, m->id, MCP_INTERNAL_ERROR, "Internal error: the call could not be recorded");
 
-        /* A head that could not be sent is a client gone: the listener's first event says so. */
-        if (x->progress_token && !x->stream && accepts(req, "text/event-stream"))
-                (void) stream_open(x);
+        /* The stream's first event says the call is under way, before any output: the client
+         * sees it is served, whatever the code does first. A client gone is found when the
+         * run's first event cannot be sent. */
+        if (x->progress_token && !x->stream && accepts(req, "text/event-stream") && stream_open(x) >= 0)
+                (void) progress_send(x, "running");
         /* Always: it also hears of a cancellation. */
         x->rpc_id = rpc_id;
         req->listener = &listener;

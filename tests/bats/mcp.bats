@@ -333,9 +333,27 @@ rpc_error() {
     last=$(sed -n 's/^data: //p' <<<"$body" | tail -n 1)
     [ "$(jq -r .id <<<"$last")" = 3 ]
     [ "$(jq -r .result.structuredContent.stdout <<<"$last")" = 1 ]
-    # Any progress before it is the call's own, numbered upwards.
-    sed -n 's/^data: //p' <<<"$body" | jq -e 'select(.method == "notifications/progress") | .params.progressToken == "p"' >/dev/null ||
-        [ "$(sed -n 's/^data: //p' <<<"$body" | wc -l)" = 1 ]
+    # Progress before it, the call's own, numbered upwards from 1.
+    first=$(sed -n 's/^data: //p' <<<"$body" | head -n 1)
+    [ "$(jq -c '[.method, .params.progressToken, .params.progress]' <<<"$first")" = '["notifications/progress","p",1]' ]
+    [ "$(sed -n 's/^data: //p' <<<"$body" | jq -s '[.[] | select(.method == "notifications/progress") | .params.progress] | . == (. | sort) and (. | unique | length) == length')" = true ]
+}
+
+@test "an event stream is not buffered on the way: its first event comes while the code still runs" {
+    initialize
+    curl -s -N -X POST "$SANDBOXD_URL/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+        -H "mcp-session-id: $msid" -o "$BATS_TEST_TMPDIR/stream" --data-binary \
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{"progressToken":7},"name":"execute","arguments":{"code":"import time; time.sleep(6)"}}}' &
+    stream=$!
+    for _ in $(seq 40); do
+        grep -q '^data: ' "$BATS_TEST_TMPDIR/stream" && break
+        sleep 0.1
+    done
+    # Within 4 s, as the code sleeps 6: the progress event, and not yet the response.
+    [ "$(grep -c '"method":"notifications/progress"' "$BATS_TEST_TMPDIR/stream")" = 1 ]
+    [ "$(grep -c '"id":5' "$BATS_TEST_TMPDIR/stream")" = 0 ]
+    wait "$stream"
+    [ "$(grep -c '"id":5' "$BATS_TEST_TMPDIR/stream")" = 1 ]
 }
 
 @test "notifications/cancelled stops the call: its machine killed, no answer, recorded as cancelled" {
