@@ -108,3 +108,12 @@ int db_mcp_call_cancel(sqlite3 *db, const char *mcp_session_id, const char *rpc_
         (void) snprintf(ret->session_id, sizeof(ret->session_id), "%s", column(st, 2));
         return 0;
 }
+
+int db_mcp_prune(sqlite3 *db, unsigned days) {
+        double before = now() - (double) days * 86400.0;
+        int r = db_run(db, "DELETE FROM mcp_calls WHERE started_at < ?1", "d", before);
+
+        if (r >= 0)
+                r = db_run(db, "DELETE FROM mcp_sessions WHERE last_used < ?1", "d", before);
+        return r;
+}

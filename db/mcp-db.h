@@ -42,3 +42,8 @@ typedef struct McpCall {
 
 /* Marks the call cancelled and reads what it runs on: -ENOENT when no such call is in flight. */
 int db_mcp_call_cancel(sqlite3 *db, const char *mcp_session_id, const char *rpc_id, McpCall *ret);
+
+/* MCP sessions not used for days (ended or not: a client whose session is gone initializes
+ * again), and calls begun that long ago (a worker that died in one): deleted. The number of
+ * sessions deleted, or -errno. */
+int db_mcp_prune(sqlite3 *db, unsigned days);

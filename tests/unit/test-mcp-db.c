@@ -71,6 +71,21 @@ static void test_record(sqlite3 *db) {
         tap_is_str((const char *) sqlite3_column_text(st, 0), "tools/call execute", "its method and tool");
 }
 
+/* Sessions unused for the retention's days go, calls as old too; recent ones stay. */
+static void test_prune(sqlite3 *db) {
+        McpSession s;
+        McpCall c;
+
+        tap_is_int(db_mcp_session_create(db, "old", NULL, "2025-11-25"), 0, "an old session");
+        tap_is_int(db_run(db, "UPDATE mcp_sessions SET last_used = last_used - 40 * 86400 WHERE mcp_session_id = 'old'", ""), 1, "made old");
+        tap_is_int(db_mcp_call_begin(db, "old", "1", "req1", "execute", NULL), 0, "a call of a worker that died");
+        tap_is_int(db_run(db, "UPDATE mcp_calls SET started_at = started_at - 40 * 86400 WHERE mcp_session_id = 'old'", ""), 1, "made old");
+        tap_is_int(db_mcp_prune(db, 30), 1, "pruned: the old session only");
+        tap_is_int(db_mcp_session_use(db, "old", &s), -ENOENT, "the old session is gone");
+        tap_is_int(db_mcp_call_cancel(db, "old", "1", &c), -ENOENT, "and its call");
+        tap_is_int(db_mcp_session_use(db, "ffff", &s), 0, "a recent one stays");
+}
+
 int main(void) {
         sqlite3 *db = NULL;
 
@@ -79,6 +94,7 @@ int main(void) {
         test_sessions(db);
         test_calls(db);
         test_record(db);
+        test_prune(db);
         db = db_close(db);
         return tap_done();
 }
