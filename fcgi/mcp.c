@@ -3,7 +3,8 @@
  * at a time; a request is answered with JSON, or with an event stream (text/event-stream) when a
  * tool call asks for progress; a notification or a response gets 202. initialize makes a session
  * (Mcp-Session-Id), which every later message names and DELETE ends; it is the API key's, as the
- * sandbox sessions its tools make are. No stream of the server's own is offered: GET is 405. */
+ * sandbox sessions its tools make are. No stream of the server's own is offered: GET is 405. A
+ * batch is served in a session of 2025-03-26, the one revision that had them. */
 #include <errno.h>
 #include <fcgiapp.h>
 #include <json-c/json.h>
@@ -26,6 +27,7 @@
 #include "fcgi/session-machine.h"
 #include "fcgi/validate.h"
 #include "lib/config.h"
+#include "lib/json-limits.h"
 #include "lib/json-syntax.h"
 #include "lib/log.h"
 #include "lib/macro.h"
@@ -47,6 +49,7 @@ typedef struct Exchange {
         Context *ctx;
         McpSession session;
         bool stream;                        /* answered on an event stream, open already */
+        struct json_object *batch;          /* a batch's answers, sent together at its end; NULL: none */
         struct json_object *progress_token; /* borrowed; NULL: no progress asked for */
         int64_t progress;
         const char *rpc_id;    /* a tool call's id, as JSON; NULL: none in flight */
@@ -134,6 +137,13 @@ static int stream_event(Request *req, struct json_object *msg) {
 
 /* The answer to the request: on its stream when one is open, else as JSON. Takes msg. */
 static int answer(Exchange *x, struct json_object *msg) {
+        if (x->batch) {
+                if (!msg || json_object_array_add(x->batch, msg) < 0) {
+                        json_object_put(msg);
+                        return -ENOMEM;
+                }
+                return 0;
+        }
         if (x->stream)
                 return stream_event(x->req, msg);
         return send_json(x->req, x->session.id, msg);
@@ -282,7 +292,7 @@ static int tools_call(Exchange *x, const McpMessage *m) {
         /* The stream's first event says the call is under way, before any output: the client
          * sees it is served, whatever the code does first. A client gone is found when the
          * run's first event cannot be sent. */
-        if (x->progress_token && !x->stream && accepts(req, "text/event-stream") && stream_open(x) >= 0)
+        if (x->progress_token && !x->stream && !x->batch && accepts(req, "text/event-stream") && stream_open(x) >= 0)
                 (void) progress_send(x, "running");
         /* Always: it also hears of a cancellation. */
         x->rpc_id = rpc_id;
@@ -301,7 +311,7 @@ static int tools_call(Exchange *x, const McpMessage *m) {
                         (void) db_session_set_reset(x->ctx->db, req->session_id, true);
                 free(req->error);
                 req->error = strdup("the call was cancelled by the client (notifications/cancelled)");
-                return x->stream ? 0 : reply_head(req, 202, NULL, NULL);
+                return x->stream || x->batch ? 0 : reply_head(req, 202, NULL, NULL);
         }
         if (r == -ECANCELED)
                 return reply_abandoned(req);
@@ -391,11 +401,74 @@ static int request(Exchange *x, const McpMessage *m) {
         }
 }
 
-/* A body that is a JSON array: a batch. */
-static bool is_batch(const Request *req) {
-        size_t skip = strspn(req->body, " \t\r\n");
+/* A body that is a JSON array, parsed as strictly as any body: a batch, into *ret. */
+static bool batch_parse(const Request *req, struct json_object **ret) {
+        struct json_tokener *tok;
+        struct json_object *o;
 
-        return req->body[skip] == '[' && json_syntax_valid(req->body, req->body_len, JSON_SYNTAX_DEPTH_MAX);
+        if (req->body[strspn(req->body, " \t\r\n")] != '[' || !json_syntax_valid(req->body, req->body_len, JSON_MAX_DEPTH) ||
+            !utf8_valid((const uint8_t *) req->body, req->body_len))
+                return false;
+        tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+        if (!tok)
+                return false;
+        o = json_tokener_parse_ex(tok, req->body, (int) req->body_len);
+        if (!json_object_is_type(o, json_type_array) || json_tokener_get_parse_end(tok) != req->body_len) {
+                json_object_put(o);
+                o = NULL;
+        }
+        json_tokener_free(tok);
+        *ret = o;
+        return o != NULL;
+}
+
+/* One message of a batch: its answer, if it is a request, joins the batch's. */
+static int batch_one(Exchange *x, struct json_object *msg) {
+        struct json_object *id = NULL;
+        McpMessage m;
+        Error err = {};
+
+        if (mcp_message_parse(msg, &m, &id, &err) < 0)
+                return answer(x, mcp_error_new(id, MCP_INVALID_REQUEST, err.message));
+        if (m.method)
+                (void) snprintf(x->req->mcp_method, sizeof(x->req->mcp_method), "%s", m.method);
+        if (m.kind == MCP_NOTIFICATION && m.method && strcmp(m.method, "notifications/cancelled") == 0)
+                cancel(x, m.params);
+        if (m.kind != MCP_REQUEST || !m.method)
+                return 0;
+        if (strcmp(m.method, "initialize") == 0)
+                return answer(x, mcp_error_new(m.id, MCP_INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch"));
+        return request(x, &m);
+}
+
+/* A JSON-RPC batch, which 2025-03-26 alone allows: its messages in order, their answers in one
+ * array (no stream: a progress token in a batch gets none), 202 when none is a request. */
+static int batch(Request *req, Context *ctx, struct json_object *messages) {
+        cleanup_json struct json_object *answers = json_object_new_array();
+        Exchange x = {.req = req, .ctx = ctx};
+        size_t n = json_object_array_length(messages);
+        int r = 0;
+
+        if (!answers)
+                return -ENOMEM;
+        if (session_find(req, ctx, &x.session) < 0)
+                return 0; /* answered */
+        if (!mcp_version_batches(x.session.version))
+                return refuse(req, 400, MCP_INVALID_REQUEST, MSG_MCP_BATCH, x.session.version);
+        if (n == 0)
+                return refuse(req, 400, MCP_INVALID_REQUEST, "Invalid Request: an empty batch");
+        if (!accepts(req, "application/json"))
+                return refuse(req, 406, MCP_SERVER_ERROR, MSG_MCP_ACCEPT);
+        x.batch = answers;
+        for (size_t i = 0; i < n && r >= 0 && req->status == 0; i++)
+                r = batch_one(&x, json_object_array_get_idx(messages, i));
+        if (req->status != 0)
+                return 0; /* a client gone, or a call cancelled: nothing more to say */
+        if (r < 0)
+                return r;
+        if (json_object_array_length(answers) == 0)
+                return reply_head(req, 202, NULL, NULL);
+        return send_json(req, x.session.id, json_object_get(answers));
 }
 
 static int post(Request *req, Context *ctx) {
@@ -406,8 +479,8 @@ static int post(Request *req, Context *ctx) {
         Error err = {};
         int r;
 
-        if (req->body && is_batch(req))
-                return refuse(req, 400, MCP_INVALID_REQUEST, MSG_MCP_BATCH);
+        if (req->body && batch_parse(req, &body))
+                return batch(req, ctx, body);
         if (!req->body || validate_parse_body(req->body, req->body_len, &body) < 0)
                 return refuse(req, 400, MCP_PARSE_ERROR, MSG_MCP_PARSE);
         if (mcp_message_parse(body, &m, &id, &err) < 0) {

@@ -101,7 +101,7 @@
 #define MSG_MCP_SESSION_GONE "Session not found"
 #define MSG_MCP_VERSION "Bad Request: Unsupported protocol version '%s' (supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07)"
 #define MSG_MCP_PARSE "Parse error: the body is not JSON"
-#define MSG_MCP_BATCH "Invalid Request: JSON-RPC batches are not supported; send one message per POST"
+#define MSG_MCP_BATCH "Invalid Request: JSON-RPC batches are not part of MCP %s (only of 2025-03-26); send one message per POST"
 #define MSG_MCP_INIT_SESSION "Invalid Request: initialize starts a session and must come without Mcp-Session-Id"
 #define MSG_MCP_ACCEPT "Not Acceptable: the client must accept application/json or text/event-stream"
 #define MSG_MCP_METHOD "Method not found: '%s'"

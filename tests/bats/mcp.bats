@@ -212,6 +212,29 @@ rpc_error() {
     [ "$(rpc_error)" = "-32601 Method not found: 'resources/list'" ]
 }
 
+@test "a batch: answered in one array at 2025-03-26, refused at the versions that dropped batches" {
+    initialize 2025-06-18
+    post "$msid" '[{"jsonrpc":"2.0","id":1,"method":"ping"}]'
+    expect_status 400
+    [ "$(rpc_error)" = "-32600 Invalid Request: JSON-RPC batches are not part of MCP 2025-06-18 (only of 2025-03-26); send one message per POST" ]
+    initialize 2025-03-26
+    post "$msid" '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},
+        {"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"execute","arguments":{"code":"print(5)"}}},
+        {"jsonrpc":"2.0","id":3,"method":"nope"},{"jsonrpc":"1.0","id":4,"method":"ping"},
+        {"jsonrpc":"2.0","id":5,"method":"initialize","params":{}}]'
+    expect_status 200
+    [ "$ctype" = application/json ]
+    [ "$(jq -c '[.[] | .id]' <<<"$body")" = '[1,"c",3,4,5]' ]
+    [ "$(jq -r '.[1].result.structuredContent.stdout' <<<"$body")" = 5 ]
+    [ "$(jq -c '[.[2:][] | .error.code]' <<<"$body")" = '[-32601,-32600,-32600]' ]
+    post "$msid" '[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"x","result":{}}]'
+    expect_status 202
+    [ -z "$body" ]
+    post "$msid" '[]'
+    expect_status 400
+    [ "$(field .error.code)" = -32600 ]
+}
+
 @test "tools/list: the nine tools, each with an inputSchema and an outputSchema" {
     initialize
     post "$msid" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
