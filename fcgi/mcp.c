@@ -17,6 +17,7 @@
 #include "db/db.h"
 #include "db/mcp-db.h"
 #include "db/sessions.h"
+#include "fcgi/machine-claim.h"
 #include "fcgi/mcp-args.h"
 #include "fcgi/mcp-rpc.h"
 #include "fcgi/mcp-tools.h"
@@ -438,6 +439,9 @@ static int batch_one(Exchange *x, struct json_object *msg) {
                 return 0;
         if (strcmp(m.method, "initialize") == 0)
                 return answer(x, mcp_error_new(m.id, MCP_INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch"));
+        /* A request holds one machine at a time: an earlier execute's goes back to the pool (or
+         * retires) before the next claims one. */
+        machine_release(&x->ctx->machine);
         return request(x, &m);
 }
 
