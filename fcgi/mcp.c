@@ -43,6 +43,8 @@ DEFINE_JSON_CLEANUP
 /* A progress notification's message: the output's piece, cut to this many bytes. */
 #define PROGRESS_MESSAGE_MAX 4096
 #define MCP_ALLOW "POST, DELETE"
+/* A tool call's id as JSON, as its record keeps it for a cancellation to find. */
+#define MCP_RPC_ID_MAX 256
 
 /* One request's exchange: where its answer goes, and its progress so far. */
 typedef struct Exchange {
@@ -275,10 +277,14 @@ static int tools_call(Exchange *x, const McpMessage *m) {
         OutputListener listener = {.chunk = on_chunk, .idle = on_idle, .userdata = x};
         cleanup_json struct json_object *result = NULL;
         struct json_object *args = NULL, *sid = NULL;
-        const char *name = NULL, *rpc_id = json_object_to_json_string_ext(m->id, JSON_C_TO_STRING_PLAIN);
+        const char *name = NULL;
+        char rpc_id[MCP_RPC_ID_MAX];
         Error err = {};
         int r, cancelled;
 
+        /* A copy: the text json-c makes lives in the id's object only until it is made again. */
+        if ((size_t) snprintf(rpc_id, sizeof(rpc_id), "%s", json_object_to_json_string_ext(m->id, JSON_C_TO_STRING_PLAIN)) >= sizeof(rpc_id))
+                return tool_error(x, m->id, MCP_INVALID_REQUEST, MSG_MCP_ID_TOO_LONG);
         r = call_params(m->params, &name, &args, &x->progress_token);
         if (r < 0)
                 return tool_error(x, m->id, MCP_INVALID_PARAMS, r == -EINVAL ? MSG_MCP_TOOL_NAME : MSG_MCP_ARGUMENTS);
@@ -286,9 +292,9 @@ static int tools_call(Exchange *x, const McpMessage *m) {
         (void) json_object_object_get_ex(args, "session_id", &sid);
         r = db_mcp_call_begin(x->ctx->db, x->session.id, rpc_id, req->id, name, json_object_is_type(sid, json_type_string) ? json_object_get_string(sid) : NULL);
         if (r == -EEXIST)
-                return tool_error(x, m->id, MCP_INVALID_REQUEST, "Invalid Request: a call with this id is in flight already");
+                return tool_error(x, m->id, MCP_INVALID_REQUEST, MSG_MCP_CALL_IN_FLIGHT);
         if (r < 0)
-                return tool_error(x, m->id, MCP_INTERNAL_ERROR, "Internal error: the call could not be recorded");
+                return tool_error(x, m->id, MCP_INTERNAL_ERROR, MSG_MCP_CALL_RECORD);
 
         /* The stream's first event says the call is under way, before any output: the client
          * sees it is served, whatever the code does first. A client gone is found when the
@@ -311,19 +317,21 @@ static int tools_call(Exchange *x, const McpMessage *m) {
                 if (req->session_id[0] && (strcmp(name, "session_run") == 0 || strcmp(name, "session_exec") == 0))
                         (void) db_session_set_reset(x->ctx->db, req->session_id, true);
                 free(req->error);
-                req->error = strdup("the call was cancelled by the client (notifications/cancelled)");
+                req->error = strdup(MSG_MCP_CANCELLED);
                 return x->stream || x->batch ? 0 : reply_head(req, 202, NULL, NULL);
         }
         if (r == -ECANCELED)
                 return reply_abandoned(req);
-        if (r == -ENOENT)
-                return tool_error(x, m->id, MCP_INVALID_PARAMS, "Unknown tool: the tools are execute, session_create, session_run, "
-                                                                "session_exec, session_write_file, session_read_file, session_list_files, "
-                                                                "session_delete and runtimes");
+        if (r == -ENOENT) {
+                char message[sizeof(MSG_MCP_UNKNOWN_TOOL) + sizeof(req->mcp_tool)];
+
+                (void) snprintf(message, sizeof(message), MSG_MCP_UNKNOWN_TOOL, req->mcp_tool);
+                return tool_error(x, m->id, MCP_INVALID_PARAMS, message);
+        }
         if (r == -EINVAL)
                 return tool_error(x, m->id, MCP_INVALID_PARAMS, err.message);
         if (r < 0)
-                return tool_error(x, m->id, MCP_INTERNAL_ERROR, "Internal error: the tool call failed");
+                return tool_error(x, m->id, MCP_INTERNAL_ERROR, MSG_MCP_CALL_FAILED);
         return answer(x, mcp_result_new(m->id, TAKE_PTR(result)));
 }
 
@@ -438,7 +446,7 @@ static int batch_one(Exchange *x, struct json_object *msg) {
         if (m.kind != MCP_REQUEST || !m.method)
                 return 0;
         if (strcmp(m.method, "initialize") == 0)
-                return answer(x, mcp_error_new(m.id, MCP_INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch"));
+                return answer(x, mcp_error_new(m.id, MCP_INVALID_REQUEST, MSG_MCP_BATCH_INIT));
         /* A request holds one machine at a time: an earlier execute's goes back to the pool (or
          * retires) before the next claims one. */
         machine_release(&x->ctx->machine);
@@ -460,7 +468,7 @@ static int batch(Request *req, Context *ctx, struct json_object *messages) {
         if (!mcp_version_batches(x.session.version))
                 return refuse(req, 400, MCP_INVALID_REQUEST, MSG_MCP_BATCH, x.session.version);
         if (n == 0)
-                return refuse(req, 400, MCP_INVALID_REQUEST, "Invalid Request: an empty batch");
+                return refuse(req, 400, MCP_INVALID_REQUEST, MSG_MCP_BATCH_EMPTY);
         if (!accepts(req, "application/json"))
                 return refuse(req, 406, MCP_SERVER_ERROR, MSG_MCP_ACCEPT);
         x.batch = answers;
@@ -546,6 +554,5 @@ int route_mcp(Request *req, Context *ctx) {
                 return post(req, ctx);
         if (strcmp(req->method, "DELETE") == 0)
                 return end_session(req, ctx);
-        return refuse(req, 405, MCP_SERVER_ERROR, "Method Not Allowed: %s (no stream of the server's own is offered; POST messages, DELETE to end a session)",
-                      req->method);
+        return refuse(req, 405, MCP_SERVER_ERROR, MSG_MCP_METHOD_NOT_ALLOWED, req->method);
 }

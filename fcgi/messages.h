@@ -105,7 +105,18 @@
 #define MSG_MCP_INIT_SESSION "Invalid Request: initialize starts a session and must come without Mcp-Session-Id"
 #define MSG_MCP_ACCEPT "Not Acceptable: the client must accept application/json or text/event-stream"
 #define MSG_MCP_METHOD "Method not found: '%s'"
-#define MSG_MCP_UNKNOWN_TOOL "Unknown tool: '%s'"
+#define MSG_MCP_UNKNOWN_TOOL                                                                                                            \
+        "Unknown tool: '%s' (the tools are execute, session_create, session_run, session_exec, session_write_file, session_read_file, " \
+        "session_list_files, session_delete and runtimes)"
+#define MSG_MCP_METHOD_NOT_ALLOWED "Method Not Allowed: %s (no stream of the server's own is offered; POST messages, DELETE to end a session)"
+#define MSG_MCP_ID_TOO_LONG "Invalid Request: a tool call's id must be shorter than 256 characters as JSON"
+#define MSG_MCP_CALL_IN_FLIGHT "Invalid Request: a call with this id is in flight already"
+#define MSG_MCP_CALL_RECORD "Internal error: the call could not be recorded"
+#define MSG_MCP_CALL_FAILED "Internal error: the tool call failed"
+#define MSG_MCP_BATCH_INIT "Invalid Request: initialize must not be part of a batch"
+#define MSG_MCP_BATCH_EMPTY "Invalid Request: an empty batch"
+/* Not sent (a cancelled call is not answered): the request's record and audit entry. */
+#define MSG_MCP_CANCELLED "the call was cancelled by the client (notifications/cancelled)"
 #define MSG_MCP_TOOL_NAME "params.name must be a string"
 #define MSG_MCP_ARGUMENTS "params.arguments must be an object"
 #define MSG_MCP_SESSION_ID "session_id is required and must be a string"
