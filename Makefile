@@ -56,12 +56,12 @@ LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/l
 # The workers' and the pool manager's side of the broker and of the pool.
 CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c lib/stream-frame.c nspawn/pool/session-usage.c nspawn/unit-name.c \
                nspawn/pool/poold-proto.c lib/fd-wait.c
-DB_SRCS     := db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c
+DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/machine-claim.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-call.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/json-syntax.c \
+               fcgi/route-sessions.c fcgi/session-call.c fcgi/mcp.c fcgi/mcp-rpc.c fcgi/mcp-args.c fcgi/mcp-tools.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/json-syntax.c \
                fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c fcgi/live-settings.c nspawn/pool/poold-client.c \
                nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
@@ -117,6 +117,9 @@ $(BUILD)/tests/test-poold-queue:  $(call objs,nspawn/pool/poold-queue.c)
 $(BUILD)/tests/test-poold-cpu:    $(call objs,nspawn/pool/poold-cpu.c)
 $(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
 $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c lib/json-syntax.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-mcp-rpc:      $(call objs,fcgi/mcp-rpc.c lib/error.c lib/utf8.c)
+$(BUILD)/tests/test-mcp-args:     $(call objs,fcgi/mcp-args.c lib/b64.c lib/error.c lib/utf8.c)
+$(BUILD)/tests/test-mcp-db:       $(call objs,db/db.c db/mcp-db.c db/requests.c lib/error-count.c lib/time-util.c)
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)
@@ -247,10 +250,11 @@ check-unit:
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/json-syntax.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
-                lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c lib/json-util.c lib/language.c
+                lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c lib/json-util.c lib/language.c \
+                fcgi/mcp-rpc.c fcgi/mcp-args.c
 
 build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
-                         lib/macro.h nspawn/broker/broker-proto.h lib/api-key.h
+                         lib/macro.h nspawn/broker/broker-proto.h lib/api-key.h fcgi/mcp-rpc.h fcgi/mcp-args.h fcgi/route.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \
 	    -I. $(WARN) $(shell pkg-config --cflags json-c libcrypto) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c libcrypto)

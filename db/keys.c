@@ -111,6 +111,12 @@ int db_request_set_rated(sqlite3 *db, const char *request_id) {
         return r < 0 ? r : 0;
 }
 
+int db_request_set_execution(sqlite3 *db, const char *request_id) {
+        int r = db_run(db, "UPDATE requests SET execution = 1, rated = 1 WHERE request_id = ?1", "t", request_id);
+
+        return r < 0 ? r : 0;
+}
+
 int db_key_revoke(sqlite3 *db, const char *name) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r = db_run(db, "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE name = ?1 AND revoked_at IS NULL", "t",

@@ -48,6 +48,8 @@ int db_key_get(sqlite3 *db, const char *name, ApiKey *ret);
 
 /* Marks a request just begun as work that executions-per-minute counts (KEY_WINDOW_RATED). */
 int db_request_set_rated(sqlite3 *db, const char *request_id);
+/* Marks a request begun as something else (an MCP tool call) as an execution, rated too. */
+int db_request_set_execution(sqlite3 *db, const char *request_id);
 
 /* The key's requests in flight (no status yet). */
 int db_key_in_flight(sqlite3 *db, const char *name, int64_t *ret);

@@ -39,11 +39,11 @@ int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome 
         int r = db_run(db,
                        "UPDATE requests SET sandbox_id = ?2, status = ?3, exit_code = ?4, duration_ms = ?5, error = ?6, "
                        "machine_id = ?7, session_id = ?8, language = ?9, termination = ?10, cpu_ms = ?11, memory_peak_bytes = ?12, "
-                       "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
-                       "tti?i?Ittttt?I?I", request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
+                       "mcp_method = ?13, mcp_tool = ?14, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
+                       "tti?i?Ittttt?I?Itt", request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
                        (int) (o->duration_ms >= 0), o->duration_ms, o->error, o->machine_id, o->session_id, o->language,
                        db_termination_label(o->termination), (int) (o->cpu_ms >= 0), o->cpu_ms, (int) (o->memory_peak_bytes >= 0),
-                       o->memory_peak_bytes);
+                       o->memory_peak_bytes, o->mcp_method, o->mcp_tool);
 
         if (r < 0)
                 return r;

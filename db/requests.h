@@ -36,6 +36,8 @@ typedef struct RequestOutcome {
         Termination termination; /* an execution's end once handed to a sandbox */
         int64_t cpu_ms;          /* what it used, from its cgroup; < 0: not counted */
         int64_t memory_peak_bytes; /* < 0: not counted */
+        const char *mcp_method;    /* a /mcp request's JSON-RPC method; NULL for none */
+        const char *mcp_tool;      /* its tool, for tools/call; NULL for none */
 } RequestOutcome;
 
 /* Inserts the row of a request that has just arrived (status NULL: in flight), with the path of the

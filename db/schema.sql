@@ -258,3 +258,32 @@ CREATE INDEX session_usage_key ON session_usage(key_name, at, cpu_ms) WHERE key_
 -- older than that, by start. Deleting fires no trigger: the totals of step 7 and 9 keep counting
 -- them.
 CREATE INDEX requests_started ON requests(started_at);
+
+-- step 12
+-- MCP (/mcp): a client's session (Mcp-Session-Id), made by its initialize and ended by its DELETE,
+-- with the API key it belongs to and the revision of MCP agreed on; and the tool calls it has in
+-- flight, so that a notifications/cancelled (which may reach another worker) finds what to stop.
+CREATE TABLE mcp_sessions (
+    mcp_session_id TEXT PRIMARY KEY,
+    key_name       TEXT,                   -- NULL: made while API keys were off
+    version        TEXT NOT NULL,
+    created_at     REAL NOT NULL,          -- unix time
+    last_used      REAL NOT NULL,
+    ended_at       REAL                    -- its DELETE; the row stays for the record
+);
+CREATE TABLE mcp_calls (
+    mcp_session_id TEXT NOT NULL,
+    rpc_id         TEXT NOT NULL,          -- the JSON-RPC id, as JSON ("7", "\"a\"")
+    request_id     TEXT NOT NULL,          -- the /mcp request serving it: its row names the machine
+    tool           TEXT NOT NULL,
+    session_id     TEXT,                   -- the sandbox session it acts on, if any
+    cancelled      INTEGER NOT NULL DEFAULT 0,
+    started_at     REAL NOT NULL,
+    PRIMARY KEY (mcp_session_id, rpc_id)
+);
+
+-- step 13
+-- A /mcp request's JSON-RPC method and, for tools/call, its tool: what the request was, beside
+-- the sandbox or session its tool acted on.
+ALTER TABLE requests ADD COLUMN mcp_method TEXT;
+ALTER TABLE requests ADD COLUMN mcp_tool TEXT;

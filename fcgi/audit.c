@@ -43,5 +43,7 @@ void audit_request(const Request *req) {
                                "CPU_MS=%s", cpu_ms,
                                "MEMORY_PEAK_BYTES=%s", memory_peak,
                                "ERROR=%s", req->error ? req->error : "",
+                               "MCP_METHOD=%s", req->mcp_method,
+                               "MCP_TOOL=%s", req->mcp_tool,
                                NULL);
 }

@@ -202,6 +202,28 @@ static int admit_locked(sqlite3 *db, void *userdata) {
         return admission_record(db, a);
 }
 
+/* A request made within one let in already (an MCP tool call): its key's quotas as its route's own
+ * request would meet them, but max-concurrent, which the request it is made in was counted for. */
+static int admit_inner_locked(sqlite3 *db, void *userdata) {
+        Admission *a = userdata;
+        ApiKey k;
+        int r;
+
+        r = db_key_get(db, a->key_name, &k);
+        if (r == -ENOENT) {
+                a->refused = true; /* revoked since */
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        r = quota_check(db, &k, a);
+        if (r < 0 || a->over != QUOTA_NONE)
+                return r;
+        if (a->execution)
+                return db_request_set_execution(db, a->req->id);
+        return a->rated ? db_request_set_rated(db, a->req->id) : 0;
+}
+
 static int reply_refusal(Request *req, const Admission *a) {
         req->retry_after_s = a->retry_after_s;
         switch (a->over) {
@@ -268,5 +290,30 @@ int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key) {
         memcpy(req->key_name, a.key_name, sizeof(req->key_name));
         if (a.refused || a.over != QUOTA_NONE)
                 (void) reply_refusal(req, &a);
+        return 0;
+}
+
+int auth_admit_inner(Request *req, Context *ctx, const Route *route) {
+        Admission a = {
+                .req = req,
+                .endpoint = route->path,
+                .execution = is_execution(req, route),
+                .rated = is_execution(req, route) || is_rated_work(req, route),
+        };
+        int r;
+
+        if (!a.rated)
+                return 0;
+        /* Without a key, nothing to count against: an execution is still recorded as one. */
+        if (!ctx->config->api_keys || !req->key_name[0])
+                return a.execution ? db_request_set_execution(ctx->db, req->id) : 0;
+        memcpy(a.key_name, req->key_name, sizeof(a.key_name));
+        r = db_transaction(ctx->db, admit_inner_locked, &a);
+        if (r < 0)
+                return r;
+        if (a.refused || a.over != QUOTA_NONE) {
+                (void) reply_refusal(req, &a);
+                return 1;
+        }
         return 0;
 }

@@ -20,3 +20,9 @@ int auth_begin(Request *req, Context *ctx, const Route *route, bool needs_key);
  * its row written and answered 401 (audited as any request), 1. -errno when the database could not
  * be read or written (nothing answered). */
 int auth_check_only(Request *req, Context *ctx, const Route *route, bool needs_key);
+
+/* The quotas of a request made within one let in already (an MCP tool call, req's method and path
+ * set to its REST request's): executions-per-minute and cpu-seconds-per-day as that route meets
+ * them, and the request's row then counts as it would. 0: let in; 1: refused and answered (429,
+ * or 401 for a key revoked since); -errno when the database failed (nothing answered). */
+int auth_admit_inner(Request *req, Context *ctx, const Route *route);

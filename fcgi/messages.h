@@ -93,3 +93,33 @@
 #define MSG_QUOTA_DISK "API key quota exceeded: session-disk-bytes=%lld (its sessions' disks, %llu bytes each) - retry in %u s, or delete one"
 /* SANDBOXD_DISK_RESERVE_BYTES: 507, before anything is written. */
 #define MSG_DISK_RESERVE "insufficient storage: the state filesystem has %llu bytes free, SANDBOXD_DISK_RESERVE_BYTES=%llu are kept - nothing was written"
+
+/* MCP (/mcp): the transport's refusals, and the tools' arguments that have no REST field of the
+ * same name (those that do are checked by the REST handler, in its words). */
+#define MSG_MCP_ORIGIN "Forbidden: Origin '%s' is not allowed (SANDBOXD_MCP_ALLOWED_ORIGINS)"
+#define MSG_MCP_NO_SESSION "Bad Request: Mcp-Session-Id header is required"
+#define MSG_MCP_SESSION_GONE "Session not found"
+#define MSG_MCP_VERSION "Bad Request: Unsupported protocol version '%s' (supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07)"
+#define MSG_MCP_PARSE "Parse error: the body is not JSON"
+#define MSG_MCP_BATCH "Invalid Request: JSON-RPC batches are not part of MCP %s (only of 2025-03-26); send one message per POST"
+#define MSG_MCP_INIT_SESSION "Invalid Request: initialize starts a session and must come without Mcp-Session-Id"
+#define MSG_MCP_ACCEPT "Not Acceptable: the client must accept application/json or text/event-stream"
+#define MSG_MCP_METHOD "Method not found: '%s'"
+#define MSG_MCP_UNKNOWN_TOOL                                                                                                            \
+        "Unknown tool: '%s' (the tools are execute, session_create, session_run, session_exec, session_write_file, session_read_file, " \
+        "session_list_files, session_delete and runtimes)"
+#define MSG_MCP_METHOD_NOT_ALLOWED "Method Not Allowed: %s (no stream of the server's own is offered; POST messages, DELETE to end a session)"
+#define MSG_MCP_ID_TOO_LONG "Invalid Request: a tool call's id must be shorter than 256 characters as JSON"
+#define MSG_MCP_CALL_IN_FLIGHT "Invalid Request: a call with this id is in flight already"
+#define MSG_MCP_CALL_RECORD "Internal error: the call could not be recorded"
+#define MSG_MCP_CALL_FAILED "Internal error: the tool call failed"
+#define MSG_MCP_BATCH_INIT "Invalid Request: initialize must not be part of a batch"
+#define MSG_MCP_BATCH_EMPTY "Invalid Request: an empty batch"
+/* Not sent (a cancelled call is not answered): the request's record and audit entry. */
+#define MSG_MCP_CANCELLED "the call was cancelled by the client (notifications/cancelled)"
+#define MSG_MCP_TOOL_NAME "params.name must be a string"
+#define MSG_MCP_ARGUMENTS "params.arguments must be an object"
+#define MSG_MCP_SESSION_ID "session_id is required and must be a string"
+#define MSG_MCP_CONTENT "exactly one of content (text) and content_b64 (base64) is required"
+#define MSG_MCP_CONTENT_B64 "content_b64 is not valid base64"
+#define MSG_MCP_DIR "dir must be a string"

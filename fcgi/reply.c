@@ -17,13 +17,19 @@ static const char *reply_reason(int status) {
         case 200: return "OK";
         case 201:
                 return "Created";
+        case 202:
+                return "Accepted";
         case 204:
                 return "No Content";
         case 400: return "Bad Request";
         case 401:
                 return "Unauthorized";
+        case 403:
+                return "Forbidden";
         case 404: return "Not Found";
         case 405: return "Method Not Allowed";
+        case 406:
+                return "Not Acceptable";
         case 413: return "Payload Too Large";
         case 414: return "URI Too Long";
         case 429:
@@ -57,10 +63,46 @@ int reply_add_usage(const Request *req, struct json_object *out) {
         return json_object_object_add(out, "usage", usage);
 }
 
+/* A handler run within the worker (req->capture): what it answers is kept, in place of the answer
+ * the previous one kept, for the caller to turn into its own. */
+static void capture_reset(ReplyCapture *c, int status, const char *content_type) {
+        (void) json_object_put(c->body);
+        free(c->bytes);
+        *c = (ReplyCapture){.status = status};
+        (void) snprintf(c->content_type, sizeof(c->content_type), "%s", content_type);
+}
+
+void reply_capture_done(ReplyCapture *c) {
+        capture_reset(c, 0, "");
+}
+
+static int capture_bytes(Request *req, int status, const char *content_type, const void *data, size_t len) {
+        ReplyCapture *c = req->capture;
+
+        req->status = status;
+        capture_reset(c, status, content_type);
+        /* One byte more, a NUL, so that a text can be read as a string. */
+        c->bytes = malloc(len + 1);
+        if (!c->bytes)
+                return -ENOMEM;
+        if (len > 0)
+                memcpy(c->bytes, data, len);
+        ((char *) c->bytes)[len] = 0;
+        c->bytes_len = len;
+        return 0;
+}
+
 int reply_json(Request *req, int status, struct json_object *body) {
         size_t len = 0;
-        const char *text = json_object_to_json_string_length(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+        const char *text;
 
+        if (req->capture) {
+                req->status = status;
+                capture_reset(req->capture, status, "application/json");
+                req->capture->body = json_object_get(body);
+                return 0;
+        }
+        text = json_object_to_json_string_length(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
         if (!text)
                 return -ENOMEM;
         req->status = status;
@@ -90,7 +132,19 @@ int reply_json(Request *req, int status, struct json_object *body) {
         return 0;
 }
 
+int reply_head(Request *req, int status, const char *content_type, const char *extra) {
+        req->status = status;
+        if (FCGX_FPrintF(req->fcgx->out, "Status: %d %s\r\n", status, reply_reason(status)) < 0 ||
+            (content_type && FCGX_FPrintF(req->fcgx->out, "Content-Type: %s\r\n", content_type) < 0) ||
+            FCGX_PutS("Cache-Control: no-store\r\n", req->fcgx->out) < 0 || (extra && FCGX_PutS(extra, req->fcgx->out) < 0) ||
+            FCGX_PutS("\r\n", req->fcgx->out) < 0)
+                return -EIO;
+        return 0;
+}
+
 int reply_text(Request *req, int status, const char *content_type, const char *text, size_t len) {
+        if (req->capture)
+                return capture_bytes(req, status, content_type, text, len);
         req->status = status;
         if (FCGX_FPrintF(req->fcgx->out, "Status: %d %s\r\nContent-Type: %s\r\nCache-Control: no-store\r\n\r\n", status, reply_reason(status),
                          content_type) < 0)
@@ -141,6 +195,8 @@ int reply_abandoned(Request *req) {
 int reply_bytes(Request *req, int status, const char *content_type, const void *data, size_t len) {
         char head[256];
 
+        if (req->capture)
+                return capture_bytes(req, status, content_type, data, len);
         req->status = status;
         /* libfcgi's own printf knows no %zu: the header is made here. */
         if ((size_t) snprintf(head, sizeof(head), "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n\r\n",

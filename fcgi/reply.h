@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 typedef struct Request Request;
+typedef struct ReplyCapture ReplyCapture;
 struct json_object;
 
 /* Sends status and a JSON body (borrowed), and remembers the status for the request's record. */
@@ -17,6 +18,10 @@ int reply_json(Request *req, int status, struct json_object *body);
  * status for the request's record. */
 int reply_text(Request *req, int status, const char *content_type, const char *text, size_t len);
 
+/* Sends the status and headers only, and remembers the status: content_type (NULL: none) and extra
+ * (whole "Name: value\r\n" lines, or NULL). The body, if any, is the caller's to write (a stream). */
+int reply_head(Request *req, int status, const char *content_type, const char *extra);
+
 /* Sends {"error": "<message>"} with the given status; the message is remembered for the record.
  * Messages come from messages.h. */
 /* Sends status and len raw bytes of content_type (a file's content). */
@@ -27,3 +32,8 @@ int reply_error(Request *req, int status, const char *fmt, ...) __attribute__((f
 /* The client went before its answer (nginx closed the connection): nothing is sent, the request is
  * recorded with status 499 and why. -ENOMEM. */
 int reply_abandoned(Request *req);
+
+/* With req->capture set, reply_json(), reply_error(), reply_text() and reply_bytes() send nothing:
+ * they keep the status and the body (a reference) or a copy of the bytes (NUL-terminated) there,
+ * replacing what an earlier answer kept. Releases what a capture holds; it is then empty. */
+void reply_capture_done(ReplyCapture *c);

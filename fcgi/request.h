@@ -68,6 +68,10 @@ typedef struct Request {
         const char *language; /* an execution's, once handed to a sandbox (static) */
         int termination;      /* a Termination (db/requests.h) */
 
+        /* An MCP request's (/mcp): its JSON-RPC method and, for tools/call, the tool. "": none. */
+        char mcp_method[48];
+        char mcp_tool[32];
+
         ReplyCapture *capture;    /* NULL: answers go to fcgx */
         OutputListener *listener; /* NULL: output is answered at the end only */
         /* The event stream the client asked for (fcgi/event-stream.h), owned; once begun, the

@@ -14,6 +14,10 @@ static const Route routes[] = {
         /* Reference 004's own path and shape. */
         {.path = "/execute", .method = "POST", .id = ROUTE_EXECUTE_004},
         {.path = "/v1/sessions", .method = "*", .id = ROUTE_SESSIONS, .prefix = true},
+        /* MCP's Streamable HTTP endpoint: POST, and DELETE to end a session; it answers any other
+         * method 405 itself, as the transport says for a GET when no stream of the server's own is
+         * offered. */
+        {.path = "/mcp", .method = "*", .id = ROUTE_MCP},
         /* Reference 002's own paths for run and exec. */
         {.path = "/session", .method = "*", .id = ROUTE_SESSIONS, .prefix = true},
 };

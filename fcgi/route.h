@@ -41,6 +41,7 @@ typedef enum RouteId {
         ROUTE_OPENAPI,
         ROUTE_SESSIONS,
         ROUTE_METRICS,
+        ROUTE_MCP,
         _ROUTE_MAX,
 } RouteId;
 
@@ -64,3 +65,4 @@ int route_runtimes(Request *req, Context *ctx);
 int route_openapi(Request *req, Context *ctx);
 int route_sessions(Request *req, Context *ctx);
 int route_metrics(Request *req, Context *ctx);
+int route_mcp(Request *req, Context *ctx);

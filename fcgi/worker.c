@@ -72,6 +72,7 @@ static const RouteHandler handlers[_ROUTE_MAX] = {
         [ROUTE_OPENAPI] = route_openapi,
         [ROUTE_SESSIONS] = route_sessions,
         [ROUTE_METRICS] = route_metrics,
+        [ROUTE_MCP] = route_mcp,
 };
 
 static int db_get(Worker *w, sqlite3 **ret) {
@@ -113,7 +114,9 @@ static void record(Request *req, Context *ctx, bool has_row) {
                             .language = req->language,
                             .termination = (Termination) req->termination,
                             .cpu_ms = req->cpu_ms,
-                            .memory_peak_bytes = req->memory_peak_bytes};
+                            .memory_peak_bytes = req->memory_peak_bytes,
+                            .mcp_method = req->mcp_method[0] ? req->mcp_method : NULL,
+                            .mcp_tool = req->mcp_tool[0] ? req->mcp_tool : NULL};
         int r;
 
         if (has_row) {

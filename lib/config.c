@@ -102,6 +102,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 .preload = get("SANDBOXD_PRELOAD") ? get("SANDBOXD_PRELOAD") : "numpy,pandas",
                 .openblas_coretype = get_str(get, "SANDBOXD_OPENBLAS_CORETYPE", ""),
                 .session_dir = get_str(get, "SANDBOXD_SESSION_DIR", "/var/lib/sandboxd/sessions"),
+                .mcp_allowed_origins = get_str(get, "SANDBOXD_MCP_ALLOWED_ORIGINS", ""),
         };
         const char *policy = get_str(get, "SANDBOXD_IMPORT_POLICY", "off");
         const char *keys = get_str(get, "SANDBOXD_API_KEYS", "off");

@@ -56,6 +56,9 @@ typedef struct Config {
         const char *session_dir;        /* the sessions' disk images */
         uint64_t disk_reserve_bytes;    /* free space kept on the state filesystem: below it, no new disk or upload */
         unsigned record_retain_days;    /* request records older than this are pruned */
+        /* Origins (comma-separated, e.g. "https://agent.example") a browser's request to /mcp may
+         * come from, besides loopback's: against DNS rebinding, any other is refused (403). */
+        const char *mcp_allowed_origins;
         const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;
 } Config;

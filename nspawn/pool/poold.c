@@ -29,6 +29,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "db/db.h"
+#include "db/mcp-db.h"
 #include "db/metrics-db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
@@ -178,6 +179,10 @@ static void sweep(Poold *p) {
 static void records_prune(Poold *p) {
         int64_t n = 0;
         int r = db_records_prune(p->db, p->config->record_retain_days, &n);
+
+        /* MCP sessions unused as long, with the requests that used them. */
+        if (r >= 0)
+                r = db_mcp_prune(p->db, p->config->record_retain_days);
 
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to prune records older than %u days, ignoring: %s", p->config->record_retain_days, db_errmsg(p->db));

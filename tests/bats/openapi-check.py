@@ -8,8 +8,8 @@
       not have must answer 404, a method its path does not take 405, as components.responses says.
       With the response's header block (curl -D), its content type and the headers the description
       requires are checked too; a text/event-stream body is read as a server-sent event stream, each
-      event's data against the schema its name has in the media type's x-sandboxd-events, and it
-      must end with exactly one "result" event.
+      event's data against the schema its name has in the media type's x-sandboxd-events, and, where
+      those include "result", it must end with exactly one "result" event.
   openapi-check.py --document
       The description's schemas are valid JSON Schema 2020-12 and every $ref in it resolves.
 
@@ -150,10 +150,11 @@ def sse_events(where, raw):
 
 def check_event_stream(doc, where, media, raw):
     """A server-sent event stream: every event one the media type's x-sandboxd-events names, its
-    data JSON valid against that schema, and last, once, "result", followed by comments only."""
+    data JSON valid against that schema, and, where the events include "result" (a run's answer),
+    that last, once, followed by comments only. (MCP's stream carries JSON-RPC "message" events.)"""
     schemas = media.get("x-sandboxd-events")
-    if not isinstance(schemas, dict) or "result" not in schemas:
-        fail(f"{where}: the description's text/event-stream has no x-sandboxd-events with a result event")
+    if not isinstance(schemas, dict) or not schemas:
+        fail(f"{where}: the description's text/event-stream has no x-sandboxd-events")
     events, after = sse_events(where, raw)
     results = [i for i, (name, _, _) in enumerate(events) if name == "result"]
     for i, (name, data, line) in enumerate(events):
@@ -171,6 +172,8 @@ def check_event_stream(doc, where, media, raw):
             fail(f"{at}: {path}: {error.message[:300]}\n  data: {data[:300]}")
         if name == "result" and i != len(events) - 1:
             fail(f"{at}: the result event is not the last: '{events[i + 1][0]}' follows it")
+    if "result" not in schemas:
+        return
     if not results:
         cut = " and ends in the middle of one" if after else ""
         fail(f"{where}: the event stream has no result event ({len(events)} events{cut})")
@@ -243,8 +246,8 @@ def check_document(doc):
             for status, response in (operation.get("responses", {}) if method in METHODS else {}).items():
                 for ctype, media in resolve(doc, response).get("content", {}).items():
                     events = media.get("x-sandboxd-events")
-                    if ctype == "text/event-stream" and (not isinstance(events, dict) or "result" not in events):
-                        fail(f"{method.upper()} {path} {status}: text/event-stream without x-sandboxd-events naming a result event")
+                    if ctype == "text/event-stream" and (not isinstance(events, dict) or not events):
+                        fail(f"{method.upper()} {path} {status}: text/event-stream without x-sandboxd-events")
                     for name, schema in (events or {}).items():
                         try:
                             Draft202012Validator.check_schema(schema)

@@ -94,11 +94,14 @@ teardown() {
     done
     api GET /v1/sessions
     expect_status 200
+    # MCP: a message without a session is refused in the transport's JSON-RPC shape.
+    api POST /mcp '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    expect_status 400
     hdr="$BATS_TEST_TMPDIR/hdr"
     code=$(curl -s -D "$hdr" -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' "$SANDBOXD_URL/metrics")
     [ "$code" = 200 ]
     openapi_check_file --headers "$hdr" GET /metrics 200 "$BATS_TEST_TMPDIR/body"
-    [ "$(jq -r '.paths | keys | sort | join(" ")' "$DOCUMENT")" = "/execute /metrics /session/{session_id}/exec /session/{session_id}/run /v1/call /v1/execute \
+    [ "$(jq -r '.paths | keys | sort | join(" ")' "$DOCUMENT")" = "/execute /mcp /metrics /session/{session_id}/exec /session/{session_id}/run /v1/call /v1/execute \
 /v1/openapi.json /v1/pool /v1/runtimes /v1/sessions /v1/sessions/{session_id} /v1/sessions/{session_id}/exec \
 /v1/sessions/{session_id}/files /v1/sessions/{session_id}/files/{path} /v1/sessions/{session_id}/pause \
 /v1/sessions/{session_id}/resume /v1/sessions/{session_id}/run" ]

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fcgi/mcp-args.h"
+#include "fcgi/mcp-rpc.h"
+#include "fcgi/route.h"
 #include "fcgi/session-route.h"
 #include "fcgi/validate.h"
 #include "lib/api-key.h"
@@ -284,6 +287,51 @@ static void fuzz_bearer(const uint8_t *data, size_t size) {
         CHECK(api_key_hash_equal(hash, hash));
 }
 
+/* MCP: any body as a JSON-RPC message, and as every tool's arguments. A tool's REST request stays
+ * its route's, and the session id and file path a client names reach the handler whole, each in
+ * its own segment: no argument becomes another path or a query. */
+static void fuzz_mcp(const uint8_t *data, size_t size) {
+        static const char *const tools[] = {"execute", "session_create", "session_run", "session_exec", "session_write_file",
+                                            "session_read_file", "session_list_files", "session_delete", "runtimes"};
+        cleanup_json struct json_object *body = NULL;
+        struct json_object *id = NULL, *sid = NULL, *path = NULL;
+        McpMessage m;
+        Error err = {};
+
+        (void) mcp_image_type(data, size);
+        if (validate_parse_body((const char *) data, size, &body) < 0)
+                return;
+        if (mcp_message_parse(body, &m, &id, &err) < 0)
+                CHECK(err.message[0] != 0);
+        (void) json_object_object_get_ex(body, "session_id", &sid);
+        (void) json_object_object_get_ex(body, "path", &path);
+        for (size_t i = 0; i < ELEMENTSOF(tools); i++) {
+                McpRest rest = {};
+                SessionRoute route;
+
+                err = (Error){};
+                if (mcp_tool_rest(tools[i], body, &rest, &err) < 0) {
+                        check_error(&err);
+                        continue;
+                }
+                CHECK(strncmp(rest.raw_path, "/v1/", 4) == 0 && !strchr(rest.raw_path, '?') && !strchr(rest.raw_path, '#'));
+                /* An id too long to be a session's is no route: 404, as over REST. */
+                if (rest.route == ROUTE_SESSIONS && strcmp(rest.raw_path, "/v1/sessions") != 0 && session_route_parse(rest.raw_path, &route) == 0) {
+                        /* The id as it came, or, with anything but RFC 3986's unreserved
+                         * characters in it, still escaped: no session's id, and so a 404. */
+                        CHECK(strcmp(route.id, json_object_get_string(sid)) == 0 || strchr(route.id, '%'));
+                        CHECK(route.action == (i == 2   ? SESSION_RUN
+                                               : i == 3 ? SESSION_EXEC
+                                               : i == 6 ? SESSION_FILES
+                                               : i == 7 ? SESSION_ONE
+                                                        : SESSION_FILE));
+                        if (route.action == SESSION_FILE)
+                                CHECK(strcmp(route.path, json_object_get_string(path)) == 0);
+                }
+                mcp_rest_done(&rest);
+        }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_bearer(data, size);
         fuzz_body(data, size);
@@ -292,5 +340,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_b64((const char *) data, size);
         fuzz_utf8(data, size);
         fuzz_path((const char *) data, size);
+        fuzz_mcp(data, size);
         return 0;
 }

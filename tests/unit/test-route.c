@@ -69,6 +69,10 @@ static void test_table(void) {
                 {"/v1/sessions/x/files/a", "DELETE", ROUTE_SESSIONS},
                 {"/session/x/run", "POST", ROUTE_SESSIONS},
                 {"/metrics", "GET", ROUTE_METRICS},
+                /* MCP's endpoint, for any method: POST and DELETE are served, the rest is 405. */
+                {"/mcp", "POST", ROUTE_MCP},
+                {"/mcp", "DELETE", ROUTE_MCP},
+                {"/mcp", "GET", ROUTE_MCP},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(expected); i++) {
@@ -81,6 +85,7 @@ static void test_table(void) {
         tap_is_int(route_find("POST", "/v1/openapi.json", &(const Route *){NULL}), 405, "POST /v1/openapi.json -> 405");
         /* A prefix covers what lies below it, not what merely starts with its letters. */
         tap_is_int(route_find("POST", "/v1/sessionsx", &(const Route *){NULL}), 404, "POST /v1/sessionsx -> 404");
+        tap_is_int(route_find("POST", "/mcp/x", &(const Route *){NULL}), 404, "POST /mcp/x -> 404");
         tap_is_int(route_find("POST", "/sessions/x", &(const Route *){NULL}), 404, "POST /sessions/x -> 404");
         tap_is_int(route_find("POST", "/sessionx/run", &(const Route *){NULL}), 404, "POST /sessionx/run -> 404");
 }
