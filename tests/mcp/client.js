@@ -103,7 +103,7 @@ test('initialize: a supported protocol version, a session id, the tools capabili
 });
 
 test('without the key, when keys are on, the connection is refused', { skip: !KEY && 'no SANDBOXD_API_KEY' }, async () => {
-    await assert.rejects(connect({}), err => /401|[Uu]nauthori[sz]ed/.test(String(err && err.message)));
+    await assert.rejects(connect({}), err => err.code === 401 || /\b401\b|[Uu]nauthori[sz]ed/.test(String(err.message)));
 });
 
 test('tools/list: the nine tools, each with a description, an inputSchema and an outputSchema', async () => {
@@ -219,7 +219,8 @@ test('session_create, then its files: write, read, list', async () => {
     const fromContent = read.content.filter(c => c.type === 'resource')
         .map(c => c.resource.text !== undefined ? c.resource.text : Buffer.from(c.resource.blob, 'base64').toString());
     assert.ok(fromStructured === text || fromContent.includes(text), `read back: ${JSON.stringify(read).slice(0, 500)}`);
-    const list = ok('session_list_files', await call('session_list_files', { session_id: sid, path: 'notes' }));
+    const dir = arg('session_list_files', 'dir', 'path');
+    const list = ok('session_list_files', await call('session_list_files', { session_id: sid, [dir]: 'notes' }));
     assert.ok(list.files.some(f => /(^|\/)a\.txt$/.test(f.path) && f.type === 'file' && f.size === Buffer.byteLength(text)), JSON.stringify(list));
 });
 
