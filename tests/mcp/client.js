@@ -190,12 +190,15 @@ test('an unknown tool is a JSON-RPC error -32602, and the session still answers 
     await client.ping();
 });
 
-test('progress: a run that prints over seconds sends increasing progress notifications', async () => {
+test('progress: a run that prints over seconds sends increasing progress notifications as it runs', async () => {
     const seen = [];
     const code = 'import time\nfor i in range(4):\n    print("step", i, flush=True)\n    time.sleep(1)\n';
-    const out = ok('execute', await call('execute', { language: 'python', code }, { onprogress: p => seen.push(p) }));
+    const out = ok('execute', await call('execute', { language: 'python', code }, { onprogress: p => seen.push({ ...p, at: Date.now() }) }));
+    const done = Date.now();
     assert.equal(out.stdout, 'step 0\nstep 1\nstep 2\nstep 3\n');
     assert.ok(seen.length >= 2, `${seen.length} progress notifications`);
+    // The first step was printed 3 s before the end: its notification came then, not with the result.
+    assert.ok(done - seen[0].at > 1500, `the first progress notification came ${done - seen[0].at} ms before the result`);
     for (let i = 1; i < seen.length; i++)
         assert.ok(seen[i].progress > seen[i - 1].progress, `progress must increase: ${JSON.stringify(seen)}`);
 });
