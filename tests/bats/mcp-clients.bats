@@ -57,7 +57,8 @@ client() {
     MCP_CANCEL_MARKER=$marker client
     [ "$status" -eq 0 ]
     grep -qx '# fail 0' <<<"$output"
-    grep -qx 'ok 14 - cancellation of execute: the call ends at once, the next call works, the run is killed' <<<"$output"
+    grep -qx 'ok 14 - cancellation of execute answered on a stream: the call ends at once, the next call works, the run is killed' <<<"$output"
+    grep -qx 'ok 15 - cancellation of execute answered as JSON (no progress token): the same' <<<"$output"
     expect_marker_gone "$marker"
 }
 

@@ -249,13 +249,15 @@ function markerProcs() {
     }
 }
 
-test('cancellation of execute: the call ends at once, the next call works, the run is killed', async () => {
+// cancelExecute(options): an execute cancelled through the SDK's signal, with the request options
+// given besides (onprogress or none: the answer on an event stream, or as JSON).
+async function cancelExecute(options) {
     const controller = new AbortController();
     const code = MARKER
         ? `import subprocess, time\nsubprocess.Popen(['/usr/bin/python3', '-c', 'import time; time.sleep(1000)', '${MARKER}'])\nprint('started', flush=True)\ntime.sleep(60)\n`
         : 'import time\nprint("started", flush=True)\ntime.sleep(60)\n';
     const pending = call('execute', { language: 'python', code, [arg('execute', 'timeout_s', 'timeout')]: 60 },
-        { signal: controller.signal, onprogress: () => {} });
+        { ...options, signal: controller.signal });
     if (MARKER) {
         let procs = '';
         for (let i = 0; i < 200 && !procs; i++) {
@@ -280,6 +282,14 @@ test('cancellation of execute: the call ends at once, the next call works, the r
     }
     const out = ok('execute', await call('execute', { code: 'print("after")' }));
     assert.equal(out.stdout, 'after\n');
+}
+
+test('cancellation of execute answered on a stream: the call ends at once, the next call works, the run is killed', async () => {
+    await cancelExecute({ onprogress: () => {} });
+});
+
+test('cancellation of execute answered as JSON (no progress token): the same', async () => {
+    await cancelExecute({});
 });
 
 test('cancellation of session_run: the session\'s next run is not held behind it, and the run never finishes', async () => {
