@@ -136,7 +136,7 @@ $(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/format.c lib/env-file.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
-        images fuzz openapi-check openapi-client man-check
+        images fuzz openapi-check openapi-client man-check mcp-clients
 
 all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(BUILD)/sandboxctl
 
@@ -342,13 +342,14 @@ stop:
 	@if [ -x $(SBINDIR)/sandboxd-host ]; then $(SBINDIR)/sandboxd-host down; fi
 
 E2E_SUITES ?= tests/bats
-e2e:
+e2e: mcp-clients
 	SANDBOXD_URL=http://$(LISTEN) bats $(E2E_SUITES)
 
 # Everything CI runs: dependencies, build, unit tests under sanitizers, the fuzzer, the stack with
 # sanitized workers, bats; the stack is taken down whatever happened, and any failure fails it.
 test: deps
 	$(MAKE) lint
+	$(MAKE) mcp-clients
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) fuzz FUZZ_SECONDS=30
@@ -473,6 +474,21 @@ openapi-client: $(OPENAPI_CLIENT)/.installed
 	$(OPENAPI_CLIENT)/node_modules/.bin/openapi-typescript docs/openapi.json -o $(OPENAPI_CLIENT)/sandboxd.d.ts
 	$(OPENAPI_CLIENT)/node_modules/.bin/tsc -p $(OPENAPI_CLIENT)
 	@echo "openapi-client: a client generated from docs/openapi.json compiles"
+
+# MCP clients nobody here wrote, which tests/bats/mcp-clients.bats runs against /mcp: the official
+# TypeScript SDK, whose Client tests/mcp/client.js drives, and the protocol's conformance suite
+# (tests/mcp/conformance). Pinned in tests/mcp/package.json, from npm, under build/ with the
+# machine's node and npm. The conformance suite runs on node 20.18.1 or later (Debian 13's, not
+# Debian 12's 18); its later versions than the pinned one need node 22.
+MCP_CLIENTS := build/npm-mcp
+
+$(MCP_CLIENTS)/.installed: tests/mcp/package.json
+	@mkdir -p $(MCP_CLIENTS)
+	cp tests/mcp/package.json $(MCP_CLIENTS)/
+	npm install --prefix $(MCP_CLIENTS) --no-audit --no-fund
+	touch $@
+
+mcp-clients: $(MCP_CLIENTS)/.installed
 
 # Every shell script in the tree (by its first line) and the bats suites with their helpers.
 SHELL_SCRIPTS = $(shell git ls-files --cached --others --exclude-standard | while read -r f; do \
