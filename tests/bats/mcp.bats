@@ -227,6 +227,17 @@ rpc_error() {
     [ "$(jq -c '[.[] | .id]' <<<"$body")" = '[1,"c",3,4,5]' ]
     [ "$(jq -r '.[1].result.structuredContent.stdout' <<<"$body")" = 5 ]
     [ "$(jq -c '[.[2:][] | .error.code]' <<<"$body")" = '[-32601,-32600,-32600]' ]
+    # Two executions in one request: each its own machine's, each handed back.
+    post "$msid" '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"code":"print(1)"}}},
+        {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute","arguments":{"code":"print(2)"}}}]'
+    expect_status 200
+    [ "$(jq -r '[.[].result.structuredContent.stdout] | join("")' <<<"$body")" = $'1\n2' ]
+    # The last goes back once the answer is sent; the first, before the second was claimed.
+    for _ in $(seq 50); do
+        [ "$(db "SELECT count(*) FROM pool WHERE state = 'claimed'")" = 0 ] && break
+        sleep 0.1
+    done
+    [ "$(db "SELECT count(*) FROM pool WHERE state = 'claimed'")" = 0 ]
     post "$msid" '[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"x","result":{}}]'
     expect_status 202
     [ -z "$body" ]
