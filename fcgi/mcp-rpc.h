@@ -16,6 +16,9 @@ struct json_object;
 #define MCP_INTERNAL_ERROR (-32603)
 #define MCP_SERVER_ERROR (-32000)
 #define MCP_SESSION_NOT_FOUND (-32001)
+/* A request the client cancelled, answered only to a client that takes no event stream: JSON-RPC's
+ * server range, the code LSP gives a cancelled request. */
+#define MCP_REQUEST_CANCELLED (-32800)
 
 /* The newest revision of MCP served: an initialize asking for one not served gets this one. */
 #define MCP_PROTOCOL_LATEST "2025-11-25"

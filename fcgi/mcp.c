@@ -318,7 +318,14 @@ static int tools_call(Exchange *x, const McpMessage *m) {
                         (void) db_session_set_reset(x->ctx->db, req->session_id, true);
                 free(req->error);
                 req->error = strdup(MSG_MCP_CANCELLED);
-                return x->stream || x->batch ? 0 : reply_head(req, 202, NULL, NULL);
+                if (x->stream || x->batch)
+                        return 0;
+                /* Yet a POST of a request is answered with JSON or an event stream, the transport
+                 * says (202 is a notification's): a stream that ends with no message in it, or, for
+                 * a client that takes JSON only, an error that says why. */
+                if (accepts(req, "text/event-stream"))
+                        return stream_open(x);
+                return tool_error(x, m->id, MCP_REQUEST_CANCELLED, MSG_MCP_CANCELLED);
         }
         if (r == -ECANCELED)
                 return reply_abandoned(req);

@@ -392,8 +392,9 @@ rpc_error() {
 
 @test "notifications/cancelled stops the call: its machine killed, no answer, recorded as cancelled" {
     initialize
-    post "$msid" '{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"execute","arguments":{"code":"import time; time.sleep(50); print(\"done\")","timeout_s":55}}}' \
-        -o "$BATS_TEST_TMPDIR/slow.body" -w '%{http_code}' &
+    curl -s -X POST "$SANDBOXD_URL/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+        -H "mcp-session-id: $msid" -o "$BATS_TEST_TMPDIR/slow.body" -w '%{http_code} %{content_type}' >"$BATS_TEST_TMPDIR/slow.status" \
+        --data-binary '{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"execute","arguments":{"code":"import time; time.sleep(50); print(\"done\")","timeout_s":55}}}' &
     slow=$!
     for _ in $(seq 100); do
         [ -n "$(db "SELECT 1 FROM mcp_calls c JOIN requests q USING (request_id) WHERE c.mcp_session_id = '$msid' AND q.machine_id IS NOT NULL")" ] && break
@@ -405,9 +406,31 @@ rpc_error() {
     expect_status 202
     wait "$slow"
     [ $(($(date +%s) - start)) -lt 20 ]
+    # A request's POST is answered (the transport's rule), on a stream with no message in it.
+    [ "$(cat "$BATS_TEST_TMPDIR/slow.status")" = "200 text/event-stream" ]
     [ "$(grep -c '"id":41' "$BATS_TEST_TMPDIR/slow.body")" = 0 ]
     [ -z "$(db "SELECT 1 FROM mcp_calls WHERE mcp_session_id = '$msid'")" ]
     [ "$(db "SELECT error FROM requests WHERE route = 'POST /mcp' AND error LIKE '%cancelled%' ORDER BY started_at DESC LIMIT 1")" = "the call was cancelled by the client (notifications/cancelled)" ]
+}
+
+@test "a cancelled call of a client that takes JSON only: answered with an error that says so" {
+    initialize
+    curl -s -X POST "$SANDBOXD_URL/mcp" -H 'content-type: application/json' -H 'accept: application/json' \
+        -H "mcp-session-id: $msid" -o "$BATS_TEST_TMPDIR/slow.body" -w '%{http_code} %{content_type}' >"$BATS_TEST_TMPDIR/slow.status" \
+        --data-binary '{"jsonrpc":"2.0","id":"j","method":"tools/call","params":{"name":"execute","arguments":{"code":"import time; time.sleep(50)","timeout_s":55}}}' &
+    slow=$!
+    # The call has its machine (the positive control: there was a run to cancel).
+    for _ in $(seq 100); do
+        [ -n "$(db "SELECT 1 FROM mcp_calls c JOIN requests q USING (request_id) WHERE c.mcp_session_id = '$msid' AND q.machine_id IS NOT NULL")" ] && break
+        sleep 0.1
+    done
+    [ -n "$(db "SELECT 1 FROM mcp_calls c JOIN requests q USING (request_id) WHERE c.mcp_session_id = '$msid' AND q.machine_id IS NOT NULL")" ]
+    post "$msid" '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"j"}}'
+    expect_status 202
+    wait "$slow"
+    [ "$(cat "$BATS_TEST_TMPDIR/slow.status")" = "200 application/json" ]
+    [ "$(jq -c '[.id, .error.code, .error.message]' "$BATS_TEST_TMPDIR/slow.body")" = \
+        '["j",-32800,"the call was cancelled by the client (notifications/cancelled)"]' ]
 }
 
 @test "a client that takes an event stream only gets its answer on one" {
@@ -428,9 +451,10 @@ rpc_error() {
     echo "- $sid" >>"$created"
     call session_run "$(jq -cn --arg s "$sid" '{session_id: $s, language: "python", code: "x = 1"}')"
     [ "$(field .result.structuredContent.session.state_reset)" = false ]
-    post "$msid" "$(jq -cn --arg s "$sid" '{jsonrpc: "2.0", id: "slow", method: "tools/call",
-        params: {name: "session_run", arguments: {session_id: $s, language: "python", code: "import time; time.sleep(50)"}}}')" \
-        -o "$BATS_TEST_TMPDIR/slow.body" &
+    # Its own curl, not post's: post's header file is the cancellation's below.
+    curl -s -X POST "$SANDBOXD_URL/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+        -H "mcp-session-id: $msid" -o "$BATS_TEST_TMPDIR/slow.body" --data-binary "$(jq -cn --arg s "$sid" '{jsonrpc: "2.0", id: "slow",
+        method: "tools/call", params: {name: "session_run", arguments: {session_id: $s, language: "python", code: "import time; time.sleep(50)"}}}')" &
     slow=$!
     for _ in $(seq 100); do
         [ "$(db "SELECT run_count FROM sessions WHERE session_id = '$sid'")" = 2 ] && break
