@@ -17,6 +17,7 @@
 #include "db/db.h"
 #include "db/mcp-db.h"
 #include "db/sessions.h"
+#include "fcgi/event-stream.h"
 #include "fcgi/machine-claim.h"
 #include "fcgi/mcp-args.h"
 #include "fcgi/mcp-rpc.h"
@@ -53,8 +54,10 @@ typedef struct Exchange {
         McpSession session;
         bool stream;                        /* answered on an event stream, open already */
         struct json_object *batch;          /* a batch's answers, sent together at its end; NULL: none */
+        bool batch_called;                  /* the batch had its one tools/call */
         struct json_object *progress_token; /* borrowed; NULL: no progress asked for */
         int64_t progress;
+        uint64_t progress_usec; /* when progress was last sent */
         const char *rpc_id;    /* a tool call's id, as JSON; NULL: none in flight */
         uint64_t checked_usec; /* when it was last looked up for a cancellation */
 } Exchange;
@@ -123,6 +126,7 @@ static int stream_open(Exchange *x) {
         (void) session_header(x->session.id, extra, sizeof(extra));
         (void) strncat(extra, "X-Accel-Buffering: no\r\n", sizeof(extra) - strlen(extra) - 1);
         x->stream = true;
+        event_stream_bound_writes(x->req->fcgx->ipcFd);
         return reply_head(x->req, 200, "text/event-stream", extra);
 }
 
@@ -153,6 +157,7 @@ static int answer(Exchange *x, struct json_object *msg) {
 }
 
 static int progress_send(Exchange *x, const char *message) {
+        x->progress_usec = now_usec(CLOCK_MONOTONIC);
         struct json_object *params = json_object_new_object();
 
         if (!params || json_object_object_add(params, "progressToken", json_object_get(x->progress_token)) < 0 ||
@@ -194,12 +199,14 @@ static int on_chunk(void *userdata, int stream, const void *data, size_t len) {
         return progress_send(userdata, text);
 }
 
+/* Called every second (the listener's idle_usec), so that a cancellation is heard soon; progress
+ * is said only when nothing was said for OUTPUT_IDLE_USEC. */
 static int on_idle(void *userdata) {
         Exchange *x = userdata;
 
         if (call_cancelled(x))
                 return -ECANCELED;
-        if (!x->stream || !x->progress_token)
+        if (!x->stream || !x->progress_token || now_usec(CLOCK_MONOTONIC) - x->progress_usec < OUTPUT_IDLE_USEC)
                 return 0;
         return progress_send(x, "running");
 }
@@ -208,24 +215,11 @@ static int tool_error(Exchange *x, struct json_object *id, int code, const char 
         return answer(x, mcp_error_new(id, code, message));
 }
 
-/* Stops a call in flight that its client cancelled: an execution's machine (the call's own, from its
- * request's row), or a session run's machine, which ends the run as a client that went would. */
-static void call_stop(Request *req, Context *ctx, const McpCall *c) {
-        Session s;
-
-        if (c->machine_id[0] && strcmp(c->tool, "execute") == 0) {
-                (void) broker_kill(&ctx->broker, c->machine_id);
-                return;
-        }
-        if (!c->session_id[0] || (strcmp(c->tool, "session_run") != 0 && strcmp(c->tool, "session_exec") != 0))
-                return;
-        /* Only a session of the caller's own key: the id came from the client. */
-        if (db_session_get(ctx->db, c->session_id, &s) < 0 || (ctx->config->api_keys && strcmp(s.key_name, req->key_name) != 0))
-                return;
-        session_machine_lost(req, ctx, c->session_id, "a run was cancelled by its MCP client", true);
-}
-
-/* notifications/cancelled: the call of that id in this session, if it is still in flight. */
+/* notifications/cancelled: the call of that id in this session, if it is still in flight, is
+ * marked so. The worker that serves it stops it, within a second (its listener looks the mark up):
+ * only that worker knows which machine or run is the call's now. One that stopped a machine from
+ * here, as named by the call's request row, could meet it given back to the pool and claimed by
+ * another key's execution. */
 static void cancel(Exchange *x, struct json_object *params) {
         struct json_object *id = NULL;
         McpCall c;
@@ -235,13 +229,9 @@ static void cancel(Exchange *x, struct json_object *params) {
             !(json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int)))
                 return;
         r = db_mcp_call_cancel(x->ctx->db, x->session.id, json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN), &c);
-        if (r == -ENOENT)
-                return; /* answered already, or never asked: nothing to stop */
-        if (r < 0) {
+        /* -ENOENT: answered already, or never asked: nothing to stop. */
+        if (r < 0 && r != -ENOENT)
                 (void) log_warning_errno(r, "Failed to record a cancellation, ignoring: %s", db_errmsg(x->ctx->db));
-                return;
-        }
-        call_stop(x->req, x->ctx, &c);
 }
 
 /* tools/call's params: the tool's name, its arguments, and a progress token if any. */
@@ -274,7 +264,7 @@ static bool accepts(const Request *req, const char *type) {
 
 static int tools_call(Exchange *x, const McpMessage *m) {
         Request *req = x->req;
-        OutputListener listener = {.chunk = on_chunk, .idle = on_idle, .userdata = x};
+        OutputListener listener = {.chunk = on_chunk, .idle = on_idle, .userdata = x, .idle_usec = USEC_PER_SEC};
         cleanup_json struct json_object *result = NULL;
         struct json_object *args = NULL, *sid = NULL;
         const char *name = NULL;
@@ -454,6 +444,12 @@ static int batch_one(Exchange *x, struct json_object *msg) {
                 return 0;
         if (strcmp(m.method, "initialize") == 0)
                 return answer(x, mcp_error_new(m.id, MCP_INVALID_REQUEST, MSG_MCP_BATCH_INIT));
+        /* One tool call a POST: its request's row is what the key's quotas count (an execution a
+         * row, its CPU time the row's), so a second in the batch would run uncounted. */
+        if (strcmp(m.method, "tools/call") == 0 && x->batch_called)
+                return answer(x, mcp_error_new(m.id, MCP_INVALID_REQUEST, MSG_MCP_BATCH_CALLS));
+        if (strcmp(m.method, "tools/call") == 0)
+                x->batch_called = true;
         /* A request holds one machine at a time: an earlier execute's goes back to the pool (or
          * retires) before the next claims one. */
         machine_release(&x->ctx->machine);

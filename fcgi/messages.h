@@ -115,6 +115,7 @@
 #define MSG_MCP_CALL_FAILED "Internal error: the tool call failed"
 #define MSG_MCP_BATCH_INIT "Invalid Request: initialize must not be part of a batch"
 #define MSG_MCP_BATCH_EMPTY "Invalid Request: an empty batch"
+#define MSG_MCP_BATCH_CALLS "Invalid Request: one tools/call per batch (each is counted against the key's quotas as one request); send the others on their own"
 /* Not sent (a cancelled call is not answered): the request's record and audit entry. */
 #define MSG_MCP_CANCELLED "the call was cancelled by the client (notifications/cancelled)"
 #define MSG_MCP_TOOL_NAME "params.name must be a string"

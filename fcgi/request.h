@@ -29,6 +29,7 @@ typedef struct OutputListener {
         int (*chunk)(void *userdata, int stream, const void *data, size_t len);
         int (*idle)(void *userdata);
         void *userdata;
+        uint64_t idle_usec; /* how soon idle() is called; 0: OUTPUT_IDLE_USEC */
 } OutputListener;
 
 #define REQUEST_ID_MAX 64

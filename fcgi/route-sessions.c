@@ -328,7 +328,7 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 goto answer_error;
         }
         if (req->listener) {
-                sink = (PoolStreamSink){.chunk = req->listener->chunk, .idle = req->listener->idle, .userdata = req->listener->userdata, .idle_usec = OUTPUT_IDLE_USEC};
+                sink = (PoolStreamSink){.chunk = req->listener->chunk, .idle = req->listener->idle, .userdata = req->listener->userdata, .idle_usec = req->listener->idle_usec ? req->listener->idle_usec : OUTPUT_IDLE_USEC};
                 if (json_object_object_add(input, "stream", json_object_new_boolean(1)) < 0) {
                         r = -ENOMEM;
                         goto answer_error;

@@ -227,12 +227,15 @@ rpc_error() {
     [ "$(jq -c '[.[] | .id]' <<<"$body")" = '[1,"c",3,4,5]' ]
     [ "$(jq -r '.[1].result.structuredContent.stdout' <<<"$body")" = 5 ]
     [ "$(jq -c '[.[2:][] | .error.code]' <<<"$body")" = '[-32601,-32600,-32600]' ]
-    # Two executions in one request: each its own machine's, each handed back.
+    # One tool call a batch: the request's row is what the key's quotas count. The first runs (the
+    # positive control), the second is refused, not run uncounted.
     post "$msid" '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"code":"print(1)"}}},
         {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute","arguments":{"code":"print(2)"}}}]'
     expect_status 200
-    [ "$(jq -r '[.[].result.structuredContent.stdout] | join("")' <<<"$body")" = $'1\n2' ]
-    # The last goes back once the answer is sent; the first, before the second was claimed.
+    [ "$(jq -r '.[0].result.structuredContent.stdout' <<<"$body")" = 1 ]
+    [ "$(jq -r '.[1] | "\(.id) \(.error.code) \(.error.message)"' <<<"$body")" = \
+        "2 -32600 Invalid Request: one tools/call per batch (each is counted against the key's quotas as one request); send the others on their own" ]
+    # Its machine goes back once the answer is sent.
     for _ in $(seq 50); do
         [ "$(db "SELECT count(*) FROM pool WHERE state = 'claimed'")" = 0 ] && break
         sleep 0.1
@@ -444,7 +447,7 @@ rpc_error() {
     [ "$ctype" = application/json ]
 }
 
-@test "notifications/cancelled stops a session run with its machine; the next run says the state was lost" {
+@test "notifications/cancelled stops a session run, by the worker that serves it; the next run says the state was lost" {
     initialize
     call session_create '{}'
     sid=$(field .result.structuredContent.session_id)
@@ -467,7 +470,8 @@ rpc_error() {
     wait "$slow"
     [ $(($(date +%s) - start)) -lt 20 ]
     [ "$(grep -c '"id":"slow"' "$BATS_TEST_TMPDIR/slow.body")" = 0 ]
-    [ "$(db "SELECT count(*) FROM session_events WHERE session_id = '$sid' AND detail = 'a run was cancelled by its MCP client'")" = 1 ]
+    [ "$(db "SELECT error FROM requests WHERE route = 'POST /mcp' AND session_id = '$sid' AND error LIKE '%cancelled%'")" = \
+        "the call was cancelled by the client (notifications/cancelled)" ]
     call session_run "$(jq -cn --arg s "$sid" '{session_id: $s, language: "python", code: "print(2)"}')"
     [ "$(field .result.structuredContent.result.stdout)" = 2 ]
     [ "$(field .result.structuredContent.session.state_reset)" = true ]
