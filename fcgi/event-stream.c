@@ -4,6 +4,8 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include "fcgi/event-stream.h"
 #include "lib/b64.h"
@@ -126,6 +128,13 @@ static int on_idle(void *userdata) {
         return r < 0 && es->keep_result && es->gone ? 0 : r;
 }
 
+void event_stream_bound_writes(int fd) {
+        struct timeval tv = {.tv_sec = EVENT_STREAM_SEND_TIMEOUT_S};
+
+        /* Nothing else bounds them: a response's writes block until nginx takes them. */
+        (void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
 EventStream *event_stream_new(Request *req) {
         EventStream *es = calloc(1, sizeof(EventStream));
 
@@ -142,6 +151,7 @@ int event_stream_begin(EventStream *es) {
         static const char head[] = "Status: 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nX-Accel-Buffering: no\r\n\r\n";
 
         es->begun = true;
+        event_stream_bound_writes(es->req->fcgx->ipcFd);
         if (put(es, head, sizeof(head) - 1) < 0)
                 return -EPIPE;
         return flush(es);

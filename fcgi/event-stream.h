@@ -42,6 +42,14 @@ int event_stream_result(EventStream *es, const char *body, size_t len);
 
 void event_stream_free(EventStream *es);
 
+/* A client that stops reading a stream must not hold the worker's thread, its machine or its
+ * session's turn past its deadline: a write to nginx that waits longer than this fails, and the
+ * client counts as gone. nginx's own send_timeout is as long. */
+#define EVENT_STREAM_SEND_TIMEOUT_S 60
+
+/* Bounds the writes on a stream's connection to nginx (fd) to EVENT_STREAM_SEND_TIMEOUT_S each. */
+void event_stream_bound_writes(int fd);
+
 /* The data of a chunk's event: {"data": text, "base64": false} for UTF-8, base64 with true for
  * anything else. NULL if out of memory; the caller's to free. Pure. */
 char *event_stream_chunk_json(const uint8_t *data, size_t len);

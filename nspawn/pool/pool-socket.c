@@ -236,6 +236,9 @@ int pool_exchange_stream(int fd, const char *input, size_t input_len, int client
                 uint64_t wake;
                 ssize_t n;
 
+                /* Output that never stops coming must not carry the exchange past its deadline. */
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return -ETIME;
                 if (cap - len < 65536) {
                         char *p;
 

@@ -294,6 +294,13 @@ static int session_wait(Session *s, Process *p, uint64_t deadline, size_t cap, O
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 int r, status;
 
+                /* A streamed op's worker that could not be written to is gone: nobody waits. */
+                if (s->streamed && s->client < 0) {
+                        ret->termination = "killed";
+                        ret->exit_code = -1;
+                        ret->sandbox_lost = true;
+                        return 0;
+                }
                 if (now >= deadline) {
                         ret->termination = "timeout"; /* NOLINT(clang-analyzer-unix.Malloc): buf is cleanup_free, unseen by clang-analyzer 14 */
                         ret->exit_code = -1;
@@ -305,7 +312,7 @@ static int session_wait(Session *s, Process *p, uint64_t deadline, size_t cap, O
                         return -errno;
                 if (r <= 0)
                         continue;
-                if ((fds[4].revents & (POLLHUP | POLLERR)) || (s->streamed && s->client < 0)) {
+                if (fds[4].revents & (POLLHUP | POLLERR)) {
                         /* Nobody waits for the run: it ends as a timeout does, with everything
                          * it started. */
                         ret->termination = "killed";
