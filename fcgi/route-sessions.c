@@ -272,6 +272,9 @@ static void stream_unread(Request *req, Context *ctx, const char *id) {
 
         if (r < 0)
                 (void) log_warning_errno(r, "Failed to record the unread answer of a run of session '%s': %s", id, db_errmsg(ctx->db));
+        /* An error's own words stay the record's: the event has them too. */
+        if (req->status != 200)
+                return;
         free(req->error);
         req->error = strdup("the client closed the stream before the run ended; the run went on, its answer is the session's "
                             "\"unread\" event");
@@ -393,7 +396,12 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
 answer_error:
         run_end_done(&e);
         session_turn_give(&turn);
-        return session_error(req, ctx, r, &err);
+        r = session_error(req, ctx, r, &err);
+        /* A gone client's error answer (the machine failed under the run) is kept as its result
+         * would have been. */
+        if (req->event_stream && req->event_stream->gone)
+                stream_unread(req, ctx, id);
+        return r;
 }
 
 /* A new session name: "session-" and 12 random characters, as every unit of sandboxd's is named. */
