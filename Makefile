@@ -404,6 +404,17 @@ test-modes: deps
 	    for u in $(MODE_UNITS); do rm -f /etc/systemd/system/$$u.d/zz-mode.conf; done; \
 	    tests/check-down || status=1; exit $$status
 
+# A session run of 10 minutes streamed through nginx to its end (tests/stream-long), on a stack of
+# its own; CI runs it beside the VMs, as it mostly waits.
+.PHONY: test-stream-long
+test-stream-long: deps
+	$(MAKE) install
+	$(MAKE) stop
+	$(SBINDIR)/sandboxd-host up
+	tests/wait-http $(LISTEN)
+	status=0; SANDBOXD_URL=http://$(LISTEN) tests/stream-long || status=$$?; $(MAKE) stop || status=$$?; \
+	    tests/check-down || status=1; exit $$status
+
 test-load: deps
 	$(MAKE) install
 	$(MAKE) stop
