@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/output-listener.h"
+
 typedef struct FCGX_Request FCGX_Request;
 struct json_object;
 
@@ -18,19 +20,6 @@ typedef struct ReplyCapture {
         size_t bytes_len;
         char content_type[128];
 } ReplyCapture;
-
-/* Who hears the code's output as it is written, while the code runs: a streamed response, or an MCP
- * call's progress. chunk() gets each piece of stdout (stream 1) or stderr (stream 2) up to the
- * output cap, in order; idle() is called when nothing came for a while (at most
- * OUTPUT_IDLE_USEC), so that a stream can say it is alive. Either returns < 0 when its listener is
- * gone: the run is then ended as for a client that went away. */
-#define OUTPUT_IDLE_USEC (10ULL * 1000ULL * 1000ULL)
-typedef struct OutputListener {
-        int (*chunk)(void *userdata, int stream, const void *data, size_t len);
-        int (*idle)(void *userdata);
-        void *userdata;
-        uint64_t idle_usec; /* how soon idle() is called; 0: OUTPUT_IDLE_USEC */
-} OutputListener;
 
 #define REQUEST_ID_MAX 64
 

@@ -351,12 +351,11 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         (void) unit_name_from_id(req->machine_id, unit, sizeof(unit));
         sandbox_usage(cfg->slice, unit, &before);
         start = now_usec(CLOCK_MONOTONIC);
-        if (x->stream) {
+        if (x->stream)
                 /* The output goes to its listener as it comes; one gone is a client gone. */
-                PoolStreamSink sink = {.chunk = req->listener->chunk, .idle = req->listener->idle, .userdata = req->listener->userdata, .idle_usec = req->listener->idle_usec ? req->listener->idle_usec : OUTPUT_IDLE_USEC};
-
-                r = pool_exchange_stream(fd, input, input_len, req->fcgx->ipcFd, start + x->timeout_s * USEC_PER_SEC, max_reply, &sink, &reply, &len);
-        } else
+                r = pool_exchange_stream(fd, input, input_len, req->fcgx->ipcFd, start + x->timeout_s * USEC_PER_SEC, max_reply, req->listener, &reply,
+                                         &len);
+        else
                 r = pool_exchange(fd, input, input_len, req->fcgx->ipcFd, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
         if (r == -ECANCELED) {
                 /* The client went away: the code is stopped with its machine, whose state is in

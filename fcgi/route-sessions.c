@@ -290,7 +290,6 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
         size_t max_reply = ctx->config->output_cap_bytes / 3 * 8 + (64U << 10);
         const char *id = route->id;
         RunEnd e = {};
-        PoolStreamSink sink;
         SessionRun run;
         Error err = {};
         Session s;
@@ -330,12 +329,9 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 r = -ENOMEM;
                 goto answer_error;
         }
-        if (req->listener) {
-                sink = (PoolStreamSink){.chunk = req->listener->chunk, .idle = req->listener->idle, .userdata = req->listener->userdata, .idle_usec = req->listener->idle_usec ? req->listener->idle_usec : OUTPUT_IDLE_USEC};
-                if (json_object_object_add(input, "stream", json_object_new_boolean(1)) < 0) {
-                        r = -ENOMEM;
-                        goto answer_error;
-                }
+        if (req->listener && json_object_object_add(input, "stream", json_object_new_boolean(1)) < 0) {
+                r = -ENOMEM;
+                goto answer_error;
         }
         (void) db_session_used(ctx->db, id, exec ? 0 : 1);
         deadline = now_usec(CLOCK_MONOTONIC) + run.timeout_s * USEC_PER_SEC + RUN_GRACE_USEC;
@@ -344,7 +340,7 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 req->event_stream->keep_result = true;
                 (void) event_stream_begin(req->event_stream);
         }
-        r = session_runner_call(fd, input, NULL, 0, req->event_stream ? -1 : req->fcgx->ipcFd, deadline, max_reply, req->listener ? &sink : NULL,
+        r = session_runner_call(fd, input, NULL, 0, req->event_stream ? -1 : req->fcgx->ipcFd, deadline, max_reply, req->listener,
                                 &reply, NULL, NULL, &buf);
         if (r >= 0)
                 r = run_read(req, ctx, id, reply, &e);

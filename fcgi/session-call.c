@@ -10,7 +10,7 @@
 #include "lib/macro.h"
 
 int session_runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
-                        size_t max_reply, const PoolStreamSink *sink, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len,
+                        size_t max_reply, const OutputListener *listener, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len,
                         char **ret_buf) {
         cleanup_free char *input = NULL, *reply = NULL;
         struct json_tokener *tok = NULL;
@@ -31,8 +31,8 @@ int session_runner_call(int fd, struct json_object *request, const void *extra, 
         input[text_len] = '\n';
         if (extra_len > 0)
                 memcpy(input + text_len + 1, extra, extra_len);
-        if (sink)
-                r = pool_exchange_stream(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, sink, &reply, &len);
+        if (listener)
+                r = pool_exchange_stream(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, listener, &reply, &len);
         else
                 r = pool_exchange(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, &reply, &len); /* NOLINT(clang-analyzer-unix.Malloc): input is cleanup_free, unseen by clang-analyzer 14 */
         if (r < 0)

@@ -11,8 +11,8 @@ struct json_object;
 /* Sends one request (its JSON, then extra bytes) to the runner on fd, and parses the reply: the
  * JSON object into *ret, the bytes after it (a file's content, after one "\n") into *ret_rest, in
  * *ret_buf (the caller's to free). -ETIME past deadline, -ECANCELED once client_fd hangs up (< 0:
- * none watched) or sink's listener is gone, -EMSGSIZE past max_reply, -EBADMSG for a reply that is
- * not one. sink: a streamed request's (the runner answers in frames), or NULL. */
+ * none watched) or listener is gone, -EMSGSIZE past max_reply, -EBADMSG for a reply that is
+ * not one. listener: a streamed request's (the runner answers in frames), or NULL. */
 int session_runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
-                        size_t max_reply, const PoolStreamSink *sink, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len,
+                        size_t max_reply, const OutputListener *listener, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len,
                         char **ret_buf);

@@ -190,7 +190,7 @@ int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, ui
 
 /* The frames whole at the start of buf's len bytes, handed on: the bytes they took in *ret_used,
  * and 1 once the reply's frame was among them (its data copied to *ret_reply). */
-static int stream_frames(const char *buf, size_t len, size_t max_reply, const PoolStreamSink *sink, size_t *ret_used, char **ret_reply,
+static int stream_frames(const char *buf, size_t len, size_t max_reply, const OutputListener *listener, size_t *ret_used, char **ret_reply,
                          size_t *ret_len) {
         size_t pos = 0;
 
@@ -215,17 +215,17 @@ static int stream_frames(const char *buf, size_t len, size_t max_reply, const Po
                         *ret_used = pos + total;
                         return 1;
                 }
-                if (n > 0 && sink->chunk(sink->userdata, type == STREAM_FRAME_STDOUT ? 1 : 2, buf + pos + off, n) < 0)
+                if (n > 0 && listener->chunk(listener->userdata, type == STREAM_FRAME_STDOUT ? 1 : 2, buf + pos + off, n) < 0)
                         return -ECANCELED;
                 pos += total;
         }
 }
 
 int pool_exchange_stream(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply,
-                         const PoolStreamSink *sink, char **ret_reply, size_t *ret_len) {
+                         const OutputListener *listener, char **ret_reply, size_t *ret_len) {
         cleanup_free char *buf = NULL;
         size_t len = 0, cap = 0, used = 0;
-        uint64_t quiet_since = now_usec(CLOCK_MONOTONIC);
+        uint64_t quiet_since = now_usec(CLOCK_MONOTONIC), idle_usec = listener->idle_usec ? listener->idle_usec : OUTPUT_IDLE_USEC;
         int r;
 
         r = send_all(fd, input, input_len, client_fd, deadline);
@@ -269,7 +269,7 @@ int pool_exchange_stream(int fd, const char *input, size_t input_len, int client
                                         return -EMSGSIZE;
                                 continue; /* unframed: read to the end */
                         }
-                        r = stream_frames(buf, len, max_reply, sink, &used, ret_reply, ret_len);
+                        r = stream_frames(buf, len, max_reply, listener, &used, ret_reply, ret_len);
                         if (r != 0)
                                 return r < 0 ? r : 0;
                         if (used > 0) {
@@ -280,10 +280,10 @@ int pool_exchange_stream(int fd, const char *input, size_t input_len, int client
                 }
                 if (errno != EAGAIN && errno != EINTR)
                         return -errno;
-                wake = quiet_since + sink->idle_usec < deadline ? quiet_since + sink->idle_usec : deadline;
+                wake = quiet_since + idle_usec < deadline ? quiet_since + idle_usec : deadline;
                 r = fd_wait(fd, POLLIN, client_fd, wake);
                 if (r == -ETIME && wake < deadline) {
-                        if (sink->idle(sink->userdata) < 0)
+                        if (listener->idle(listener->userdata) < 0)
                                 return -ECANCELED;
                         quiet_since = now_usec(CLOCK_MONOTONIC);
                         continue;

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/output-listener.h"
+
 /* The host side of a warm sandbox's socket (nspawn/runner/runner.c). */
 
 #define POOL_GREETING "ready\n"
@@ -28,19 +30,10 @@ int pool_wait_greeting(int fd, uint64_t deadline);
 int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply, char **ret_reply,
                   size_t *ret_len);
 
-/* Who a streamed exchange hands the code's output to as it comes: chunk() each piece of stdout
- * (stream 1) or stderr (stream 2), in order; idle() after idle_usec with nothing. Either returns
- * < 0 when nobody listens any more. */
-typedef struct PoolStreamSink {
-        int (*chunk)(void *userdata, int stream, const void *data, size_t len);
-        int (*idle)(void *userdata);
-        void *userdata;
-        uint64_t idle_usec;
-} PoolStreamSink;
-
 /* As pool_exchange(), for a request the runner answers in frames (lib/stream-frame.h): the output
- * goes to sink as it comes, and the reply frame's data is *ret_reply. A reply that comes unframed
- * (the runner refused the request before it knew it was streamed) is taken as pool_exchange() takes
- * it. -ECANCELED also when the sink says nobody listens; -EBADMSG for bytes that are no frame. */
+ * goes to listener as it comes (lib/output-listener.h), and the reply frame's data is *ret_reply. A
+ * reply that comes unframed (the runner refused the request before it knew it was streamed) is taken
+ * as pool_exchange() takes it. -ECANCELED also when the listener is gone; -EBADMSG for bytes that are
+ * no frame. */
 int pool_exchange_stream(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply,
-                         const PoolStreamSink *sink, char **ret_reply, size_t *ret_len);
+                         const OutputListener *listener, char **ret_reply, size_t *ret_len);
