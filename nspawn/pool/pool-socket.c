@@ -142,6 +142,23 @@ static int send_all(int fd, const char *p, size_t n, int client_fd, uint64_t dea
         return shutdown(fd, SHUT_WR) < 0 ? -errno : 0;
 }
 
+/* Room in *buf (*cap bytes, and one for a NUL) for the next read of 64 KiB, doubling it: -EMSGSIZE
+ * once it holds more than max already. */
+static int reply_room(char **buf, size_t len, size_t *cap, size_t max) {
+        char *p;
+
+        if (*cap - len >= 65536)
+                return 0;
+        if (*cap > max)
+                return -EMSGSIZE;
+        p = realloc(*buf, (*cap ? *cap * 2 : 65536) + 1);
+        if (!p)
+                return -ENOMEM;
+        *cap = *cap ? *cap * 2 : 65536;
+        *buf = p;
+        return 0;
+}
+
 int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply, char **ret_reply,
                   size_t *ret_len) {
         cleanup_free char *buf = NULL;
@@ -155,17 +172,9 @@ int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, ui
         for (;;) {
                 ssize_t n;
 
-                if (cap - len < 65536) {
-                        char *p;
-
-                        if (cap > max_reply)
-                                return -EMSGSIZE;
-                        cap = cap ? cap * 2 : 65536;
-                        p = realloc(buf, cap + 1);
-                        if (!p)
-                                return -ENOMEM;
-                        buf = p;
-                }
+                r = reply_room(&buf, len, &cap, max_reply);
+                if (r < 0)
+                        return r;
                 n = read(fd, buf + len, cap - len);
                 if (n == 0)
                         break;
@@ -239,17 +248,9 @@ int pool_exchange_stream(int fd, const char *input, size_t input_len, int client
                 /* Output that never stops coming must not carry the exchange past its deadline. */
                 if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return -ETIME;
-                if (cap - len < 65536) {
-                        char *p;
-
-                        if (cap > max_reply + STREAM_FRAME_HEADER_MAX)
-                                return -EMSGSIZE;
-                        cap = cap ? cap * 2 : 65536;
-                        p = realloc(buf, cap + 1);
-                        if (!p)
-                                return -ENOMEM;
-                        buf = p;
-                }
+                r = reply_room(&buf, len, &cap, max_reply + STREAM_FRAME_HEADER_MAX);
+                if (r < 0)
+                        return r;
                 n = read(fd, buf + len, cap - len);
                 if (n == 0) {
                         /* The runner closed before its reply's frame: it answered unframed, or died. */
