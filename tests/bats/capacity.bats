@@ -30,16 +30,10 @@ teardown() {
 }
 
 teardown_file() {
-    local name
     if clear_settings capacity; then
         wait_up
     fi
-    if clear_settings keys; then
-        wait_up
-    fi
-    while read -r name; do
-        "$SANDBOXCTL" key revoke "$name" >/dev/null 2>&1 || true
-    done <"$KEYS_MADE"
+    keys_off
 }
 
 held_curl=()
@@ -198,18 +192,7 @@ time.sleep(50)" | jq -c '. + {timeout_s: 60}' >"$BATS_TEST_TMPDIR/req"
     kill "$client"
     wait "$client" || true
     # Gone within seconds, not after its 50 s.
-    for _ in $(seq 100); do
-        expect_marker_gone "$marker" 2>/dev/null && break
-        sleep 0.1
-    done
-    expect_marker_gone "$marker"
-    row=
-    for _ in $(seq 50); do
-        row=$(db "SELECT status, error FROM requests WHERE route = 'POST /v1/execute' AND status IS NOT NULL ORDER BY rowid DESC LIMIT 1")
-        [[ $row == 499* ]] && break
-        sleep 0.1
-    done
-    [ "$row" = "499|the client closed the request before it was answered" ]
+    expect_execution_abandoned "$marker"
     retired_after=$(curl -s "$SANDBOXD_URL/metrics" | awk '/^sandboxd_machines_retired_total\{reason="client_gone"\}/ {print $2}')
     [ "${retired_after:-0}" -eq $((${retired_before:-0} + 1)) ]
     expect_no_leftovers

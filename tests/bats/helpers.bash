@@ -381,6 +381,26 @@ expect_marker_gone() {
     return 1
 }
 
+# expect_execution_abandoned MARKER: an execution whose client went is stopped: its marker process
+# gone within seconds, not after its sleep, and the last POST /v1/execute recorded as 499.
+expect_execution_abandoned() {
+    local row=
+    for _ in $(seq 100); do
+        expect_marker_gone "$1" 2>/dev/null && break
+        sleep 0.1
+    done
+    expect_marker_gone "$1" || return 1
+    for _ in $(seq 50); do
+        row=$(db "SELECT status, error FROM requests WHERE route = 'POST /v1/execute' AND status IS NOT NULL ORDER BY rowid DESC LIMIT 1")
+        [[ $row == 499* ]] && break
+        sleep 0.1
+    done
+    if [ "$row" != "499|the client closed the request before it was answered" ]; then
+        echo "the execution's record: '$row', not 499 for a client gone" >&2
+        return 1
+    fi
+}
+
 # until_released NAME WORD TRIES: Python lines for a snippet that waits (TRIES × 20 ms at most)
 # until the test releases it with release PID NAME, then prints WORD.
 until_released() {

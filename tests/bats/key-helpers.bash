@@ -15,6 +15,18 @@ keys_on() {
     fi
 }
 
+# For teardown_file: keys off again (other suites run with them off, the default), and every key
+# the suite made revoked.
+keys_off() {
+    local name
+    if clear_settings keys; then
+        wait_up
+    fi
+    while read -r name; do
+        "$SANDBOXCTL" key revoke "$name" >/dev/null 2>&1 || true
+    done <"$KEYS_MADE"
+}
+
 # new_key NAME [QUOTA OPTIONS]: makes the key KEY_PREFIX-NAME; its token in $token, its name in $kname.
 new_key() {
     local suffix=$1

@@ -34,14 +34,7 @@ teardown() {
 }
 
 teardown_file() {
-    local name
-    # Other suites run with keys off, the default.
-    if clear_settings keys; then
-        wait_up
-    fi
-    while read -r name; do
-        "$SANDBOXCTL" key revoke "$name" >/dev/null 2>&1 || true
-    done <"$KEYS_MADE"
+    keys_off
 }
 
 created_total() {

@@ -39,14 +39,28 @@ teardown() {
 }
 
 teardown_file() {
-    local name
-    # Other suites run with keys off, the default.
-    if clear_settings keys; then
-        wait_up
-    fi
-    while read -r name; do
-        "$SANDBOXCTL" key revoke "$name" >/dev/null 2>&1 || true
-    done <"$KEYS_MADE"
+    keys_off
+}
+
+# The session's tool call in flight that has its machine, if any.
+call_with_machine() {
+    db "SELECT 1 FROM mcp_calls c JOIN requests q USING (request_id) WHERE c.mcp_session_id = '$msid' AND q.machine_id IS NOT NULL"
+}
+
+# slow_call ACCEPT BODY: BODY posted to $msid's session in the background with that Accept header
+# (pid in $slow; status and content type in slow.status, body in slow.body, under
+# BATS_TEST_TMPDIR), then waits until the call has its machine: there is a run to cancel. Its own
+# curl, not post's, whose header file the cancellation's post uses meanwhile.
+slow_call() {
+    curl -s -X POST "$SANDBOXD_URL/mcp" -H 'content-type: application/json' -H "accept: $1" \
+        -H "mcp-session-id: $msid" -o "$BATS_TEST_TMPDIR/slow.body" -w '%{http_code} %{content_type}' >"$BATS_TEST_TMPDIR/slow.status" \
+        --data-binary "$2" &
+    slow=$!
+    for _ in $(seq 100); do
+        [ -n "$(call_with_machine)" ] && break
+        sleep 0.1
+    done
+    [ -n "$(call_with_machine)" ]
 }
 
 # post SESSION BODY [CURL ARGS...]: one message to /mcp, as an MCP client sends it (with $token's
@@ -395,14 +409,8 @@ rpc_error() {
 
 @test "notifications/cancelled stops the call: its machine killed, no answer, recorded as cancelled" {
     initialize
-    curl -s -X POST "$SANDBOXD_URL/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
-        -H "mcp-session-id: $msid" -o "$BATS_TEST_TMPDIR/slow.body" -w '%{http_code} %{content_type}' >"$BATS_TEST_TMPDIR/slow.status" \
-        --data-binary '{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"execute","arguments":{"code":"import time; time.sleep(50); print(\"done\")","timeout_s":55}}}' &
-    slow=$!
-    for _ in $(seq 100); do
-        [ -n "$(db "SELECT 1 FROM mcp_calls c JOIN requests q USING (request_id) WHERE c.mcp_session_id = '$msid' AND q.machine_id IS NOT NULL")" ] && break
-        sleep 0.1
-    done
+    slow_call 'application/json, text/event-stream' \
+        '{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"execute","arguments":{"code":"import time; time.sleep(50); print(\"done\")","timeout_s":55}}}'
     [ -n "$(db "SELECT 1 FROM mcp_calls WHERE mcp_session_id = '$msid' AND rpc_id = '41'")" ]
     start=$(date +%s)
     post "$msid" '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41,"reason":"bats"}}'
@@ -418,16 +426,8 @@ rpc_error() {
 
 @test "a cancelled call of a client that takes JSON only: answered with an error that says so" {
     initialize
-    curl -s -X POST "$SANDBOXD_URL/mcp" -H 'content-type: application/json' -H 'accept: application/json' \
-        -H "mcp-session-id: $msid" -o "$BATS_TEST_TMPDIR/slow.body" -w '%{http_code} %{content_type}' >"$BATS_TEST_TMPDIR/slow.status" \
-        --data-binary '{"jsonrpc":"2.0","id":"j","method":"tools/call","params":{"name":"execute","arguments":{"code":"import time; time.sleep(50)","timeout_s":55}}}' &
-    slow=$!
-    # The call has its machine (the positive control: there was a run to cancel).
-    for _ in $(seq 100); do
-        [ -n "$(db "SELECT 1 FROM mcp_calls c JOIN requests q USING (request_id) WHERE c.mcp_session_id = '$msid' AND q.machine_id IS NOT NULL")" ] && break
-        sleep 0.1
-    done
-    [ -n "$(db "SELECT 1 FROM mcp_calls c JOIN requests q USING (request_id) WHERE c.mcp_session_id = '$msid' AND q.machine_id IS NOT NULL")" ]
+    slow_call application/json \
+        '{"jsonrpc":"2.0","id":"j","method":"tools/call","params":{"name":"execute","arguments":{"code":"import time; time.sleep(50)","timeout_s":55}}}'
     post "$msid" '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"j"}}'
     expect_status 202
     wait "$slow"

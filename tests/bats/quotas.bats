@@ -28,19 +28,13 @@ teardown() {
 }
 
 teardown_file() {
-    local name
     if clear_settings reserve; then
         wait_up
     fi
     if clear_settings retain; then
         wait_up
     fi
-    if clear_settings keys; then
-        wait_up
-    fi
-    while read -r name; do
-        "$SANDBOXCTL" key revoke "$name" >/dev/null 2>&1 || true
-    done <"$KEYS_MADE"
+    keys_off
 }
 
 # new_session TOKEN: POST /v1/sessions with the key, expected to make one: its id in $sid, kept for
