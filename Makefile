@@ -28,7 +28,7 @@ DIST_CODENAME := $(shell . /etc/os-release 2>/dev/null && echo "$$VERSION_CODENA
 NGINX_PACKAGE := $(if $(filter bookworm,$(DIST_CODENAME)),nginx-light,nginx)
 DEB_PACKAGES := build-essential gcc make pkg-config libc6-dev libfcgi-dev libjson-c-dev libsystemd-dev libsqlite3-dev libssl-dev \
                 systemd systemd-container dbus $(NGINX_PACKAGE) python3 sqlite3 util-linux \
-                bats jq curl bubblewrap mmdebstrap clang libclang-rt-dev libseccomp-dev python3-dev \
+                bats jq curl bubblewrap mmdebstrap clang libclang-rt-dev libseccomp-dev \
                 procps shellcheck clang-format clang-tidy file python3-jsonschema prometheus dpkg-dev debhelper \
                 libcurl4-openssl-dev
 
@@ -77,8 +77,9 @@ POOLD_SRCS  := nspawn/pool/poold.c nspawn/pool/poold-machines.c nspawn/pool/pool
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c lib/stream-frame.c nspawn/runner/runner-args.c nspawn/runner/runner-common.c nspawn/runner/runner-exec.c \
                nspawn/runner/runner-session.c nspawn/runner/proc-stat.c nspawn/runner/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
-# sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc and libpython.
-ZYGOTE_SRCS := nspawn/runner/zygote.c lib/fd-util.c
+# sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc, and at run time the
+# runtime image's own libpython (zygote-python.c).
+ZYGOTE_SRCS := nspawn/runner/zygote.c nspawn/runner/zygote-python.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
 CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
@@ -174,25 +175,26 @@ $(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 # Never sanitized: every allocation of the interpreter would go through ASan's allocator and its
 # quarantine, inside a machine's memory limit. Its own C is small and unit-free; the e2e suites
 # exercise it.
-ZYGOTE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -I$(BUILD)/gen -MMD -MP $(WARN) -fno-common -fstack-protector-strong -D_FORTIFY_SOURCE=3 -O2 -g \
-                $(shell pkg-config --cflags python3-embed 2>/dev/null)
+ZYGOTE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -I. -I$(BUILD)/gen -MMD -MP $(WARN) -fno-common -fstack-protector-strong -D_FORTIFY_SOURCE=3 -O2 -g
 $(BUILD)/zygote/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ZYGOTE_CFLAGS) -c -o $@ $<
 
-# What the sandboxes run before the code, in Python and in JavaScript, files of their own compiled
-# into the zygote as C strings.
-$(BUILD)/gen/nspawn/runner/bootstrap.h: nspawn/runner/bootstrap.py nspawn/runner/node-bootstrap.js
+# What the zygote runs once (zygote-setup.py) with what the sandboxes run before the code, in Python
+# and in JavaScript, in it as string literals: one C string, checked to compile.
+$(BUILD)/gen/nspawn/runner/zygote-setup.h: nspawn/runner/zygote-setup.py nspawn/runner/bootstrap.py nspawn/runner/node-bootstrap.js
 	@mkdir -p $(dir $@)
 	/usr/bin/python3 -c 'import json, sys; \
-	    compile(open(sys.argv[1]).read(), sys.argv[1], "exec"); \
-	    print("static const char BOOTSTRAP[] = %s;" % json.dumps(open(sys.argv[1]).read())); \
-	    print("static const char NODE_BOOTSTRAP[] = %s;" % json.dumps(open(sys.argv[2]).read()))' $^ >$@.tmp
+	    setup, boot, node = (open(f).read() for f in sys.argv[1:]); \
+	    compile(boot, sys.argv[2], "exec"); \
+	    setup = setup.replace("\"@BOOTSTRAP@\"", repr(boot)).replace("\"@NODE_BOOTSTRAP@\"", repr(node)); \
+	    compile(setup, sys.argv[1], "exec"); \
+	    print("static const char ZYGOTE_SETUP[] = %s;" % json.dumps(setup))' $^ >$@.tmp
 	mv $@.tmp $@
-$(BUILD)/zygote/nspawn/runner/zygote.o: $(BUILD)/gen/nspawn/runner/bootstrap.h
+$(BUILD)/zygote/nspawn/runner/zygote-python.o: $(BUILD)/gen/nspawn/runner/zygote-setup.h
 
 $(BUILD)/sandboxd-zygote: $(patsubst %.c,$(BUILD)/zygote/%.o,$(ZYGOTE_SRCS))
-	$(CC) -o $@ $^ $(shell pkg-config --libs python3-embed 2>/dev/null)
+	$(CC) -o $@ $^
 
 # The warm sandboxes' system-call filter, compiled once here rather than by nspawn in each sandbox.
 $(BUILD)/seccomp-gen: $(call objs,nspawn/runner/seccomp-gen.c)

@@ -5,9 +5,10 @@
  * It is started as `python3 -c ZYGOTE_COMMAND` with the environment a snippet gets, and initialises
  * the interpreter exactly as /usr/bin/python3 does (Py_InitializeFromConfig over the same argv), but
  * stops before running the command. Each sandbox then finishes what python3 would have done next,
- * Py_RunMain(): the -c command, which runs the bootstrap below (it reads the snippet from fd 3 and
- * ends it as the interpreter would). So a snippet ends as `python3 -c CODE` ends, and pays neither
- * the exec nor the interpreter's start-up.
+ * Py_RunMain(): the -c command, which runs the bootstrap (bootstrap.py: it reads the snippet from
+ * fd 3 and ends it as the interpreter would). So a snippet ends as `python3 -c CODE` ends, and pays
+ * neither the exec nor the interpreter's start-up. The interpreter is the runtime image's own
+ * libpython, loaded at run time (zygote-python.c): this binary runs on an image of any Python 3.
  *
  * Per execution, two processes:
  *   I  forked from the zygote straight into new mount, PID, IPC, UTS and network namespaces, as PID 1
@@ -24,8 +25,6 @@
  * execution's C is, and reports each one's end (session_init()).
  * The zygote and the runner stay root of the machine's user namespace and never run user code; the
  * code cannot see them (PID namespace), signal them or trace them (another UID). */
-#include <Python.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -56,13 +55,9 @@
 #include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "nspawn/runner/zygote-proto.h"
+#include "nspawn/runner/zygote-python.h"
 
 #define WORKDIR "/workspace"
-
-/* What every code process runs (bootstrap.py, made into the C string BOOTSTRAP at build time, with
- * node-bootstrap.js as NODE_BOOTSTRAP), defined once here in a namespace of its own, and reached
- * from the -c command as sys._sandboxd_run (ZYGOTE_COMMAND). */
-#include "nspawn/runner/bootstrap.h"
 
 static ZygoteConfig arg_config;
 static struct sock_filter *arg_filter;
@@ -529,11 +524,11 @@ static int serve_fork(void) {
          * raw system call leaves libc's cached thread id stale in the child, which is harmless there:
          * it never raises a signal or locks an error-checking mutex, and its own fork() sets the
          * code process's right. */
-        PyOS_BeforeFork();
+        python_before_fork();
         init = (pid_t) syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | SIGCHLD,
                                NULL, NULL, NULL, 0);
         if (init == 0) {
-                PyOS_AfterFork_Child();
+                python_after_fork_child();
                 /* Into the sandbox's cgroups before anything: whatever it does from here on is
                  * counted there. One that cannot be joined leaves the count to the machine's. */
                 for (size_t i = first_cgroup; i < n_fds; i++) {
@@ -547,74 +542,15 @@ static int serve_fork(void) {
                 return 2; /* C: run the code */
         }
         rep.pid = init < 0 ? -errno : init;
-        PyOS_AfterFork_Parent();
+        python_after_fork_parent();
 reply:
         for (size_t i = 0; i < ELEMENTSOF(fds); i++)
                 closep(&fds[i]);
         return fd_send_one(ZYGOTE_FD, &rep, sizeof(rep), -1, 0) < 0 ? 0 : 1;
 }
 
-/* The bootstrap's function, for the -c command to pop from sys. */
-static int define_bootstrap(void) {
-        PyObject *d = PyDict_New(), *r = NULL, *f;
-        int ok = -1;
-
-        PyObject *allow = PyUnicode_DecodeFSDefault(arg_config.import_allow), *node = PyUnicode_FromString(NODE_BOOTSTRAP);
-
-        if (d && allow && node && PyDict_SetItemString(d, "__builtins__", PyEval_GetBuiltins()) == 0 &&
-            PyDict_SetItemString(d, "_allow_path", allow) == 0 && PyDict_SetItemString(d, "_node_bootstrap", node) == 0)
-                r = PyRun_String(BOOTSTRAP, Py_file_input, d, d);
-        Py_XDECREF(allow);
-        Py_XDECREF(node);
-        f = r ? PyDict_GetItemString(d, "_sandboxd_run") : NULL;
-        if (f && PySys_SetObject("_sandboxd_run", f) == 0)
-                ok = 0;
-        if (ok < 0)
-                PyErr_Print();
-        Py_XDECREF(r);
-        Py_XDECREF(d);
-        return ok;
-}
-
-/* The modules every sandbox of this machine finds imported already: their import is paid once per
- * machine, and their pages are shared copy-on-write by every sandbox. One that fails to import is
- * said on stderr (the machine's journal) and left to the snippets to import. */
-static void preload(void) {
-        char list[sizeof(arg_config.preload)], *save = NULL;
-
-        memcpy(list, arg_config.preload, sizeof(list));
-        for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-                PyObject *m = PyImport_ImportModule(name);
-
-                if (!m) {
-                        (void) fprintf(stderr, "sandboxd-zygote: could not preload %s:\n", name);
-                        PyErr_Print();
-                }
-                Py_XDECREF(m);
-        }
-}
-
-/* Everything the interpreter made at start-up goes to the collector's permanent generation: no
- * collection in a sandbox walks (and so copies) the zygote's pages. gc leaves sys.modules again, as
- * python3 -c has not imported it. */
-static void freeze(void) {
-        PyObject *gc = PyImport_ImportModule("gc"), *r = NULL;
-
-        if (gc) {
-                r = PyObject_CallMethod(gc, "collect", NULL);
-                Py_XDECREF(r);
-                r = PyObject_CallMethod(gc, "freeze", NULL);
-                Py_XDECREF(r);
-                Py_DECREF(gc);
-        }
-        if (!r || PyDict_DelItemString(PyImport_GetModuleDict(), "gc") < 0)
-                PyErr_Clear();
-}
-
 int main(int argc, char **argv) {
         ZygoteReply ready = {.pid = 0};
-        PyConfig config;
-        PyStatus st;
         int r;
 
         (void) unsetenv("LD_BIND_NOW"); /* bound already; not the snippet's */
@@ -627,18 +563,12 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
 
-        /* What python3's own main() does first, with the same arguments. */
-        PyConfig_InitPythonConfig(&config);
-        st = PyConfig_SetBytesArgv(&config, argc, argv);
-        if (!PyStatus_Exception(st))
-                st = Py_InitializeFromConfig(&config);
-        PyConfig_Clear(&config);
-        if (PyStatus_Exception(st))
-                Py_ExitStatusException(st);
-        if (define_bootstrap() < 0)
+        if (python_load() < 0)
                 return EXIT_FAILURE;
-        preload();
-        freeze();
+        /* What python3's own main() does first, with the same arguments. */
+        python_initialize(argc, argv);
+        if (python_setup(arg_config.import_allow, arg_config.preload) < 0)
+                return EXIT_FAILURE;
 
         if (fd_send_one(ZYGOTE_FD, &ready, sizeof(ready), -1, 0) < 0)
                 return EXIT_FAILURE;
@@ -646,6 +576,6 @@ int main(int argc, char **argv) {
                 r = serve_fork();
         while (r == 1);
         if (r == 2)
-                return Py_RunMain(); /* C: python3's main() returns this */
+                return python_run_main(); /* C: python3's main() returns this */
         return EXIT_SUCCESS;
 }
