@@ -228,8 +228,11 @@ did_not_start_entry() {
 @test "a tool sandbox that does not come up in time: timed out waiting for it to become ready" {
     rm -rf /var/lib/machines/sbx-test-slow
     cp -a /var/lib/machines/demo-agent /var/lib/machines/sbx-test-slow
+    # python3 is a link to the image's python3.N: the stand-in runs that one, 30 s late.
+    real=$(readlink /var/lib/machines/sbx-test-slow/usr/bin/python3)
+    [[ $real == python3.* ]]
     rm -f /var/lib/machines/sbx-test-slow/usr/bin/python3
-    printf '#!/bin/sh\nsleep 30\nexec /usr/bin/python3.11 "$@"\n' >/var/lib/machines/sbx-test-slow/usr/bin/python3
+    printf '#!/bin/sh\nsleep 30\nexec /usr/bin/%s "$@"\n' "$real" >/var/lib/machines/sbx-test-slow/usr/bin/python3
     chmod 0755 /var/lib/machines/sbx-test-slow/usr/bin/python3
     as_tool_image sbx-test-slow
     with_settings zz-call-test SANDBOXD_CALL_READY_TIMEOUT_S=2
@@ -315,8 +318,9 @@ did_not_start_entry() {
     # The worker let it through: a sandbox was started, and the runner inside refused.
     expect_sandbox
     # A module the workers' copy names with a path that is a link out of /app.
-    ln -s /usr/lib/python3.11/subprocess.py /var/lib/machines/sbx-test-stale/app/evil.py
-    [ -f /var/lib/machines/sbx-test-stale/usr/lib/python3.11/subprocess.py ]
+    stdlib=$(basename "$(readlink -f /var/lib/machines/sbx-test-stale/usr/bin/python3)")
+    ln -s "/usr/lib/$stdlib/subprocess.py" /var/lib/machines/sbx-test-stale/app/evil.py
+    [ -f "/var/lib/machines/sbx-test-stale/usr/lib/$stdlib/subprocess.py" ]
     tool_manifest sbx-test-stale evil getoutput >"$TOOL_STATE/sbx-test-stale.json"
     tool_manifest sbx-test-stale evil getoutput >/var/lib/machines/sbx-test-stale/.sandboxd-tool.json
     call '{"image":"sbx-test-stale","module":"evil","function":"getoutput","args":{"cmd":"id"}}'
@@ -328,7 +332,8 @@ did_not_start_entry() {
     mkdir -p "$BATS_TEST_TMPDIR/src/pkg"
     printf '__all__ = ["ping"]\ndef ping():\n    return "pong"\ndef hidden():\n    return "hidden"\n' >"$BATS_TEST_TMPDIR/src/tools.py"
     printf 'def deep(x):\n    return x * 2\n' >"$BATS_TEST_TMPDIR/src/pkg/mod.py"
-    ln -s /usr/lib/python3.11/subprocess.py "$BATS_TEST_TMPDIR/src/sub.py"
+    # A link to the standard library's subprocess, of the images' python3.N.
+    ln -s "/usr/lib/$(basename "$(readlink -f /var/lib/machines/sandboxd-runtime/usr/bin/python3)")/subprocess.py" "$BATS_TEST_TMPDIR/src/sub.py"
     "$SANDBOXD_IMAGE" build sbx-test-built "$BATS_TEST_TMPDIR/src"
     [ "$(jq -c .modules /var/lib/machines/sbx-test-built/.sandboxd-tool.json)" = '{"tools":{"functions":["ping"],"path":"tools.py"}}' ]
     cmp /var/lib/machines/sbx-test-built/.sandboxd-tool.json "$TOOL_STATE/sbx-test-built.json"

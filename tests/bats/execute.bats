@@ -61,9 +61,9 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
 }
 
 # bats test_tags=vm
-@test "python3 -c semantics: each snippet answers as /usr/bin/python3 -c does on the host" {
-    # Differential: the same code through the API and through the host's interpreter (in an empty
-    # directory, the sandbox's environment), compared stream by stream with the exit status.
+@test "python3 -c semantics: each snippet answers as the image's /usr/bin/python3 -c does bare" {
+    # Differential: the same code through the API and through the same interpreter run bare (in an
+    # empty directory, the sandbox's environment), compared stream by stream with the exit status.
     snippets=(
         'import sys; print(sys.argv, __name__, sorted(globals()))'
         $'def f():\n    1/0\nf()'
@@ -83,8 +83,7 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
     tmp=$(mktemp -d)
     for code in "${snippets[@]}"; do
         rc=0
-        (cd "$tmp" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$tmp" LANG=C.UTF-8 TMPDIR=/tmp \
-            /usr/bin/python3 -c "$code" </dev/null >"$tmp/out" 2>"$tmp/err") || rc=$?
+        runtime_bare "$tmp" /usr/bin/python3 -c "$code" || rc=$?
         execute "$(code_json "$code")"
         expect_status 200
         expect_like_host "$tmp" "$code" "$rc"

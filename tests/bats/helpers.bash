@@ -427,8 +427,25 @@ setting_default() {
     fi
 }
 
-# expect_like_host DIR CODE RC: the response in $body printed what the host printed running CODE (its
-# stdout in DIR/out, its stderr in DIR/err) and exited as it did (RC).
+# runtime_bare DIR PROGRAM [ARG...]: PROGRAM of the runtime image run bare, as a snippet's environment
+# has it but for the sandbox: chrooted into the image's tree, DIR bound on its /workspace (the working
+# directory and HOME), standard input /dev/null; its stdout to DIR/out, its stderr to DIR/err, and
+# its exit status. The bind is made in a mount namespace of its own: the tree stays as it was.
+runtime_bare() {
+    local dir=$1 tree
+    shift
+    tree=$(readlink -f /var/lib/machines/sandboxd-runtime)
+    [ -x "$tree/usr/bin/python3" ] || { echo "runtime_bare: no runtime image at $tree" >&2; return 2; }
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    unshare -m --propagation private sh -c 'mount --bind "$1" "$2/workspace" && shift 2 &&
+        exec chroot "$0" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/workspace LANG=C.UTF-8 \
+            TMPDIR=/tmp /bin/sh -c '"'"'cd /workspace && exec "$@"'"'"' sh "$@"' \
+        "$tree" "$dir" "$tree" "$@" </dev/null >"$dir/out" 2>"$dir/err"
+}
+
+# expect_like_host DIR CODE RC: the response in $body printed what the runtime image's own program
+# printed running CODE bare (runtime_bare: its stdout in DIR/out, its stderr in DIR/err) and exited
+# as it did (RC).
 expect_like_host() {
     [ "$(field .stdout)" = "$(cat "$1/out")" ] || { echo "stdout differs for: $2" >&2; echo "$body" >&2; return 1; }
     [ "$(field .stderr)" = "$(cat "$1/err")" ] || { echo "stderr differs for: $2" >&2; echo "$body" >&2; cat "$1/err" >&2; return 1; }
