@@ -90,6 +90,24 @@ print(found)"
     [ "$(field .stdout)" = "[]" ]
 }
 
+@test "the interpreter's objects an execution changed are as the zygote made them in the next" {
+    # The zygote's objects are immortal (no reference count is written after the fork) and shared
+    # by every sandbox of the machine: a change to one is the sandbox's own copy, never the next's.
+    local first_machine=
+    run_code 'import builtins, json, sys
+json.sandboxd_mark = 1
+builtins.sandboxd_mark = 2
+sys.modules["os"].sep = "!"
+sys.path.append("/sandboxd-mark")
+json.dumps.__defaults__ = None
+print(json.sandboxd_mark, sandboxd_mark, __import__("os").sep, sys.path[-1], sys.getrefcount(sys.modules["os"]) > 2**31 or sys.version_info < (3, 12))'
+    # Positive control: the changes held in that execution, on immortal objects.
+    [ "$(field .stdout)" = "1 2 ! /sandboxd-mark True" ]
+    run_code 'import builtins, json, os, sys
+print(hasattr(json, "sandboxd_mark"), hasattr(builtins, "sandboxd_mark"), os.sep, "/sandboxd-mark" in sys.path)'
+    [ "$(field .stdout)" = "False False / False" ]
+}
+
 @test "processes an execution left (a child, a double-forked daemon, a setsid one) are gone in the next" {
     local first_machine=
     marker=p$RANDOM$RANDOM
