@@ -325,7 +325,7 @@ def run(url, throughput):
     print("| I4 503s without Retry-After | %d |" % no_retry)
     print("| I4 sandboxd processes that died | %d |" % len(lost))
     print("| I4 workers' RSS idle / peak, MiB | %.1f / %.1f |" % (rss_idle / 1024, peak[0] / 1024))
-    for name, (ok, errors, crossed, elapsed, _cpu) in (("8", d8), ("64", d64)):
+    for name, (ok, errors, crossed, elapsed, _cpu, _faults) in (("8", d8), ("64", d64)):
         print("| D throughput at concurrency %s, executions/s (errors %d, crossed %d) | %.1f |" % (name, errors, crossed, ok / elapsed))
     print()
     print("| I5 idle %d s%s: process | count | times scheduled in, most of one |" % (IDLE_S, "" if settled else " (the pool had not settled)"))

@@ -46,22 +46,17 @@ def _sandboxd_setup(allow_path, preload):
         # 64 bits), which Py_INCREF's 32-bit increment overflows to 0 and so leaves as it is.
         immortal = 0xFFFFFFFF
         word = ctypes.c_ssize_t.from_address
-        seen = set()
+        # An object already immortal was seen (or is one of CPython's own): no set of what was
+        # seen, which for a machine's data interpreter would hold some million entries.
         todo = gc.get_objects()
-        # Not this walk's own lists: they go when it ends.
-        seen.update((id(seen), id(todo), id(modules)))
         while todo:
             more = []
             for o in todo:
-                i = id(o)
-                if i in seen:
-                    continue
-                seen.add(i)
-                count = word(i)
+                count = word(id(o))
                 if count.value < immortal:
                     count.value = immortal
-                more.append(o)
-            todo = [r for o in more for r in gc.get_referents(o) if id(r) not in seen]
+                    more.append(o)
+            todo = [r for o in more for r in gc.get_referents(o)]
         for name in set(sys.modules) - modules:
             del sys.modules[name]
 
