@@ -40,7 +40,10 @@ def _sandboxd_setup(allow_path, preload):
                 getattr(sys, "_is_gil_enabled", lambda: True)() is False:
             return
         modules = set(sys.modules)
-        import ctypes
+        try:
+            import ctypes
+        except ImportError:  # an image without it: the counts are written, as before
+            return
 
         # The reference count is the object's first word; immortal is UINT_MAX (_Py_IMMORTAL_REFCNT on
         # 64 bits), which Py_INCREF's 32-bit increment overflows to 0 and so leaves as it is.
