@@ -7,7 +7,8 @@ async function main() {
     order.push(ms);
     return v;
   }));
-  console.log(results.join(' '), order.join(' '));
+  // Promise.all keeps the input's order; the timers' own order is the scheduler's: sorted.
+  console.log(results.join(' '), order.sort((a, b) => a - b).join(' '));
   const settled = await Promise.allSettled([Promise.reject(new Error('no')), sleep(1, 'yes')]);
   console.log(settled.map((s) => s.status).join(' '));
   for await (const v of (async function* () { yield 1; yield 2; })()) console.log('gen', v);
