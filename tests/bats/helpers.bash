@@ -436,11 +436,7 @@ runtime_bare() {
     shift
     tree=$(readlink -f /var/lib/machines/sandboxd-runtime)
     [ -x "$tree/usr/bin/python3" ] || { echo "runtime_bare: no runtime image at $tree" >&2; return 2; }
-    # shellcheck disable=SC2016 # expanded by the inner sh
-    unshare -m --propagation private sh -c 'mount --bind "$1" "$2/workspace" && shift 2 &&
-        exec chroot "$0" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/workspace LANG=C.UTF-8 \
-            TMPDIR=/tmp /bin/sh -c '"'"'cd /workspace && exec "$@"'"'"' sh "$@"' \
-        "$tree" "$dir" "$tree" "$@" </dev/null >"$dir/out" 2>"$dir/err"
+    "$BATS_TEST_DIRNAME/../runtime-bare" "$tree" "$dir" "$@" </dev/null >"$dir/out" 2>"$dir/err"
 }
 
 # expect_like_host DIR CODE RC: the response in $body printed what the runtime image's own program
