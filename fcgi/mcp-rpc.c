@@ -5,10 +5,12 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "fcgi/mcp-rpc.h"
+#include "lib/b64.h"
 #include "lib/macro.h"
 
 /* Newest first. 2026-07-28 and later have no sessions (Mcp-Session-Id), which this server keeps:
@@ -30,6 +32,20 @@ const char *mcp_version_negotiate(const char *requested) {
                 if (strcmp(versions[i], requested) == 0)
                         return versions[i];
         return versions[0];
+}
+
+bool mcp_version_stateless(const char *version) {
+        /* Revisions are dates, YYYY-MM-DD: compared as text, they compare as dates. */
+        return version && strlen(version) == strlen(MCP_PROTOCOL_STATELESS) && strcmp(version, MCP_PROTOCOL_STATELESS) >= 0;
+}
+
+const char *mcp_meta_version(struct json_object *params) {
+        struct json_object *meta = NULL, *v = NULL;
+
+        if (!json_object_object_get_ex(params, "_meta", &meta) || !json_object_object_get_ex(meta, MCP_META_VERSION, &v) ||
+            !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
 }
 
 bool mcp_version_batches(const char *version) {
@@ -200,4 +216,109 @@ const char *mcp_image_type(const void *data, size_t len) {
                 return magic[i].type;
         }
         return NULL;
+}
+
+/* Whether a header's value is the body's: verbatim, or, in the form =?base64?...?= that a value
+ * unfit for a header takes (and any value that looks like one), once decoded. */
+static bool header_matches(const char *header, const char *value) {
+        static const char prefix[] = "=?base64?", suffix[] = "?=";
+        size_t n = strlen(header), plen = sizeof(prefix) - 1, slen = sizeof(suffix) - 1;
+        uint8_t *decoded = NULL;
+        size_t len = 0;
+        bool same;
+
+        if (n < plen + slen || strncmp(header, prefix, plen) != 0 || strcmp(header + n - slen, suffix) != 0)
+                return strcmp(header, value) == 0;
+        if (b64_decode(header + plen, n - plen - slen, &decoded, &len) < 0)
+                return false;
+        same = len == strlen(value) && memcmp(decoded, value, len) == 0;
+        free(decoded);
+        return same;
+}
+
+int mcp_headers_check(const McpMessage *m, const char *meta_version, const char *header_version, const char *header_method,
+                      const char *header_name, Error *reterr) {
+        struct json_object *name = NULL;
+
+        if (!header_version)
+                return error_set(reterr, -EINVAL, "Header mismatch: the MCP-Protocol-Version header is required");
+        if (!meta_version)
+                return error_set(reterr, -EINVAL, "Header mismatch: MCP-Protocol-Version is %s, but params._meta names no %s",
+                                 header_version, MCP_META_VERSION);
+        if (strcmp(header_version, meta_version) != 0)
+                return error_set(reterr, -EINVAL, "Header mismatch: MCP-Protocol-Version header value '%s' does not match body value '%s'",
+                                 header_version, meta_version);
+        if (!header_method)
+                return error_set(reterr, -EINVAL, "Header mismatch: the Mcp-Method header is required");
+        if (strcmp(header_method, m->method) != 0)
+                return error_set(reterr, -EINVAL, "Header mismatch: Mcp-Method header value '%s' does not match body value '%s'",
+                                 header_method, m->method);
+        if (strcmp(m->method, "tools/call") != 0)
+                return 0;
+        if (!json_object_object_get_ex(m->params, "name", &name) || !json_object_is_type(name, json_type_string))
+                return 0; /* the call itself says what is wrong with it */
+        if (!header_name)
+                return error_set(reterr, -EINVAL, "Header mismatch: the Mcp-Name header is required for tools/call");
+        if (!header_matches(header_name, json_object_get_string(name)))
+                return error_set(reterr, -EINVAL, "Header mismatch: Mcp-Name header value '%s' does not match body value '%s'",
+                                 header_name, json_object_get_string(name));
+        return 0;
+}
+
+struct json_object *mcp_unsupported_version_new(struct json_object *id, const char *requested) {
+        struct json_object *o = mcp_error_new(id, MCP_UNSUPPORTED_VERSION, "Unsupported protocol version"), *e = NULL;
+        struct json_object *data = json_object_new_object(), *supported = json_object_new_array();
+
+        if (!o || !data || !supported || !json_object_object_get_ex(o, "error", &e) ||
+            json_object_array_add(supported, json_object_new_string(MCP_PROTOCOL_STATELESS)) < 0)
+                goto fail;
+        for (size_t i = 0; i < ELEMENTSOF(versions); i++)
+                if (json_object_array_add(supported, json_object_new_string(versions[i])) < 0)
+                        goto fail;
+        if (json_object_object_add(data, "supported", supported) < 0)
+                goto fail;
+        supported = NULL;
+        if ((requested && json_object_object_add(data, "requested", json_object_new_string(requested)) < 0) ||
+            json_object_object_add(e, "data", data) < 0)
+                goto fail;
+        return o;
+fail:
+        json_object_put(supported);
+        json_object_put(data);
+        json_object_put(o);
+        return NULL;
+}
+
+struct json_object *mcp_server_info_new(void) {
+        struct json_object *info = json_object_new_object();
+
+        if (!info || json_object_object_add(info, "name", json_object_new_string(MCP_SERVER_NAME)) < 0 ||
+            json_object_object_add(info, "version", json_object_new_string(MCP_SERVER_VERSION)) < 0) {
+                json_object_put(info);
+                return NULL;
+        }
+        return info;
+}
+
+int mcp_result_stateless(struct json_object *result) {
+        struct json_object *meta = NULL, *info = NULL;
+
+        if (!json_object_is_type(result, json_type_object))
+                return -EINVAL;
+        if (!json_object_object_get_ex(result, "resultType", NULL) &&
+            json_object_object_add(result, "resultType", json_object_new_string("complete")) < 0)
+                return -ENOMEM;
+        if (!json_object_object_get_ex(result, "_meta", &meta) || !json_object_is_type(meta, json_type_object)) {
+                meta = json_object_new_object();
+                if (!meta || json_object_object_add(result, "_meta", meta) < 0) {
+                        json_object_put(meta);
+                        return -ENOMEM;
+                }
+        }
+        info = mcp_server_info_new();
+        if (!info || json_object_object_add(meta, MCP_META_SERVER_INFO, info) < 0) {
+                json_object_put(info);
+                return -ENOMEM;
+        }
+        return 0;
 }

@@ -16,12 +16,24 @@ struct json_object;
 #define MCP_INTERNAL_ERROR (-32603)
 #define MCP_SERVER_ERROR (-32000)
 #define MCP_SESSION_NOT_FOUND (-32001)
+/* 2026-07-28's: the HTTP headers that mirror the body say something else, or are missing; the
+ * request names a protocol version not served (its data lists those that are). */
+#define MCP_HEADER_MISMATCH (-32020)
+#define MCP_UNSUPPORTED_VERSION (-32022)
 /* A request the client cancelled, answered only to a client that takes no event stream: JSON-RPC's
  * server range, the code LSP gives a cancelled request. */
 #define MCP_REQUEST_CANCELLED (-32800)
 
-/* The newest revision of MCP served: an initialize asking for one not served gets this one. */
+/* The newest revision of MCP with sessions served: an initialize asking for one not served gets
+ * this one. */
 #define MCP_PROTOCOL_LATEST "2025-11-25"
+/* The stateless revision served: no initialize and no session; each request names it in
+ * params._meta, and is served on its own. */
+#define MCP_PROTOCOL_STATELESS "2026-07-28"
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define MCP_SERVER_NAME "sandboxd"
+#define MCP_SERVER_VERSION "0.1.0"
 
 /* Whether version is a revision of MCP served here: one with sessions over Streamable HTTP (or
  * older, which clients still send). Pure. */
@@ -30,6 +42,15 @@ bool mcp_version_supported(const char *version);
 /* The version an initialize that asked for requested (NULL: none) is answered with: requested when
  * served, else the newest served, as MCP's lifecycle says. Static. Pure. */
 const char *mcp_version_negotiate(const char *requested);
+
+/* Whether version names a stateless revision (2026-07-28 or later, by its date), served or not:
+ * a request of one is never a session's. Pure. */
+bool mcp_version_stateless(const char *version);
+
+/* The revision a request names in params._meta["io.modelcontextprotocol/protocolVersion"], as the
+ * stateless revisions have every request do; NULL when it names none (a session's request).
+ * Borrowed. Pure. */
+const char *mcp_meta_version(struct json_object *params);
 
 /* Whether a revision lets a client send JSON-RPC batches (2025-03-26 only). Pure. */
 bool mcp_version_batches(const char *version);
@@ -70,3 +91,22 @@ struct json_object *mcp_notification_new(const char *method, struct json_object 
 
 /* An image's media type by its first bytes (PNG, JPEG, GIF, WebP), or NULL. Pure. */
 const char *mcp_image_type(const void *data, size_t len);
+
+/* Checks a stateless request's headers against its body, as 2026-07-28's Streamable HTTP has a
+ * server do: MCP-Protocol-Version (header_version) equal to the version its _meta names
+ * (meta_version, NULL: none), Mcp-Method to its method, and for tools/call Mcp-Name (plain, or
+ * =?base64?...?= encoded) to params.name. Headers NULL when absent. 0, or -EINVAL and *reterr's
+ * words (a HeaderMismatch). Pure. */
+int mcp_headers_check(const McpMessage *m, const char *meta_version, const char *header_version, const char *header_method,
+                      const char *header_name, Error *reterr);
+
+/* The error of a request in a revision not served: -32022, and in its data every revision served,
+ * newest first, and the one requested. NULL on ENOMEM. */
+struct json_object *mcp_unsupported_version_new(struct json_object *id, const char *requested);
+
+/* Makes result (an object) one of the stateless revisions: "resultType": "complete" unless it says
+ * otherwise, and the server's name and version in its _meta. -ENOMEM. */
+int mcp_result_stateless(struct json_object *result);
+
+/* {"name", "version"} of this server. NULL on ENOMEM. */
+struct json_object *mcp_server_info_new(void);

@@ -4,7 +4,13 @@
  * tool call asks for progress; a notification or a response gets 202. initialize makes a session
  * (Mcp-Session-Id), which every later message names and DELETE ends; it is the API key's, as the
  * sandbox sessions its tools make are. No stream of the server's own is offered: GET is 405. A
- * batch is served in a session of 2025-03-26, the one revision that had them. */
+ * batch is served in a session of 2025-03-26, the one revision that had them.
+ *
+ * Both eras of the protocol are served on the one endpoint: a request that names 2026-07-28 (or a
+ * later revision) in its _meta has no session and no initialize before it; it is checked against
+ * its headers and served on its own, and a client cancels it by closing its stream. Nothing of
+ * sandboxd's needs an MCP session: the sandbox sessions are the key's, named by the tools'
+ * session_id, which is what the stateless revision asks of a server's state. */
 #include <errno.h>
 #include <fcgiapp.h>
 #include <json-c/json.h>
@@ -39,19 +45,20 @@
 
 DEFINE_JSON_CLEANUP
 
-#define MCP_SERVER_NAME "sandboxd"
-#define MCP_SERVER_VERSION "0.1.0"
 /* A progress notification's message: the output's piece, cut to this many bytes. */
 #define PROGRESS_MESSAGE_MAX 4096
 #define MCP_ALLOW "POST, DELETE"
 /* A tool call's id as JSON, as its record keeps it for a cancellation to find. */
 #define MCP_RPC_ID_MAX 256
+/* How long a client of the stateless revision may keep the tools' list: they change only with
+ * sandboxd's version. */
+#define MCP_TOOLS_TTL_MS 300000
 
 /* One request's exchange: where its answer goes, and its progress so far. */
 typedef struct Exchange {
         Request *req;
         Context *ctx;
-        McpSession session;
+        McpSession session;                 /* id "": a request of the stateless revision */
         bool stream;                        /* answered on an event stream, open already */
         struct json_object *batch;          /* a batch's answers, sent together at its end; NULL: none */
         bool batch_called;                  /* the batch had its one tools/call */
@@ -64,6 +71,18 @@ typedef struct Exchange {
 
 static const char *header(const Request *req, const char *name) {
         return FCGX_GetParam(name, req->fcgx->envp);
+}
+
+/* How many times the request has the header: nginx passes a header sent twice as two parameters
+ * (1.22) or as one, the values joined with commas (1.23 on); libfcgi reads the first. */
+static unsigned header_count(const Request *req, const char *name) {
+        size_t n = strlen(name);
+        unsigned count = 0;
+
+        for (char **e = req->fcgx->envp; e && *e; e++)
+                if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+                        count++;
+        return count;
 }
 
 /* A refusal of the transport's: status, and a JSON-RPC error with no id. */
@@ -86,6 +105,17 @@ __attribute__((format(printf, 4, 5))) static int refuse(Request *req, int status
         if (status == 405)
                 req->allow = MCP_ALLOW;
         return reply_json(req, status, body);
+}
+
+/* A refusal that is a whole JSON-RPC message (taken): status, and why in the request's record. */
+static int refuse_msg(Request *req, int status, struct json_object *msg, const char *why) {
+        cleanup_json struct json_object *m = msg;
+
+        free(req->error);
+        req->error = strdup(why);
+        if (!m)
+                return -ENOMEM;
+        return reply_json(req, status, m);
 }
 
 static int put_json(Request *req, struct json_object *msg) {
@@ -121,9 +151,10 @@ static int send_json(Request *req, const char *session_id, struct json_object *m
 
 /* The stream's head: nginx would buffer it whole without X-Accel-Buffering. */
 static int stream_open(Exchange *x) {
-        char extra[256];
+        char extra[256] = "";
 
-        (void) session_header(x->session.id, extra, sizeof(extra));
+        if (x->session.id[0])
+                (void) session_header(x->session.id, extra, sizeof(extra));
         (void) strncat(extra, "X-Accel-Buffering: no\r\n", sizeof(extra) - strlen(extra) - 1);
         x->stream = true;
         event_stream_bound_writes(x->req->fcgx->ipcFd);
@@ -142,8 +173,15 @@ static int stream_event(Request *req, struct json_object *msg) {
         return 0;
 }
 
-/* The answer to the request: on its stream when one is open, else as JSON. Takes msg. */
+/* The answer to the request: on its stream when one is open, else as JSON. Takes msg. A result of
+ * the stateless revision says it is whole, and whose it is. */
 static int answer(Exchange *x, struct json_object *msg) {
+        struct json_object *result = NULL;
+
+        if (!x->session.id[0] && msg && json_object_object_get_ex(msg, "result", &result) && mcp_result_stateless(result) < 0) {
+                json_object_put(msg);
+                return -ENOMEM;
+        }
         if (x->batch) {
                 if (!msg || json_object_array_add(x->batch, msg) < 0) {
                         json_object_put(msg);
@@ -153,7 +191,7 @@ static int answer(Exchange *x, struct json_object *msg) {
         }
         if (x->stream)
                 return stream_event(x->req, msg);
-        return send_json(x->req, x->session.id, msg);
+        return send_json(x->req, x->session.id[0] ? x->session.id : NULL, msg);
 }
 
 static int progress_send(Exchange *x, const char *message) {
@@ -269,8 +307,11 @@ static int tools_call(Exchange *x, const McpMessage *m) {
         struct json_object *args = NULL, *sid = NULL;
         const char *name = NULL;
         char rpc_id[MCP_RPC_ID_MAX];
+        /* A session's calls are recorded for its notifications/cancelled to find; the stateless
+         * revision's client closes the call's stream instead, and the worker hears of that. */
+        bool recorded = x->session.id[0] != 0;
         Error err = {};
-        int r, cancelled;
+        int r, cancelled = 0;
 
         /* A copy: the text json-c makes lives in the id's object only until it is made again. */
         if ((size_t) snprintf(rpc_id, sizeof(rpc_id), "%s", json_object_to_json_string_ext(m->id, JSON_C_TO_STRING_PLAIN)) >= sizeof(rpc_id))
@@ -280,7 +321,9 @@ static int tools_call(Exchange *x, const McpMessage *m) {
                 return tool_error(x, m->id, MCP_INVALID_PARAMS, r == -EINVAL ? MSG_MCP_TOOL_NAME : MSG_MCP_ARGUMENTS);
         (void) snprintf(req->mcp_tool, sizeof(req->mcp_tool), "%s", name);
         (void) json_object_object_get_ex(args, "session_id", &sid);
-        r = db_mcp_call_begin(x->ctx->db, x->session.id, rpc_id, req->id, name, json_object_is_type(sid, json_type_string) ? json_object_get_string(sid) : NULL);
+        r = recorded ? db_mcp_call_begin(x->ctx->db, x->session.id, rpc_id, req->id, name,
+                                         json_object_is_type(sid, json_type_string) ? json_object_get_string(sid) : NULL)
+                     : 0;
         if (r == -EEXIST)
                 return tool_error(x, m->id, MCP_INVALID_REQUEST, MSG_MCP_CALL_IN_FLIGHT);
         if (r < 0)
@@ -292,12 +335,13 @@ static int tools_call(Exchange *x, const McpMessage *m) {
         if (x->progress_token && !x->stream && !x->batch && accepts(req, "text/event-stream") && stream_open(x) >= 0)
                 (void) progress_send(x, "running");
         /* Always: it also hears of a cancellation. */
-        x->rpc_id = rpc_id;
+        x->rpc_id = recorded ? rpc_id : NULL;
         req->listener = &listener;
         r = mcp_tool_call(req, x->ctx, name, args, &result, &err);
         req->listener = NULL;
         x->rpc_id = NULL;
-        cancelled = db_mcp_call_end(x->ctx->db, x->session.id, rpc_id);
+        if (recorded)
+                cancelled = db_mcp_call_end(x->ctx->db, x->session.id, rpc_id);
 
         if (cancelled > 0) {
                 /* The client asked it stopped: no answer, as the cancellation spec says. A session
@@ -332,19 +376,26 @@ static int tools_call(Exchange *x, const McpMessage *m) {
         return answer(x, mcp_result_new(m->id, TAKE_PTR(result)));
 }
 
-static struct json_object *initialize_result(const char *version) {
-        cleanup_json struct json_object *out = json_object_new_object(), *caps = json_object_new_object(), *tools = json_object_new_object(),
-                                        *info = json_object_new_object();
+#define INSTRUCTIONS                                                                                                                    \
+        "Run untrusted code in isolated sandboxes: execute for one-off runs; session_create and the session_* tools to keep state and " \
+        "files between runs."
 
-        if (!out || !caps || !tools || !info || json_object_object_add(tools, "listChanged", json_object_new_boolean(0)) < 0 ||
-            json_object_object_add(caps, "tools", TAKE_PTR(tools)) < 0 ||
-            json_object_object_add(info, "name", json_object_new_string(MCP_SERVER_NAME)) < 0 ||
-            json_object_object_add(info, "version", json_object_new_string(MCP_SERVER_VERSION)) < 0 ||
-            json_object_object_add(out, "protocolVersion", json_object_new_string(version)) < 0 ||
+/* {"tools": {"listChanged": false}}: tools, a list that does not change while the server runs. */
+static struct json_object *capabilities_new(void) {
+        cleanup_json struct json_object *caps = json_object_new_object(), *tools = json_object_new_object();
+
+        if (!caps || !tools || json_object_object_add(tools, "listChanged", json_object_new_boolean(0)) < 0 ||
+            json_object_object_add(caps, "tools", TAKE_PTR(tools)) < 0)
+                return NULL;
+        return TAKE_PTR(caps);
+}
+
+static struct json_object *initialize_result(const char *version) {
+        cleanup_json struct json_object *out = json_object_new_object(), *caps = capabilities_new(), *info = mcp_server_info_new();
+
+        if (!out || !caps || !info || json_object_object_add(out, "protocolVersion", json_object_new_string(version)) < 0 ||
             json_object_object_add(out, "capabilities", TAKE_PTR(caps)) < 0 || json_object_object_add(out, "serverInfo", TAKE_PTR(info)) < 0 ||
-            json_object_object_add(out, "instructions",
-                                   json_object_new_string("Run untrusted code in isolated sandboxes: execute for one-off runs; "
-                                                          "session_create and the session_* tools to keep state and files between runs.")) < 0)
+            json_object_object_add(out, "instructions", json_object_new_string(INSTRUCTIONS)) < 0)
                 return NULL;
         return TAKE_PTR(out);
 }
@@ -405,6 +456,80 @@ static int request(Exchange *x, const McpMessage *m) {
                 (void) snprintf(message, sizeof(message), MSG_MCP_METHOD, m->method);
                 return answer(x, mcp_error_new(m->id, MCP_METHOD_NOT_FOUND, message));
         }
+}
+
+/* server/discover's result: every revision served, and what initialize would have said. */
+static struct json_object *discover_result(void) {
+        cleanup_json struct json_object *out = json_object_new_object(), *caps = capabilities_new(), *err = NULL;
+        struct json_object *e = NULL, *data = NULL, *supported = NULL;
+
+        /* The list the error of a revision not served gives is the one list of them. */
+        err = mcp_unsupported_version_new(NULL, NULL);
+        if (!out || !caps || !err || !json_object_object_get_ex(err, "error", &e) || !json_object_object_get_ex(e, "data", &data) ||
+            !json_object_object_get_ex(data, "supported", &supported) ||
+            json_object_object_add(out, "supportedVersions", json_object_get(supported)) < 0 ||
+            json_object_object_add(out, "capabilities", TAKE_PTR(caps)) < 0 ||
+            json_object_object_add(out, "instructions", json_object_new_string(INSTRUCTIONS)) < 0)
+                return NULL;
+        return TAKE_PTR(out);
+}
+
+/* tools/list's result in the stateless revision: the tools, and how long a client may keep them. */
+static struct json_object *tools_list_cacheable(void) {
+        cleanup_json struct json_object *out = mcp_tools_list();
+
+        /* The same list for every key: a shared cache may keep it. */
+        if (!out || json_object_object_add(out, "ttlMs", json_object_new_int(MCP_TOOLS_TTL_MS)) < 0 ||
+            json_object_object_add(out, "cacheScope", json_object_new_string("public")) < 0)
+                return NULL;
+        return TAKE_PTR(out);
+}
+
+/* A request of the stateless revision (2026-07-28): no session. Its headers must say what its body
+ * does (a proxy may have routed it by them), its revision must be one served; then it is served
+ * on its own. What the revision has no more (ping, initialize's session) is a method not found. */
+static int stateless(Request *req, Context *ctx, const McpMessage *m, const char *version) {
+        Exchange x = {.req = req, .ctx = ctx};
+        char message[160];
+        Error err = {};
+        int r;
+
+        /* The revision has no notification a client sends over HTTP (a closed stream is its
+         * cancellation): one is taken, and nothing is done. */
+        if (m->kind != MCP_REQUEST)
+                return reply_head(req, 202, NULL, NULL);
+        /* Sent twice, a header could be read by a proxy as the one and here as the other. */
+        if (header_count(req, "HTTP_MCP_PROTOCOL_VERSION") > 1 || header_count(req, "HTTP_MCP_METHOD") > 1 ||
+            header_count(req, "HTTP_MCP_NAME") > 1)
+                return refuse_msg(req, 400, mcp_error_new(m->id, MCP_HEADER_MISMATCH, MSG_MCP_HEADER_TWICE), MSG_MCP_HEADER_TWICE);
+        if (mcp_headers_check(m, version, header(req, "HTTP_MCP_PROTOCOL_VERSION"), header(req, "HTTP_MCP_METHOD"),
+                              header(req, "HTTP_MCP_NAME"), &err) < 0)
+                return refuse_msg(req, 400, mcp_error_new(m->id, MCP_HEADER_MISMATCH, err.message), err.message);
+        /* version is set once the headers matched it; checked again for whoever reads this alone. */
+        if (!version || strcmp(version, MCP_PROTOCOL_STATELESS) != 0) {
+                (void) snprintf(message, sizeof(message), MSG_MCP_STATELESS_VERSION, version ? version : "");
+                return refuse_msg(req, 400, mcp_unsupported_version_new(m->id, version), message);
+        }
+        if (!accepts(req, "application/json") && !accepts(req, "text/event-stream"))
+                return refuse(req, 406, MCP_SERVER_ERROR, MSG_MCP_ACCEPT);
+        if (strcmp(m->method, "server/discover") != 0 && strcmp(m->method, "tools/list") != 0 && strcmp(m->method, "tools/call") != 0) {
+                (void) snprintf(message, sizeof(message), MSG_MCP_METHOD, m->method);
+                return refuse_msg(req, 404, mcp_error_new(m->id, MCP_METHOD_NOT_FOUND, message), message);
+        }
+        if (!accepts(req, "application/json")) {
+                r = stream_open(&x);
+                if (r < 0)
+                        return r;
+        }
+        if (strcmp(m->method, "server/discover") == 0)
+                r = answer(&x, mcp_result_new(m->id, discover_result()));
+        else if (strcmp(m->method, "tools/list") == 0)
+                r = answer(&x, mcp_result_new(m->id, tools_list_cacheable()));
+        else
+                r = tools_call(&x, m);
+        if (r < 0 && req->status != 0)
+                (void) log_warning_errno(r, "Failed to send the answer to '%s', ignoring", m->method);
+        return req->status != 0 ? 0 : r;
 }
 
 /* A body that is a JSON array, parsed as strictly as any body: a batch, into *ret. */
@@ -490,6 +615,7 @@ static int post(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL;
         struct json_object *id = NULL;
         Exchange x = {.req = req, .ctx = ctx};
+        const char *version;
         McpMessage m;
         Error err = {};
         int r;
@@ -509,6 +635,11 @@ static int post(Request *req, Context *ctx) {
                 (void) snprintf(req->mcp_method, sizeof(req->mcp_method), "%s", m.method);
         if (m.kind == MCP_REQUEST && m.method && strcmp(m.method, "initialize") == 0)
                 return initialize(req, ctx, &m);
+        /* A request of the stateless revision names it in its _meta; one whose header names it
+         * but whose body does not is refused for that, not for want of a session. */
+        version = m.method ? mcp_meta_version(m.params) : NULL;
+        if (version || (mcp_version_stateless(header(req, "HTTP_MCP_PROTOCOL_VERSION")) && !header(req, "HTTP_MCP_SESSION_ID")))
+                return stateless(req, ctx, &m, version);
         if (session_find(req, ctx, &x.session) < 0)
                 return 0; /* answered */
 

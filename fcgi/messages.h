@@ -99,7 +99,13 @@
 #define MSG_MCP_ORIGIN "Forbidden: Origin '%s' is not allowed (SANDBOXD_MCP_ALLOWED_ORIGINS)"
 #define MSG_MCP_NO_SESSION "Bad Request: Mcp-Session-Id header is required"
 #define MSG_MCP_SESSION_GONE "Session not found"
-#define MSG_MCP_VERSION "Bad Request: Unsupported protocol version '%s' (supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07)"
+#define MSG_MCP_VERSION                                                                                                            \
+        "Bad Request: Unsupported protocol version '%s' (supported in a session: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, " \
+        "2024-10-07; without one, named in each request's _meta: 2026-07-28)"
+/* The words a request of a stateless revision not served is recorded with (its answer is MCP's
+ * UnsupportedProtocolVersion error, which lists those served). */
+#define MSG_MCP_STATELESS_VERSION "Unsupported protocol version '%s'"
+#define MSG_MCP_HEADER_TWICE "Header mismatch: MCP-Protocol-Version, Mcp-Method and Mcp-Name may each be sent once"
 #define MSG_MCP_PARSE "Parse error: the body is not JSON"
 #define MSG_MCP_BATCH "Invalid Request: JSON-RPC batches are not part of MCP %s (only of 2025-03-26); send one message per POST"
 #define MSG_MCP_INIT_SESSION "Invalid Request: initialize starts a session and must come without Mcp-Session-Id"

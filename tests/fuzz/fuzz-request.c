@@ -303,6 +303,20 @@ static void fuzz_mcp(const uint8_t *data, size_t size) {
                 return;
         if (mcp_message_parse(body, &m, &id, &err) < 0)
                 CHECK(err.message[0] != 0);
+        else if (m.kind == MCP_REQUEST) {
+                /* The stateless revision's headers, here as the body's own name: whatever a
+                 * client sends, the check says yes or why not; an empty header is no match. */
+                const char *version = mcp_meta_version(m.params);
+                struct json_object *name = NULL;
+                const char *n = json_object_object_get_ex(m.params, "name", &name) ? json_object_get_string(name) : "";
+
+                err = (Error){};
+                if (mcp_headers_check(&m, version, version, m.method, n, &err) < 0)
+                        CHECK(err.message[0] != 0 && utf8_valid((const uint8_t *) err.message, strlen(err.message)));
+                err = (Error){};
+                if (mcp_headers_check(&m, version, "", "", "", &err) == 0)
+                        CHECK(version && version[0] == 0 && m.method[0] == 0);
+        }
         (void) json_object_object_get_ex(body, "session_id", &sid);
         (void) json_object_object_get_ex(body, "path", &path);
         for (size_t i = 0; i < ELEMENTSOF(tools); i++) {

@@ -176,8 +176,112 @@ static void test_images(void) {
                 tap_is_str(mcp_image_type(cases[i].data, cases[i].len), cases[i].type, "image type of %s", cases[i].name);
 }
 
+static void test_stateless(void) {
+        static const struct {
+                const char *version;
+                bool stateless;
+        } versions[] = {
+                {"2026-07-28", true},
+                {"2027-03-30", true},
+                {"2025-11-25", false},
+                {"2026-07-27", false},
+                {"2026-07-28x", false},
+                {"", false},
+                {NULL, false},
+        };
+        static const struct {
+                const char *body;
+                const char *header_version, *header_method, *header_name;
+                bool ok;
+                const char *why;
+        } cases[] = {
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", "2026-07-28", "tools/call",
+                 "execute", true, "headers as the body"},
+                /* "execute" in the Base64 sentinel form, as a client may send any name. */
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", "2026-07-28", "tools/call",
+                 "=?base64?ZXhlY3V0ZQ==?=", true, "Mcp-Name encoded"},
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", "2026-07-28", "tools/call",
+                 "=?base64?ZXhlY3V0Zg==?=", false, "Mcp-Name encoded, of another name"},
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", "2026-07-28", "tools/call",
+                 "=?base64?not base64?=", false, "Mcp-Name not base64"},
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", "2026-07-28", "tools/call",
+                 "runtimes", false, "Mcp-Name of another tool"},
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", "2026-07-28", "tools/call",
+                 NULL, false, "no Mcp-Name"},
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", "2026-07-28", "tools/list",
+                 "execute", false, "Mcp-Method of another method"},
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", "2026-07-28", NULL,
+                 "execute", false, "no Mcp-Method"},
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", "2025-11-25", "tools/call",
+                 "execute", false, "MCP-Protocol-Version of another revision"},
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}", NULL, "tools/call",
+                 "execute", false, "no MCP-Protocol-Version"},
+                {"{\"name\": \"execute\"}", "2026-07-28", "tools/call", "execute", false, "the header's revision, none in _meta"},
+                /* A revision not served passes the header check: its own error says which are. */
+                {"{\"name\": \"execute\", \"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2099-01-01\"}}", "2099-01-01", "tools/call",
+                 "execute", true, "a later revision, consistent"},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(versions); i++)
+                tap_ok(mcp_version_stateless(versions[i].version) == versions[i].stateless, "stateless '%s'",
+                       versions[i].version ? versions[i].version : "(none)");
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct json_object *params = json_tokener_parse(cases[i].body);
+                McpMessage m = {.kind = MCP_REQUEST, .method = "tools/call", .params = params};
+                Error err = {};
+                int r = mcp_headers_check(&m, mcp_meta_version(params), cases[i].header_version, cases[i].header_method,
+                                          cases[i].header_name, &err);
+
+                tap_ok((r == 0) == cases[i].ok, "headers: %s (%s)", cases[i].why, err.message);
+                if (!cases[i].ok)
+                        tap_ok(strncmp(err.message, "Header mismatch: ", 17) == 0, "headers: %s, said as a mismatch", cases[i].why);
+                json_object_put(params);
+        }
+        /* tools/list has no Mcp-Name to check. */
+        {
+                struct json_object *params = json_tokener_parse("{\"_meta\": {\"io.modelcontextprotocol/protocolVersion\": \"2026-07-28\"}}");
+                McpMessage m = {.kind = MCP_REQUEST, .method = "tools/list", .params = params};
+                Error err = {};
+
+                tap_is_int(mcp_headers_check(&m, mcp_meta_version(params), "2026-07-28", "tools/list", NULL, &err), 0, "tools/list: no Mcp-Name");
+                json_object_put(params);
+        }
+        {
+                struct json_object *id = json_object_new_int(7), *e = mcp_unsupported_version_new(id, "1999-01-01"), *data = NULL, *v = NULL;
+                struct json_object *none = mcp_unsupported_version_new(NULL, NULL);
+
+                tap_is_str(json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN),
+                           "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32022,\"message\":\"Unsupported protocol version\",\"data\":"
+                           "{\"supported\":[\"2026-07-28\",\"2025-11-25\",\"2025-06-18\",\"2025-03-26\",\"2024-11-05\",\"2024-10-07\"],"
+                           "\"requested\":\"1999-01-01\"}}}",
+                           "UnsupportedProtocolVersion lists every revision served, newest first");
+                (void) json_object_object_get_ex(json_object_object_get(e, "error"), "data", &data);
+                tap_ok(data && json_object_object_get_ex(json_object_object_get(none, "error"), "data", &v) &&
+                               !json_object_object_get_ex(v, "requested", NULL),
+                       "no requested when none was");
+                json_object_put(none);
+                json_object_put(e);
+                json_object_put(id);
+        }
+        {
+                struct json_object *r = json_tokener_parse("{\"tools\": []}"), *same = json_tokener_parse("{\"resultType\": \"input_required\"}");
+
+                tap_is_int(mcp_result_stateless(r), 0, "stamp a result");
+                tap_is_str(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+                           "{\"tools\":[],\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"sandboxd\","
+                           "\"version\":\"" MCP_SERVER_VERSION "\"}}}",
+                           "a result of the stateless revision: complete, and the server's");
+                tap_is_int(mcp_result_stateless(same), 0, "stamp a result that has its type");
+                tap_is_str(json_object_get_string(json_object_object_get(same, "resultType")), "input_required", "its type is kept");
+                tap_is_int(mcp_result_stateless(NULL), -EINVAL, "no result");
+                json_object_put(r);
+                json_object_put(same);
+        }
+}
+
 int main(void) {
         test_versions();
+        test_stateless();
         test_origins();
         test_parse();
         test_answers();
