@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # /mcp through MCP clients nobody here wrote, as agents reach it: the official TypeScript SDK's
-# Client (tests/mcp/client.js drives it through every tool) and the protocol's conformance suite
+# Client (tests/mcp/client.js drives it through every tool), in both its generations (the second
+# also in the stateless revision, 2026-07-28), and the protocol's conformance suite
 # (tests/mcp/conformance), both from npm at pinned versions, installed by make mcp-clients. A
 # missing install is a failure (make test installs them); a node too old for the conformance suite
 # (Debian 12's) is a skip that says so.
@@ -50,9 +51,34 @@ client() {
     MCP_CANCEL_MARKER=$marker client
     [ "$status" -eq 0 ]
     grep -qx '# fail 0' <<<"$output"
-    grep -qx 'ok 14 - cancellation of execute answered on a stream: the call ends at once, the next call works, the run is killed' <<<"$output"
-    grep -qx 'ok 15 - cancellation of execute answered as JSON (no progress token): the same' <<<"$output"
+    grep -qx 'ok 15 - cancellation of execute answered on a stream: the call ends at once, the next call works, the run is killed' <<<"$output"
+    grep -qx 'ok 16 - cancellation of execute answered as JSON (no progress token): the same' <<<"$output"
     expect_marker_gone "$marker"
+}
+
+@test "the SDK's second generation in the stateless revision (2026-07-28): every tool, no session, a cancellation by closing the stream" {
+    require_mcp_clients
+    marker="mcp-cancel-$$-$RANDOM"
+    MCP_SDK=2 MCP_NEGOTIATION=pin MCP_CANCEL_MARKER=$marker client
+    [ "$status" -eq 0 ]
+    grep -qx '# fail 0' <<<"$output"
+    grep -qx 'ok 2 - server/discover: the stateless revision, no session, the tools capability' <<<"$output"
+    grep -qx 'ok 1 - initialize: a supported protocol version, a session id, the tools capability # SKIP the stateless revision' <<<"$output"
+    grep -qx 'ok 15 - cancellation of execute answered on a stream: the call ends at once, the next call works, the run is killed' <<<"$output"
+    grep -qx 'ok 16 - cancellation of execute answered as JSON (no progress token): the same' <<<"$output"
+    expect_marker_gone "$marker"
+}
+
+@test "the SDK's second generation finds the stateless revision by itself (auto), and keeps to a session by default (legacy)" {
+    require_mcp_clients
+    MCP_SDK=2 MCP_NEGOTIATION=auto client --test-name-pattern='^(server/discover|tools/list|execute: python)'
+    [ "$status" -eq 0 ]
+    grep -qx '# pass 3' <<<"$output"
+    grep -qx 'ok 2 - server/discover: the stateless revision, no session, the tools capability' <<<"$output"
+    MCP_SDK=2 client --test-name-pattern='^(initialize|tools/list|execute: python|DELETE)'
+    [ "$status" -eq 0 ]
+    grep -qx '# pass 4' <<<"$output"
+    grep -qx 'ok 1 - initialize: a supported protocol version, a session id, the tools capability' <<<"$output"
 }
 
 @test "the MCP conformance suite: every scenario that applies to a server with sandboxd's tools passes" {
@@ -72,7 +98,11 @@ client() {
     [ "$status" -eq 0 ]
     grep -qx '# fail 0' <<<"$output"
     grep -qx '# pass 4' <<<"$output"
-    grep -qx 'ok 2 - without the key, when keys are on, the connection is refused' <<<"$output"
+    grep -qx 'ok 3 - without the key, when keys are on, the connection is refused' <<<"$output"
+    SANDBOXD_API_KEY=$token MCP_SDK=2 MCP_NEGOTIATION=pin client --test-name-pattern='^(server/discover|without the key|tools/list|execute: python)'
+    [ "$status" -eq 0 ]
+    grep -qx '# pass 4' <<<"$output"
+    grep -qx 'ok 3 - without the key, when keys are on, the connection is refused' <<<"$output"
     SANDBOXD_API_KEY=$token run "$CONFORMANCE"
     echo "$output"
     [ "$status" -ne 77 ] || skip "$(head -n 1 <<<"$output")"

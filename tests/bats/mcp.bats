@@ -263,6 +263,113 @@ rpc_error() {
     [ "$(field .error.code)" = -32600 ]
 }
 
+# stateless METHOD PARAMS [CURL ARGS...]: a request of the stateless revision (2026-07-28), its
+# revision in params._meta and the headers that mirror its body, as such a client sends it. Set,
+# hdr_version, hdr_method and hdr_name replace those headers' values ("": the header is left out),
+# meta_version the revision the body names; -H in the CURL ARGS adds a header.
+stateless() {
+    local method=$1 params=$2 hdr="$BATS_TEST_TMPDIR/hdr" v m n
+    local -a h=(-H 'content-type: application/json' -H 'accept: application/json, text/event-stream')
+    shift 2
+    v=${hdr_version-2026-07-28} m=${hdr_method-$method} n=
+    [ "$method" != tools/call ] || n=$(jq -r .name <<<"$params")
+    n=${hdr_name-$n}
+    [ -z "$v" ] || h+=(-H "mcp-protocol-version: $v")
+    [ -z "$m" ] || h+=(-H "mcp-method: $m")
+    [ -z "$n" ] || h+=(-H "mcp-name: $n")
+    [ -z "$token" ] || h+=(-H "Authorization: Bearer $token")
+    body=$(curl -s -D "$hdr" -X POST "$SANDBOXD_URL/mcp" "${h[@]}" "$@" --data-binary "$(jq -cn --arg m "$method" --argjson p "$params" \
+        --arg v "${meta_version-2026-07-28}" '{jsonrpc: "2.0", id: 3, method: $m, params: ($p + {_meta: {"io.modelcontextprotocol/protocolVersion": $v,
+          "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": {name: "bats", version: "1"}}})}')")
+    read_headers "$hdr"
+}
+
+@test "the stateless revision (2026-07-28): server/discover, tools/list and a call, each on its own, with no session" {
+    sessions=$(db "SELECT count(*) FROM mcp_sessions")
+    stateless server/discover '{}'
+    expect_status 200
+    [ -z "$(header mcp-session-id)" ]
+    [ "$(jq -c .result.supportedVersions <<<"$body")" = '["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05","2024-10-07"]' ]
+    [ "$(field .result.capabilities.tools.listChanged)" = false ]
+    [ "$(field .result.resultType)" = complete ]
+    [ "$(field '.result._meta["io.modelcontextprotocol/serverInfo"].name')" = sandboxd ]
+    expect_request_id
+    [ "$(jq -r .MCP_METHOD <<<"$(journal_entry "$rid")")" = server/discover ]
+    stateless tools/list '{}'
+    expect_status 200
+    [ "$(jq '.result.tools | length' <<<"$body")" -eq 9 ]
+    [ "$(field .result.ttlMs)" -gt 0 ]
+    [ "$(field .result.cacheScope)" = public ]
+    [ "$(field .result.resultType)" = complete ]
+    stateless tools/call '{"name": "execute", "arguments": {"code": "print(6*7)"}}'
+    expect_status 200
+    [ -z "$(header mcp-session-id)" ]
+    [ "$(field .id)" = 3 ]
+    [ "$(field .result.structuredContent.stdout)" = 42 ]
+    [ "$(field .result.resultType)" = complete ]
+    [ "$(db "SELECT route || ' ' || execution || ' ' || mcp_method || ' ' || mcp_tool FROM requests WHERE request_id = '$rid'")" = "POST /mcp 1 tools/call execute" ]
+    # No session was made for any of them; an initialize makes one (positive control).
+    [ "$(db "SELECT count(*) FROM mcp_sessions")" -eq "$sessions" ]
+    initialize
+    [ "$(db "SELECT count(*) FROM mcp_sessions")" -eq $((sessions + 1)) ]
+}
+
+@test "the stateless revision: headers that differ from the body are a HeaderMismatch (-32020), each; matching ones are served" {
+    # Positive control: the name sent encoded, as a client may send any, is the body's.
+    hdr_name='=?base64?cnVudGltZXM=?=' stateless tools/call '{"name": "runtimes", "arguments": {}}'
+    expect_status 200
+    [ "$(field .result.isError)" = false ]
+    hdr_name=execute stateless tools/call '{"name": "runtimes", "arguments": {}}'
+    expect_status 400
+    [ "$(rpc_error)" = "-32020 Header mismatch: Mcp-Name header value 'execute' does not match body value 'runtimes'" ]
+    [ "$(field .id)" = 3 ]
+    hdr_name='' stateless tools/call '{"name": "runtimes", "arguments": {}}'
+    expect_status 400
+    [ "$(rpc_error)" = "-32020 Header mismatch: the Mcp-Name header is required for tools/call" ]
+    # The body's name, and another: a proxy may have read the other.
+    stateless tools/call '{"name": "runtimes", "arguments": {}}' -H 'mcp-name: execute'
+    expect_status 400
+    [ "$(rpc_error)" = "-32020 Header mismatch: MCP-Protocol-Version, Mcp-Method and Mcp-Name may each be sent once" ]
+    hdr_method=tools/call stateless tools/list '{}'
+    expect_status 400
+    [ "$(rpc_error)" = "-32020 Header mismatch: Mcp-Method header value 'tools/call' does not match body value 'tools/list'" ]
+    hdr_method='' stateless tools/list '{}'
+    expect_status 400
+    [ "$(rpc_error)" = "-32020 Header mismatch: the Mcp-Method header is required" ]
+    hdr_version='' stateless tools/list '{}'
+    expect_status 400
+    [ "$(rpc_error)" = "-32020 Header mismatch: the MCP-Protocol-Version header is required" ]
+    hdr_version=2025-11-25 stateless tools/list '{}'
+    expect_status 400
+    [ "$(rpc_error)" = "-32020 Header mismatch: MCP-Protocol-Version header value '2025-11-25' does not match body value '2026-07-28'" ]
+    # The header names the stateless revision, the body none: refused for that, not for a session.
+    post "" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: tools/list'
+    expect_status 400
+    [ "$(rpc_error)" = "-32020 Header mismatch: MCP-Protocol-Version is 2026-07-28, but params._meta names no io.modelcontextprotocol/protocolVersion" ]
+    # Nothing ran for any of them.
+    [ "$(db "SELECT count(*) FROM requests WHERE route = 'POST /mcp' AND status = 400 AND execution = 1")" -eq 0 ]
+}
+
+@test "the stateless revision: one not served is UnsupportedProtocolVersion (-32022) listing those served; ping and initialize's era are gone" {
+    hdr_version=2099-01-01 meta_version=2099-01-01 stateless tools/list '{}'
+    expect_status 400
+    [ "$(jq -c .error <<<"$body")" = '{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05","2024-10-07"],"requested":"2099-01-01"}}' ]
+    [ "$(field .id)" = 3 ]
+    # Positive control: the same request at 2026-07-28 is served.
+    stateless tools/list '{}'
+    expect_status 200
+    stateless ping '{}'
+    expect_status 404
+    [ "$(rpc_error)" = "-32601 Method not found: 'ping'" ]
+    stateless resources/list '{}'
+    expect_status 404
+    [ "$(rpc_error)" = "-32601 Method not found: 'resources/list'" ]
+    # A session's client is still served as before, on the same endpoint.
+    initialize
+    post "$msid" '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    expect_status 200
+}
+
 @test "tools/list: the nine tools, each with an inputSchema and an outputSchema" {
     initialize
     post "$msid" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
@@ -517,4 +624,26 @@ rpc_error() {
     # The tool call counted as the REST execution would: REST is refused now too.
     kapi "$token" POST /v1/execute '{"code": "print(3)"}'
     expect_status 429
+}
+
+@test "the stateless revision with API keys: the key is every request's; a session made by a call is the key's" {
+    keys_on
+    new_key mcp-stateless
+    key=$token
+    as_key ""
+    stateless tools/list '{}'
+    expect_status 401
+    as_key "$key"
+    stateless tools/list '{}'
+    expect_status 200
+    stateless tools/call '{"name": "session_create", "arguments": {}}'
+    expect_status 200
+    sid=$(field .result.structuredContent.session_id)
+    echo "$token $sid" >>"$created"
+    [ "$(curl -s -H "Authorization: Bearer $token" "$SANDBOXD_URL/v1/sessions" | jq -r --arg s "$sid" '[.sessions[].session_id] | index($s) != null')" = true ]
+    stateless tools/call "$(jq -cn --arg s "$sid" '{name: "session_run", arguments: {session_id: $s, language: "python", code: "x = 6"}}')"
+    expect_status 200
+    stateless tools/call "$(jq -cn --arg s "$sid" '{name: "session_run", arguments: {session_id: $s, language: "python", code: "print(x * 7)"}}')"
+    expect_status 200
+    [ "$(field .result.structuredContent.result.stdout)" = 42 ]
 }

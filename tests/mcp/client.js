@@ -8,6 +8,10 @@
 //
 // Run with the SDK on NODE_PATH (make mcp-clients installs it under build/npm-mcp):
 //   NODE_PATH=build/npm-mcp/node_modules node tests/mcp/client.js
+// With MCP_SDK=2, the SDK's second generation (@modelcontextprotocol/client) does the same, in the
+// era MCP_NEGOTIATION says: legacy (its default: initialize, a session), pin (the stateless
+// revision 2026-07-28 only: no initialize, no session, a call cancelled by closing its stream) or
+// auto (it finds out which the server speaks, and must find 2026-07-28).
 // Prints TAP (node:test); exits non-zero when a check fails. With MCP_CANCEL_MARKER set (a word no
 // other process has on its command line), the cancelled run starts a process with that word, and
 // the client, on the same host as the service, checks with pgrep that the cancellation ended it.
@@ -16,9 +20,20 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { execFileSync } = require('node:child_process');
-const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
-const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
-const { McpError, ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } = require('@modelcontextprotocol/sdk/types.js');
+
+const SDK2 = process.env.MCP_SDK === '2';
+const NEGOTIATION = SDK2 ? process.env.MCP_NEGOTIATION || 'legacy' : 'legacy';
+const STATELESS_REVISION = '2026-07-28';
+// The stateless revision: no session, no ping.
+const STATELESS = NEGOTIATION !== 'legacy';
+const sdk = SDK2 ? require('@modelcontextprotocol/client') : {
+    ...require('@modelcontextprotocol/sdk/client/index.js'),
+    ...require('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ...require('@modelcontextprotocol/sdk/types.js'),
+};
+const { Client, StreamableHTTPClientTransport, SUPPORTED_PROTOCOL_VERSIONS } = sdk;
+const McpError = SDK2 ? sdk.ProtocolError : sdk.McpError;
+const ErrorCode = SDK2 ? sdk.ProtocolErrorCode : sdk.ErrorCode;
 
 const BASE = (process.env.SANDBOXD_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
 const URL_MCP = new URL(BASE + '/mcp');
@@ -36,7 +51,12 @@ let transport;
 const tools = new Map();
 
 function connect(headers) {
-    const c = new Client({ name: 'sandboxd-mcp-tests', version: '1.0.0' }, { capabilities: {} });
+    const options = { capabilities: {} };
+    if (NEGOTIATION === 'pin')
+        options.versionNegotiation = { mode: { pin: STATELESS_REVISION } };
+    else if (NEGOTIATION === 'auto')
+        options.versionNegotiation = { mode: 'auto' };
+    const c = new Client({ name: 'sandboxd-mcp-tests', version: '1.0.0' }, options);
     const t = new StreamableHTTPClientTransport(URL_MCP, { requestInit: { headers } });
     return c.connect(t).then(() => [c, t]);
 }
@@ -51,6 +71,8 @@ function arg(tool, ...names) {
 }
 
 function call(name, args, options) {
+    if (SDK2)
+        return client.callTool({ name, arguments: args }, options);
     return client.callTool({ name, arguments: args }, undefined, options);
 }
 
@@ -94,10 +116,17 @@ after(async () => {
         await client.close();
 });
 
-test('initialize: a supported protocol version, a session id, the tools capability', () => {
+test('initialize: a supported protocol version, a session id, the tools capability', { skip: STATELESS && 'the stateless revision' }, () => {
     assert.ok(SUPPORTED_PROTOCOL_VERSIONS.includes(transport.protocolVersion),
         `negotiated protocol version ${transport.protocolVersion}`);
     assert.match(transport.sessionId || '', /^[\x21-\x7e]+$/, 'Mcp-Session-Id: visible ASCII');
+    assert.ok(client.getServerCapabilities().tools, 'the server offers tools');
+    assert.ok(client.getServerVersion().name, 'serverInfo has a name');
+});
+
+test('server/discover: the stateless revision, no session, the tools capability', { skip: !STATELESS && 'a session\'s revision' }, () => {
+    assert.equal(client.getNegotiatedProtocolVersion(), STATELESS_REVISION);
+    assert.equal(transport.sessionId, undefined, 'no Mcp-Session-Id');
     assert.ok(client.getServerCapabilities().tools, 'the server offers tools');
     assert.ok(client.getServerVersion().name, 'serverInfo has a name');
 });
@@ -187,7 +216,10 @@ test('a bad argument is a JSON-RPC error -32602 in the REST API\'s words', async
 
 test('an unknown tool is a JSON-RPC error -32602, and the session still answers after it', async () => {
     await assert.rejects(call('no_such_tool', {}), err => err instanceof McpError && err.code === ErrorCode.InvalidParams);
-    await client.ping();
+    if (STATELESS)
+        await client.listTools(); // the revision has no ping
+    else
+        await client.ping();
 });
 
 test('progress: a run that prints over seconds sends increasing progress notifications as it runs', async () => {
@@ -320,7 +352,7 @@ test('session_delete: the session is gone', async () => {
         assert.equal(result.isError, true, JSON.stringify(result));
 });
 
-test('DELETE ends the MCP session: a request with its id is then a 404', async () => {
+test('DELETE ends the MCP session: a request with its id is then a 404', { skip: STATELESS && 'the stateless revision has no session' }, async () => {
     const id = transport.sessionId;
     await transport.terminateSession();
     const res = await fetch(URL_MCP, {
