@@ -10,7 +10,8 @@ source "$BATS_TEST_DIRNAME/helpers.bash"
 
 CHECK="$BATS_TEST_DIRNAME/../agent-code/check"
 
-# bats test_tags=vm
+# What depends on the runtime image only: in the VM that keeps an image of its own (tests/vm/guest).
+# bats test_tags=vm-image
 @test "agent code: every snippet gives its known answer on the runtime image" {
     # At least 30 snippets, each with its answer.
     n=$(find "$BATS_TEST_DIRNAME/../agent-code" -name '[0-9]*.py' -o -name '[0-9]*.js' -o -name '[0-9]*.sh' | wc -l)

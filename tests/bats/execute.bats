@@ -60,7 +60,8 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
     [[ $(field .stderr) == *"ZeroDivisionError: division by zero"* ]]
 }
 
-# bats test_tags=vm
+# What depends on the runtime image only: in the VM that keeps an image of its own (tests/vm/guest).
+# bats test_tags=vm-image
 @test "python3 -c semantics: each snippet answers as the image's /usr/bin/python3 -c does bare" {
     # Differential: the same code through the API and through the same interpreter run bare (in an
     # empty directory, the sandbox's environment), compared stream by stream with the exit status.
