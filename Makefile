@@ -222,6 +222,22 @@ $(BUILD)/tests/test-%: $(BUILD)/tests/unit/test-%.o
 # Keep the tests' objects: their .d files name them.
 .SECONDARY:
 
+# What the end-to-end suites call on besides the service itself and what a build needs: with the
+# package's Build-Depends, what a test VM installs (tests/vm/build-disk). make deps's others (the
+# linters, clang for the fuzzer, npm for the API's validator) are minutes of a VM's build for tools
+# it does not run: deps-names checks there that the release has every one of them, by name.
+TEST_RUN_PACKAGES := build-essential bats jq curl sqlite3 python3 procps file prometheus util-linux
+
+.PHONY: deps-names vm-guest-deps
+deps-names:
+	apt-get install --simulate -q $(DEB_PACKAGES) npm >/dev/null
+	@echo "deps-names: this release has every package make deps installs"
+
+vm-guest-deps: deps-names
+	DEBIAN_FRONTEND=noninteractive apt-get satisfy -y -q --no-install-recommends \
+	    "$$(sed -n '/^Build-Depends:/,/^[A-Z][A-Za-z-]*:/{/^Build-Depends:/{s/^Build-Depends://;p;d};/^[A-Z]/d;p}' debian/control | tr -d '\n' | sed 's/,[[:space:]]*$$//')"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(TEST_RUN_PACKAGES)
+
 deps:
 	@if ! dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | grep -qv 'install ok installed' && \
 	    [ "$$(dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | wc -l)" -eq "$(words $(DEB_PACKAGES))" ]; then \
