@@ -25,6 +25,7 @@
 #include "db/session-revoke.h"
 #include "lib/api-key.h"
 #include "lib/config.h"
+#include "lib/egress.h"
 #include "lib/macro.h"
 
 DEFINE_JSON_CLEANUP
@@ -101,6 +102,42 @@ static int parse_images(const char *s, char ret[API_KEY_IMAGES_MAX + 1]) {
         return 0;
 }
 
+/* What the key's code may reach, within the operator's egress.allow: "none", or entries separated
+ * by commas (lib/egress.h), kept as they print (lower case). */
+static int parse_egress(const char *s, char ret[API_KEY_EGRESS_MAX + 1]) {
+        EgressList l = {};
+        size_t bad = 0, n = 0;
+        int r;
+
+        if (strcmp(s, API_KEY_EGRESS_NONE) == 0) {
+                memcpy(ret, s, sizeof(API_KEY_EGRESS_NONE));
+                return 0;
+        }
+        r = egress_list_parse_csv(s, &l, &bad);
+        if (r == -EINVAL) {
+                const char *p = s;
+
+                for (size_t i = 0; i < bad; i++)
+                        p += strcspn(p, ",") + 1;
+                return ctl_fail("--egress: '%.*s' is not a host name or *.suffix with an optional :port", (int) strcspn(p, ","), p);
+        }
+        if (r < 0)
+                return ctl_fail("--egress: %s", r == -E2BIG ? "too many entries" : "out of memory");
+        for (size_t i = 0; i < l.n && r >= 0; i++) {
+                char e[EGRESS_ENTRY_MAX + 1];
+
+                r = egress_rule_format(&l.rules[i], e, sizeof(e));
+                if (r >= 0 && n + strlen(e) + 1 > API_KEY_EGRESS_MAX)
+                        r = -E2BIG;
+                if (r >= 0)
+                        n += (size_t) sprintf(ret + n, "%s%s", i ? "," : "", e);
+        }
+        egress_list_done(&l);
+        if (r < 0)
+                return ctl_fail("--egress must be %d characters at most", API_KEY_EGRESS_MAX);
+        return 0;
+}
+
 static int parse_limit(const char *option, const char *s, int64_t *ret) {
         return parse_limit_max(option, s, LIMIT_MAX, ret);
 }
@@ -108,7 +145,7 @@ static int parse_limit(const char *option, const char *s, int64_t *ret) {
 static void help_add(FILE *f) {
         (void) fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
                      "                          [--max-sessions N] [--max-paused-sessions N] [--session-disk-bytes N]\n"
-                     "                          [--images IMAGE,...]\n"
+                     "                          [--images IMAGE,...] [--egress NAME,...|none]\n"
                      "\n"
                      "Makes an API key and prints its token, once: only its SHA-256 is kept. Clients send it as\n"
                      "'Authorization: Bearer TOKEN' once SANDBOXD_API_KEYS=on. NAME (letters, digits, '.', '_', '-';\n"
@@ -130,6 +167,10 @@ static void help_add(FILE *f) {
                      "  --images IMAGE,...         the tool images (sandboxd-image build) it may call with POST\n"
                      "                             /v1/call; any other answers as one that does not exist. Left\n"
                      "                             out: every tool image\n"
+                     "  --egress NAME,...|none     what its requests may ask to reach (\"network\": {\"allow\"}),\n"
+                     "                             within /etc/sandboxd/egress.allow: host names or *.suffix,\n"
+                     "                             each with an optional :port (else 80 and 443); none:\n"
+                     "                             nothing. Left out: all that egress.allow lets through\n"
                      "  -h, --help                 this text\n",
                      f);
 }
@@ -182,6 +223,7 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
                 {"executions-per-minute", required_argument, NULL, 'e'},
                 {"cpu-seconds-per-day", required_argument, NULL, 'p'},
                 {"images", required_argument, NULL, 'i'},
+                {"egress", required_argument, NULL, 'E'},
                 {"max-sessions", required_argument, NULL, 's'},
                 {"max-paused-sessions", required_argument, NULL, 'P'},
                 {"session-disk-bytes", required_argument, NULL, 'd'},
@@ -208,6 +250,10 @@ static int key_add(const CtlOptions *o, int argc, char *argv[]) {
                         break;
                 case 'i':
                         if (parse_images(optarg, k.images) != 0)
+                                return EXIT_FAILURE;
+                        break;
+                case 'E':
+                        if (parse_egress(optarg, k.egress) != 0)
                                 return EXIT_FAILURE;
                         break;
                 case 's':
@@ -260,6 +306,13 @@ static struct json_object *images_json(const char *list) {
         return a;
 }
 
+/* A key's egress: its entries; [] for none; null: all the operator allows. */
+static struct json_object *egress_json(const char *list) {
+        if (strcmp(list, API_KEY_EGRESS_NONE) == 0)
+                return json_object_new_array();
+        return images_json(list);
+}
+
 static int list_json(const ApiKey *keys, size_t n) {
         cleanup_json struct json_object *out = json_object_new_object(), *list = json_object_new_array();
 
@@ -278,7 +331,8 @@ static int list_json(const ApiKey *keys, size_t n) {
                     json_object_object_add(k, "session_disk_bytes", limit_json(keys[i].session_disk_bytes)) < 0 ||
                     json_object_object_add(k, "created_at", json_object_new_string(keys[i].created_at)) < 0 ||
                     json_object_object_add(k, "revoked_at", keys[i].revoked_at[0] ? json_object_new_string(keys[i].revoked_at) : NULL) < 0 ||
-                    json_object_object_add(k, "images", images_json(keys[i].images)) < 0)
+                    json_object_object_add(k, "images", images_json(keys[i].images)) < 0 ||
+                    json_object_object_add(k, "egress", egress_json(keys[i].egress)) < 0)
                         return ctl_fail("out of memory");
         }
         if (json_object_object_add(out, "keys", TAKE_PTR(list)) < 0)
@@ -300,16 +354,17 @@ static int list_table(const ApiKey *keys, size_t n) {
         for (size_t i = 0; i < n; i++)
                 if ((int) strlen(keys[i].name) > w)
                         w = (int) strlen(keys[i].name);
-        printf("%-*s  %-14s  %-14s  %-10s  %-8s  %-8s  %-14s  %-24s  %-24s  %s\n", w, "NAME", "MAX-CONCURRENT", "EXECUTIONS/MIN", "CPU-S/DAY",
-               "SESSIONS", "PAUSED", "DISK-BYTES", "CREATED", "REVOKED", "IMAGES");
+        printf("%-*s  %-14s  %-14s  %-10s  %-8s  %-8s  %-14s  %-24s  %-24s  %-16s  %s\n", w, "NAME", "MAX-CONCURRENT", "EXECUTIONS/MIN",
+               "CPU-S/DAY", "SESSIONS", "PAUSED", "DISK-BYTES", "CREATED", "REVOKED", "IMAGES", "EGRESS");
         for (size_t i = 0; i < n; i++) {
                 char a[24], b[24], c[24], d[24], e[24], f[24];
 
-                printf("%-*s  %-14s  %-14s  %-10s  %-8s  %-8s  %-14s  %-24s  %-24s  %s\n", w, keys[i].name,
+                printf("%-*s  %-14s  %-14s  %-10s  %-8s  %-8s  %-14s  %-24s  %-24s  %-16s  %s\n", w, keys[i].name,
                        limit_text(keys[i].max_concurrent, a, sizeof(a)), limit_text(keys[i].executions_per_minute, b, sizeof(b)),
                        limit_text(keys[i].cpu_seconds_per_day, c, sizeof(c)), limit_text(keys[i].max_sessions, d, sizeof(d)),
                        limit_text(keys[i].max_paused_sessions, e, sizeof(e)), limit_text(keys[i].session_disk_bytes, f, sizeof(f)),
-                       keys[i].created_at, keys[i].revoked_at[0] ? keys[i].revoked_at : "-", keys[i].images[0] ? keys[i].images : "*");
+                       keys[i].created_at, keys[i].revoked_at[0] ? keys[i].revoked_at : "-", keys[i].images[0] ? keys[i].images : "*",
+                       keys[i].egress[0] ? keys[i].egress : "*");
         }
         return EXIT_SUCCESS;
 }
@@ -318,7 +373,9 @@ static void help_list(FILE *f) {
         (void) fputs("Usage: sandboxctl [--json] key list [--json]\n"
                      "\n"
                      "Lists the API keys, revoked ones too, with their quotas ('-' or null: no limit) and the tool\n"
-                     "images they may call ('*' or null: every one). Never a token: only their hashes are kept.\n",
+                     "images they may call ('*' or null: every one) and what their code may reach (EGRESS: '*' or\n"
+                     "null: all that egress.allow lets through; none or []: nothing). Never a token: only their\n"
+                     "hashes are kept.\n",
                      f);
 }
 
@@ -427,7 +484,7 @@ static int key_revoke(int argc, char *argv[]) {
 static void help(FILE *f) {
         (void) fputs("Usage: sandboxctl key add NAME [--max-concurrent N] [--executions-per-minute N] [--cpu-seconds-per-day N]\n"
                      "                          [--max-sessions N] [--max-paused-sessions N] [--session-disk-bytes N]\n"
-                     "                          [--images IMAGE,...]\n"
+                     "                          [--images IMAGE,...] [--egress NAME,...|none]\n"
                      "       sandboxctl [--json] key list\n"
                      "       sandboxctl key revoke NAME\n"
                      "\n"

@@ -10,10 +10,10 @@
 #include "lib/macro.h"
 #include "lib/quota.h"
 
-#define KEY_COLUMNS                                                                                                               \
-        "name, token_sha256, coalesce(max_concurrent, 0), coalesce(executions_per_minute, 0), coalesce(cpu_seconds_per_day, 0), " \
+#define KEY_COLUMNS                                                                                                                            \
+        "name, token_sha256, coalesce(max_concurrent, 0), coalesce(executions_per_minute, 0), coalesce(cpu_seconds_per_day, 0), "              \
         "created_at, coalesce(revoked_at, ''), coalesce(max_sessions, 0), coalesce(max_paused_sessions, 0), coalesce(session_disk_bytes, 0), " \
-        "coalesce(images, '')"
+        "coalesce(images, ''), coalesce(egress, '')"
 
 static void copy_text(char *dst, size_t size, sqlite3_stmt *st, int col) {
         const unsigned char *v = sqlite3_column_text(st, col);
@@ -35,16 +35,18 @@ static void read_row(sqlite3_stmt *st, ApiKey *ret) {
         copy_text(ret->created_at, sizeof(ret->created_at), st, 5);
         copy_text(ret->revoked_at, sizeof(ret->revoked_at), st, 6);
         copy_text(ret->images, sizeof(ret->images), st, 10);
+        copy_text(ret->egress, sizeof(ret->egress), st, 11);
 }
 
 int db_key_add(sqlite3 *db, const ApiKey *key) {
         int r = db_run(db,
                        "INSERT INTO api_keys (name, token_sha256, max_concurrent, executions_per_minute, cpu_seconds_per_day, "
-                       "max_sessions, max_paused_sessions, session_disk_bytes, images) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, nullif(?9, ''))",
-                       "tt?I?I?I?I?I?It", key->name, key->token_sha256, key->max_concurrent > 0, key->max_concurrent,
+                       "max_sessions, max_paused_sessions, session_disk_bytes, images, egress) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, nullif(?9, ''), "
+                       "nullif(?10, ''))",
+                       "tt?I?I?I?I?I?Itt", key->name, key->token_sha256, key->max_concurrent > 0, key->max_concurrent,
                        key->executions_per_minute > 0, key->executions_per_minute, key->cpu_seconds_per_day > 0, key->cpu_seconds_per_day,
                        key->max_sessions > 0, key->max_sessions, key->max_paused_sessions > 0, key->max_paused_sessions,
-                       key->session_disk_bytes > 0, key->session_disk_bytes, key->images);
+                       key->session_disk_bytes > 0, key->session_disk_bytes, key->images, key->egress);
 
         return r < 0 ? r : 0;
 }
@@ -96,6 +98,18 @@ int db_key_get(sqlite3 *db, const char *name, ApiKey *ret) {
 int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r = db_prepare(db, &st, "SELECT coalesce(images, '') FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", "t", name);
+
+        if (r >= 0)
+                r = db_step_one(st);
+        if (r < 0)
+                return r;
+        copy_text(ret, size, st, 0);
+        return 0;
+}
+
+int db_key_egress(sqlite3 *db, const char *name, char *ret, size_t size) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        int r = db_prepare(db, &st, "SELECT coalesce(egress, '') FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", "t", name);
 
         if (r >= 0)
                 r = db_step_one(st);

@@ -11,6 +11,10 @@ typedef struct QuotaUse QuotaUse;
 /* The longest list of images a key may be given: some 15 names of 64 characters. */
 #define API_KEY_IMAGES_MAX 1024
 
+/* The longest egress list a key may be given (lib/egress.h's EGRESS_KEY_TEXT_MAX). */
+#define API_KEY_EGRESS_MAX 4096
+#define API_KEY_EGRESS_NONE "none"
+
 /* An API key's row (schema.sql, steps 9 and 10). */
 typedef struct ApiKey {
         char name[65];          /* API_KEY_NAME_MAX + 1 */
@@ -24,6 +28,9 @@ typedef struct ApiKey {
         char created_at[32];
         char revoked_at[32]; /* "" while it is in force */
         char images[API_KEY_IMAGES_MAX + 1]; /* the tool images it may call, "a,b"; "": every one (NULL in sqlite) */
+        /* What its requests' code may reach (lib/egress.h), entries separated by commas, within the
+         * operator's egress.allow; "none": nothing; "": all the operator allows (NULL in sqlite). */
+        char egress[API_KEY_EGRESS_MAX + 1];
 } ApiKey;
 
 /* Adds a key (created_at and revoked_at are sqlite's): -EEXIST when its name, revoked or not, or its
@@ -39,6 +46,10 @@ int db_key_find(sqlite3 *db, const char *token_sha256, ApiKey *ret);
 /* The images the key in force of that name may call ("" for every tool image) into ret (size bytes):
  * 0, or -ENOENT when no key of that name is in force. */
 int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size);
+
+/* The egress list of the key in force of that name ("" for the operator's whole list, "none") into
+ * ret (size bytes): 0, or -ENOENT when no key of that name is in force. */
+int db_key_egress(sqlite3 *db, const char *name, char *ret, size_t size);
 
 /* Revokes a key: -ENOENT when there is none of that name, -EALREADY when it is revoked already. */
 int db_key_revoke(sqlite3 *db, const char *name);

@@ -287,3 +287,9 @@ CREATE TABLE mcp_calls (
 -- the sandbox or session its tool acted on.
 ALTER TABLE requests ADD COLUMN mcp_method TEXT;
 ALTER TABLE requests ADD COLUMN mcp_tool TEXT;
+
+-- step 14
+-- What a key's requests may reach through the egress proxy (sandboxctl key add --egress; README,
+-- "Network"): entries separated by commas, within the operator's /etc/sandboxd/egress.allow;
+-- "none": nothing. NULL: everything the operator allows.
+ALTER TABLE api_keys ADD COLUMN egress TEXT;

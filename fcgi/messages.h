@@ -53,6 +53,12 @@
 #define MSG_TOO_LARGE "%s is larger than %zu bytes"
 #define MSG_NO_RUNTIME "the runtime image is not built yet - run: sandboxd-image runtime"
 #define MSG_CODE_NUL "%s code must not contain NUL characters"
+/* Egress by name (README, "Network"). */
+#define MSG_NETWORK_TYPE "network must be an object whose \"allow\" is an array of 1 to %d host names"
+#define MSG_NETWORK_ENTRY "network.allow[%zu] must be a host name or *.suffix, with an optional :port"
+#define MSG_EGRESS_HOST "network.allow[%zu]: egress to \"%s\" is not allowed on this host"
+#define MSG_EGRESS_KEY "network.allow[%zu]: egress to \"%s\" is not allowed for this API key"
+#define MSG_EGRESS_UNAVAILABLE "egress is unavailable: %s"
 /* POST /execute (reference 004): its field names. */
 #define MSG_CODE_TOO_LONG "code is longer than %zu characters"
 #define MSG_STDIN_DATA_TYPE "stdin_data must be a string"

@@ -15,6 +15,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/requests.h"
+#include "fcgi/egress-check.h"
 #include "fcgi/event-stream.h"
 #include "fcgi/machine-claim.h"
 #include "fcgi/messages.h"
@@ -421,6 +422,15 @@ static int execute(Request *req, Context *ctx, const ExecRequest *x) {
         const char *text;
         size_t len = 0;
         int r;
+
+        if (x->network_allow) {
+                r = egress_request_allowed(req, ctx, x->network_allow);
+                if (r <= 0)
+                        return r;
+                /* Every name is one the operator and the key allow, but no egress proxy runs here
+                 * yet to carry the code's traffic: the code is not run without what it asked for. */
+                return reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "no egress proxy runs on this host");
+        }
 
         input = runner_request_new(x, ctx->config->output_cap_bytes, ctx->config->return_cap_bytes);
         text = input ? json_object_to_json_string_length(input, JSON_C_TO_STRING_PLAIN, &len) : NULL;

@@ -19,6 +19,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/sessions.h"
+#include "fcgi/egress-check.h"
 #include "fcgi/event-stream.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
@@ -563,6 +564,13 @@ static int session_create(Request *req, Context *ctx) {
                 return reply_error(req, 400, MSG_INVALID_JSON);
         if (validate_session_create(body, &validate_execute_limits, &c, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
+        if (c.network_allow) {
+                r = egress_request_allowed(req, ctx, c.network_allow);
+                if (r <= 0)
+                        return r;
+                /* As for an execution (route-execute.c): no session without what it asked for. */
+                return reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "no egress proxy runs on this host");
+        }
         if (new_session_id(id) < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a session name");
         r = session_quota_create(req, ctx, id, c.ttl_s);

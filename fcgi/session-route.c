@@ -169,6 +169,9 @@ int validate_session_create(struct json_object *body, const ValidateLimits *limi
                 r = validate_files_field(body, limits, &c.files, reterr);
                 if (r < 0)
                         return r;
+                r = validate_network_field(body, &c.network_allow, reterr);
+                if (r < 0)
+                        return r;
         }
         *ret = c;
         return 0;

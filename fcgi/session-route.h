@@ -48,6 +48,7 @@ int query_get(const char *query, const char *key, char *ret, size_t size);
 typedef struct SessionCreate {
         long long ttl_s;
         struct json_object *files; /* borrowed, checked as /v1/execute's; NULL when absent */
+        struct json_object *network_allow; /* borrowed, as validate_network_field() checks it; NULL: no network */
 } SessionCreate;
 
 #define SESSION_TTL_DEFAULT_S 600

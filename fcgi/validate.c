@@ -9,6 +9,7 @@
 #include "fcgi/messages.h"
 #include "fcgi/validate.h"
 #include "lib/b64.h"
+#include "lib/egress.h"
 #include "lib/error.h"
 #include "lib/json-limits.h"
 #include "lib/json-syntax.h"
@@ -161,6 +162,31 @@ static int validate_files(struct json_object *body, const ValidateLimits *limits
         return 0;
 }
 
+int validate_network_field(struct json_object *body, struct json_object **ret, Error *reterr) {
+        struct json_object *net = json_field(body, "network"), *allow;
+        size_t n;
+
+        *ret = NULL;
+        if (!net)
+                return 0;
+        allow = json_object_is_type(net, json_type_object) ? json_field(net, "allow") : NULL;
+        if (!allow || !json_object_is_type(allow, json_type_array) || json_object_object_length(net) != 1)
+                return error_set_status(reterr, 400, -EINVAL, MSG_NETWORK_TYPE, EGRESS_REQUEST_MAX);
+        n = json_object_array_length(allow);
+        if (n == 0 || n > EGRESS_REQUEST_MAX)
+                return error_set_status(reterr, 400, -EINVAL, MSG_NETWORK_TYPE, EGRESS_REQUEST_MAX);
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(allow, i);
+                EgressRule rule;
+
+                if (!json_object_is_type(e, json_type_string) ||
+                    egress_rule_parse(json_object_get_string(e), (size_t) json_object_get_string_len(e), &rule) < 0)
+                        return error_set_status(reterr, 400, -EINVAL, MSG_NETWORK_ENTRY, i);
+        }
+        *ret = allow;
+        return 0;
+}
+
 int validate_files_field(struct json_object *body, const ValidateLimits *limits, struct json_object **ret, Error *reterr) {
         /* Not /v1/execute's: no sandbox's words for a path that climbs out. */
         ExecRequest req = {.reference_004 = true};
@@ -254,6 +280,9 @@ int validate_execute(struct json_object *body, const ValidateLimits *limits, Exe
         r = validate_return_files(body, limits, &req, reterr);
         if (r < 0)
                 return r;
+        r = validate_network_field(body, &req.network_allow, reterr);
+        if (r < 0)
+                return r;
 
         *ret = req;
         return 0;
@@ -336,6 +365,8 @@ int validate_execute_004(struct json_object *body, const ValidateLimits *limits,
         r = validate_attachments(body, limits, &req, reterr);
         if (r >= 0)
                 r = validate_return_files(body, limits, &req, reterr);
+        if (r >= 0)
+                r = validate_network_field(body, &req.network_allow, reterr);
         if (r < 0) {
                 execute_request_done(&req);
                 return r;

@@ -44,6 +44,7 @@ typedef struct ExecRequest {
         struct json_object *owned_files;  /* files, when this request made them */
         struct json_object *return_files; /* array or NULL, entries checked */
         bool stream;                      /* the runner sends the output as it comes (lib/stream-frame.h); not the body's */
+        struct json_object *network_allow; /* "network": {"allow": [...]}, entries checked; NULL: no network */
 } ExecRequest;
 
 /* A validated /v1/call request; strings and args are borrowed from the parsed body. */
@@ -73,6 +74,11 @@ void execute_request_done(ExecRequest *x);
 /* The "files" field of body as /v1/execute checks it, but with no sandbox's words: a path that
  * climbs out is a 400 naming the field, as any other bad path. *ret the array (borrowed), or NULL
  * when absent. -EINVAL and *reterr (400) on failure. Pure. */
+/* The "network" field (README, "Network"): absent, or {"allow": [1..EGRESS_REQUEST_MAX entries]},
+ * each an egress entry (lib/egress.h). *ret the array (borrowed), NULL when absent; -EINVAL and
+ * *reterr (400) otherwise. Whether the entries may be reached is the route's to say. Pure. */
+int validate_network_field(struct json_object *body, struct json_object **ret, Error *reterr);
+
 int validate_files_field(struct json_object *body, const ValidateLimits *limits, struct json_object **ret, Error *reterr);
 
 /* Validates a parsed /v1/call body (timeouts from limits). -EINVAL and *reterr (400) on failure. */

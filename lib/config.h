@@ -59,6 +59,9 @@ typedef struct Config {
         /* Origins (comma-separated, e.g. "https://agent.example") a browser's request to /mcp may
          * come from, besides loopback's: against DNS rebinding, any other is refused (403). */
         const char *mcp_allowed_origins;
+        /* What a sandbox's code may ever reach through the egress proxy (lib/egress.h), read at each
+         * request that asks for network: an edit holds from the next one. */
+        const char *egress_allow_path;
         const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;
 } Config;

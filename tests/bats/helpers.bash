@@ -334,6 +334,29 @@ settings_restore() {
     wait_up
 }
 
+# The operator's egress list (README, "Network"), read at each request that asks for network: no
+# restart needed to change it.
+EGRESS_ALLOW=/etc/sandboxd/egress.allow
+
+# egress_allow_save: the list as it is, for egress_allow_restore (in teardown) to put back.
+egress_allow_save() {
+    if [ -e "$EGRESS_ALLOW" ]; then
+        cp "$EGRESS_ALLOW" "$BATS_TEST_TMPDIR/egress.saved"
+    else
+        : >"$BATS_TEST_TMPDIR/egress.absent"
+    fi
+}
+
+# egress_allow_restore: the list back as egress_allow_save found it; nothing when nothing was saved.
+egress_allow_restore() {
+    if [ -f "$BATS_TEST_TMPDIR/egress.saved" ]; then
+        cat "$BATS_TEST_TMPDIR/egress.saved" >"$EGRESS_ALLOW"
+        rm -f "$BATS_TEST_TMPDIR/egress.saved"
+    elif [ -f "$BATS_TEST_TMPDIR/egress.absent" ]; then
+        rm -f "$EGRESS_ALLOW" "$BATS_TEST_TMPDIR/egress.absent"
+    fi
+}
+
 # The port the service listens on, from SANDBOXD_URL (http://HOST:PORT).
 listen_port() {
     local hostport=${SANDBOXD_URL#*://}

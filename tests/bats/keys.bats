@@ -22,6 +22,7 @@ setup_file() {
 
 teardown() {
     local id token
+    egress_allow_restore
     if [ -f "$BATS_TEST_TMPDIR/sessions" ]; then
         while read -r token id; do
             curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $token" "$SANDBOXD_URL/v1/sessions/$id" || true
@@ -366,14 +367,63 @@ wait_in_flight() {
     expect_status 401
     # Listed: its images, '*' for every one.
     run "$SANDBOXCTL" key list
-    grep -E "^$KEY_PREFIX-may-not .* other-agent$" <<<"$output"
-    grep -E "^$KEY_PREFIX-any .* \*$" <<<"$output"
+    grep -E "^$KEY_PREFIX-may-not .* other-agent +\*$" <<<"$output"
+    grep -E "^$KEY_PREFIX-any .* \* +\*$" <<<"$output"
     "$SANDBOXCTL" key list --json | jq -e --arg n "$KEY_PREFIX-may-not" '.keys[] | select(.name == $n) | .images == ["other-agent"]'
     "$SANDBOXCTL" key list --json | jq -e --arg n "$KEY_PREFIX-any" '.keys[] | select(.name == $n) | .images == null'
     run "$SANDBOXCTL" key add "$KEY_PREFIX-bad" --images "demo-agent,../x"
     [ "$status" = 1 ]
     [[ $output == *"'../x' is not an image name"* ]]
     run "$SANDBOXCTL" key add "$KEY_PREFIX-bad" --images ""
+    [ "$status" = 1 ]
+}
+
+@test "a key's egress: it may ask for what it lists, within the host's egress.allow; anything else is a 400 naming it" {
+    keys_on
+    egress_allow_save
+    printf 'pypi.org\nfiles.pythonhosted.org\n*.example.org:8443\n' >/etc/sandboxd/egress.allow
+    new_key egress-any
+    local any=$token
+    new_key egress-pypi --egress "PyPI.org,*.example.org:8443"
+    local pypi=$token
+    new_key egress-none --egress none
+
+    # Control: the key that lists nothing has the host's whole list, so its request gets past both
+    # lists (and, with no egress proxy on this host yet, is answered 503).
+    kapi "$any" POST /v1/execute "$(code_json 'print(1)' '{network: {allow: ["files.pythonhosted.org"]}}')"
+    expect_error 503 "egress is unavailable: no egress proxy runs on this host"
+    kapi "$pypi" POST /v1/execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org", "a.example.org:8443"]}}')"
+    expect_error 503 "egress is unavailable: no egress proxy runs on this host"
+    # What the host allows but the key does not: a 400 naming it, nothing run.
+    kapi "$pypi" POST /v1/execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org", "files.pythonhosted.org"]}}')"
+    expect_error 400 'network.allow[1]: egress to "files.pythonhosted.org" is not allowed for this API key'
+    finished "$rid" >/dev/null
+    [ "$(db "SELECT status || ' ' || key_name || ' ' || coalesce(sandbox_id, '-') || ' ' || coalesce(machine_id, '-')
+             FROM requests WHERE request_id = '$rid'")" = "400 $KEY_PREFIX-egress-pypi - -" ]
+    kapi "$token" POST /v1/execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org"]}}')"
+    expect_error 400 'network.allow[0]: egress to "pypi.org" is not allowed for this API key'
+    kapi "$token" POST /v1/sessions '{"network": {"allow": ["pypi.org"]}}'
+    expect_error 400 'network.allow[0]: egress to "pypi.org" is not allowed for this API key'
+    [ "$(db "SELECT count(*) FROM sessions WHERE key_name = '$kname'")" = 0 ]
+    # What the host does not allow, the key cannot widen.
+    kapi "$any" POST /v1/execute "$(code_json 'print(1)' '{network: {allow: ["registry.npmjs.org"]}}')"
+    expect_error 400 'network.allow[0]: egress to "registry.npmjs.org" is not allowed on this host'
+    # Revoked, the key asks in vain (401 before any list is read).
+    "$SANDBOXCTL" key revoke "$KEY_PREFIX-egress-pypi"
+    kapi "$pypi" POST /v1/execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org"]}}')"
+    expect_status 401
+
+    # Listed, and kept as the lists print them (lower case).
+    run "$SANDBOXCTL" key list
+    grep -E "^$KEY_PREFIX-egress-none .* none$" <<<"$output"
+    grep -E "^$KEY_PREFIX-egress-any .* \*$" <<<"$output"
+    "$SANDBOXCTL" key list --json | jq -e --arg n "$KEY_PREFIX-egress-pypi" '.keys[] | select(.name == $n) | .egress == ["pypi.org", "*.example.org:8443"]'
+    "$SANDBOXCTL" key list --json | jq -e --arg n "$KEY_PREFIX-egress-none" '.keys[] | select(.name == $n) | .egress == []'
+    "$SANDBOXCTL" key list --json | jq -e --arg n "$KEY_PREFIX-egress-any" '.keys[] | select(.name == $n) | .egress == null'
+    run "$SANDBOXCTL" key add "$KEY_PREFIX-bad" --egress "pypi.org,10.0.0.1"
+    [ "$status" = 1 ]
+    [[ $output == *"'10.0.0.1' is not a host name"* ]]
+    run "$SANDBOXCTL" key add "$KEY_PREFIX-bad" --egress ""
     [ "$status" = 1 ]
 }
 

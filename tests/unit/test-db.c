@@ -671,6 +671,20 @@ static void test_keys(void) {
                 tap_ok(db_key_find(db, "ee", &k) == 0 && strcmp(k.images, "demo-agent,other") == 0, "keys: found by hash with its images");
                 tap_is_int(db_key_revoke(db, "delta"), 0, "keys: delta revoked again");
         }
+        {
+                char egress[API_KEY_EGRESS_MAX + 1] = "untouched";
+
+                k = key("epsilon", "ff", 0, 0, 0);
+                (void) snprintf(k.egress, sizeof(k.egress), "pypi.org,*.pythonhosted.org");
+                tap_is_int(db_key_add(db, &k), 0, "keys: add epsilon, whose code may reach pypi.org and *.pythonhosted.org");
+                tap_ok(db_key_egress(db, "epsilon", egress, sizeof(egress)) == 0 && strcmp(egress, "pypi.org,*.pythonhosted.org") == 0,
+                       "keys: epsilon's egress");
+                tap_ok(db_key_egress(db, "alpha", egress, sizeof(egress)) == 0 && egress[0] == 0, "keys: alpha's: none listed, the operator's");
+                tap_is_str(column(db, "SELECT coalesce(egress, 'NULL') FROM api_keys WHERE name = ?1", "alpha"), "NULL", "keys: stored as NULL");
+                tap_is_int(db_key_egress(db, "beta", egress, sizeof(egress)), -ENOENT, "keys: a revoked key's egress is none");
+                tap_ok(db_key_find(db, "ff", &k) == 0 && strcmp(k.egress, "pypi.org,*.pythonhosted.org") == 0, "keys: found by hash with its egress");
+                tap_is_int(db_key_revoke(db, "epsilon"), 0, "keys: epsilon revoked again");
+        }
         tap_ok(strstr(plan_detail(db, "SELECT name FROM api_keys WHERE token_sha256 = 'aa' AND revoked_at IS NULL"), "USING INDEX") != NULL,
                "keys: the lookup by hash searches an index");
 

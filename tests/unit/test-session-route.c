@@ -111,6 +111,10 @@ static void test_create(void) {
                 {"{\"files\": [{\"path\": \"a.csv\", \"content_b64\": \"eA==\"}]}", 0, 600, NULL},
                 {"{\"files\": [{\"path\": \"../a\", \"content_b64\": \"eA==\"}]}", -EINVAL, 0, NULL},
                 {"{\"files\": \"x\"}", -EINVAL, 0, NULL},
+                {"{\"network\": {\"allow\": [\"pypi.org\", \"files.pythonhosted.org\"]}}", 0, 600, NULL},
+                {"{\"network\": {\"allow\": [\"pypi.org\", \"10.0.0.1\"]}}", -EINVAL, 0,
+                 "network.allow[1] must be a host name or *.suffix, with an optional :port"},
+                {"{\"network\": []}", -EINVAL, 0, "network must be an object whose \"allow\" is an array of 1 to 32 host names"},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -120,9 +124,11 @@ static void test_create(void) {
                 int r = validate_session_create(body, &validate_execute_limits, &c, &err);
 
                 tap_is_int(r, cases[i].expected, "create %s", cases[i].body ? cases[i].body : "(no body)");
-                if (r == 0)
+                if (r == 0) {
                         tap_is_int(c.ttl_s, cases[i].ttl, "create %s: ttl_s", cases[i].body ? cases[i].body : "(no body)");
-                else {
+                        tap_ok((c.network_allow != NULL) == (cases[i].body && strstr(cases[i].body, "network")), "create %s: network",
+                               cases[i].body ? cases[i].body : "(no body)");
+                } else {
                         tap_is_int(err.status, 400, "create %s: 400", cases[i].body);
                         if (cases[i].message)
                                 tap_is_str(err.message, cases[i].message, "create %s: the message", cases[i].body);

@@ -159,6 +159,8 @@ typedef struct ExecCase {
         { body, status, message, 0 }
 #define CODE "\"code\":\"print(1)\""
 
+#define NET_TYPE "network must be an object whose \"allow\" is an array of 1 to 32 host names"
+
 static const ExecCase exec_cases[] = {
         /* code */
         BAD("{}", 400, "code is required and must be a string"),
@@ -246,6 +248,21 @@ static const ExecCase exec_cases[] = {
         BAD("{" CODE ",\"return_files\":[\"a\",\"\"]}", 400, "return_files[1] must name a file"),
         BAD("{" CODE ",\"return_files\":[\"../x\"]}", 502, "the sandbox returned HTTP 400: file path escapes working directory: '../x'"),
         BAD("{" CODE ",\"return_files\":[\"/etc/shadow\"]}", 502, "the sandbox returned HTTP 400: file path escapes working directory: '/etc/shadow'"),
+        /* network: its shape and each entry's grammar; whether it may be reached is the route's */
+        OK("{" CODE ",\"network\":{\"allow\":[\"pypi.org\",\"*.pythonhosted.org\",\"example.com:8443\"]}}", 20),
+        BAD("{" CODE ",\"network\":true}", 400, NET_TYPE),
+        OK("{" CODE ",\"network\":null}", 20), /* null is absent, as for every field */
+        BAD("{" CODE ",\"network\":{}}", 400, NET_TYPE),
+        BAD("{" CODE ",\"network\":{\"allow\":[]}}", 400, NET_TYPE),
+        BAD("{" CODE ",\"network\":{\"allow\":\"pypi.org\"}}", 400, NET_TYPE),
+        BAD("{" CODE ",\"network\":{\"allow\":[\"pypi.org\"],\"deny\":[]}}", 400, NET_TYPE),
+        BAD("{" CODE ",\"network\":{\"allow\":[\"pypi.org\",1]}}", 400, "network.allow[1] must be a host name or *.suffix, with an optional :port"),
+        BAD("{" CODE ",\"network\":{\"allow\":[\"169.254.169.254\"]}}", 400, "network.allow[0] must be a host name or *.suffix, with an optional :port"),
+        BAD("{" CODE ",\"network\":{\"allow\":[\"pypi.org:0\"]}}", 400, "network.allow[0] must be a host name or *.suffix, with an optional :port"),
+        BAD("{" CODE ",\"network\":{\"allow\":[\"a.io\",\"b.io\",\"c.io\",\"d.io\",\"e.io\",\"f.io\",\"g.io\",\"h.io\",\"i.io\",\"j.io\","
+            "\"k.io\",\"l.io\",\"m.io\",\"n.io\",\"o.io\",\"p.io\",\"q.io\",\"r.io\",\"s.io\",\"t.io\",\"u.io\",\"v.io\",\"w.io\",\"x.io\","
+            "\"y.io\",\"z.io\",\"aa.io\",\"ab.io\",\"ac.io\",\"ad.io\",\"ae.io\",\"af.io\",\"ag.io\"]}}",
+            400, NET_TYPE),
         /* order: the first failing field decides */
         BAD("{\"code\":1,\"language\":\"ruby\",\"timeout_s\":99}", 400, "code is required and must be a string"),
         BAD("{" CODE ",\"language\":\"ruby\",\"timeout_s\":99}", 400, "unsupported language \"ruby\""),
