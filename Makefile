@@ -30,7 +30,7 @@ DEB_PACKAGES := build-essential gcc make pkg-config libc6-dev libfcgi-dev libjso
                 systemd systemd-container dbus $(NGINX_PACKAGE) python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-dev libseccomp-dev \
                 procps shellcheck clang-format clang-tidy file python3-jsonschema prometheus dpkg-dev debhelper \
-                libcurl4-openssl-dev
+                libcurl4-openssl-dev squid-openssl dnsmasq-base
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -80,11 +80,13 @@ RUNNER_SRCS := nspawn/runner/runner.c lib/stream-frame.c nspawn/runner/runner-ar
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc, and at run time the
 # runtime image's own libpython (zygote-python.c).
 ZYGOTE_SRCS := nspawn/runner/zygote.c nspawn/runner/zygote-python.c lib/fd-util.c
+# sandboxd-egress-acl: the egress proxy's (Squid's) helper that decides by name; libc only.
+EGRESS_ACL_SRCS := nspawn/egress/egress-acl.c lib/egress.c lib/fd-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
 CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
-SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS))
-BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine
+SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS))
+BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl
 
 # Each unit test links its own test program and the modules it tests, nothing else.
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
@@ -169,6 +171,9 @@ $(BUILD)/sandboxd-poold: $(call objs,$(POOLD_SRCS))
 
 $(BUILD)/sandboxctl: $(call objs,$(CTL_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcurl libcrypto 2>/dev/null)
+
+$(BUILD)/sandboxd-egress-acl: $(call objs,$(EGRESS_ACL_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
@@ -376,6 +381,7 @@ test: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) fuzz FUZZ_SECONDS=30
+	$(MAKE) test-egress-proxy
 	$(MAKE) install
 	$(MAKE) images
 	# The end-to-end suites run against services built with ASan and UBSan, in their hardened units.
@@ -394,6 +400,13 @@ test: deps
 	    tests/check-down || status=1; exit $$status
 	# The package's build skips the unit tests its rules run: they ran above, on this very tree.
 	DEB_BUILD_OPTIONS=nocheck $(MAKE) test-deb
+
+# The egress proxy's policy on its own (tests/egress/proxy.bats): Debian's Squid with sandboxd's
+# squid.conf and helper, in network namespaces the suite makes, with hosts of its own for every
+# address it names. Some 10 seconds; no stack needed.
+.PHONY: test-egress-proxy
+test-egress-proxy: $(BUILD)/sandboxd-egress-acl
+	BUILD=$(BUILD) bats tests/egress/proxy.bats
 
 # The Debian package on this host, in place of the /usr/local install: built, installed (a running
 # service), the execute suite against it, removed (nothing left running) and purged (no state left),
@@ -541,7 +554,7 @@ bats-lint:
 	@want=$$(awk '/^ *# BAD$$/ { printf "%d ", NR + 1 }' tests/lint/andand-sample.bats); \
 	    got=$$(tests/lint/bats-andand tests/lint/andand-sample.bats | cut -d: -f2 | tr '\n' ' '); \
 	    [ -n "$$want" ] && [ "$$got" = "$$want" ] || { echo "bats-lint: the checker flagged lines '$$got' of its sample, not '$$want'" >&2; exit 1; }
-	tests/lint/bats-andand tests/bats/*.bats
+	tests/lint/bats-andand tests/bats/*.bats tests/egress/*.bats
 
 # clang-format on the C lines changed since STYLE_BASE: by default where this branch left main (on
 # main itself, what is not committed yet). Not the whole tree: it is not clang-format clean as it
