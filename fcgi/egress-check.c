@@ -89,3 +89,11 @@ int egress_request_allowed(Request *req, Context *ctx, struct json_object *allow
         egress_list_done(&key);
         return 1;
 }
+
+int egress_request_admit(Request *req, Context *ctx, struct json_object *allow) {
+        int r = egress_request_allowed(req, ctx, allow);
+
+        if (r <= 0)
+                return r;
+        return reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "no egress proxy runs on this host");
+}

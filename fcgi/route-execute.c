@@ -424,12 +424,9 @@ static int execute(Request *req, Context *ctx, const ExecRequest *x) {
         int r;
 
         if (x->network_allow) {
-                r = egress_request_allowed(req, ctx, x->network_allow);
+                r = egress_request_admit(req, ctx, x->network_allow);
                 if (r <= 0)
                         return r;
-                /* Every name is one the operator and the key allow, but no egress proxy runs here
-                 * yet to carry the code's traffic: the code is not run without what it asked for. */
-                return reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "no egress proxy runs on this host");
         }
 
         input = runner_request_new(x, ctx->config->output_cap_bytes, ctx->config->return_cap_bytes);

@@ -550,6 +550,36 @@ static int session_files(Request *req, Context *ctx, const SessionRoute *route) 
         return reply_json(req, 200, out);
 }
 
+/* One of a new session's files (validated already, so only an allocation or the machine can fail)
+ * written into it: 0, or -errno with *err saying why (-EIO: the runner refused it). */
+static int session_put_file(const char *id, struct json_object *e, Error *err) {
+        struct json_object *p = NULL, *content = NULL, *op, *reply = NULL;
+        cleanup_free uint8_t *raw = NULL;
+        cleanup_free char *buf = NULL;
+        cleanup_close int fd = -1;
+        size_t raw_len = 0;
+        int r;
+
+        (void) json_object_object_get_ex(e, "path", &p);
+        (void) json_object_object_get_ex(e, "content_b64", &content);
+        r = b64_decode(json_object_get_string(content), (size_t) json_object_get_string_len(content), &raw, &raw_len);
+        if (r < 0)
+                return error_set(err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
+        op = op_json("put", "path", json_object_get_string(p));
+        r = op ? session_machine_connect(id, &fd) : -ENOMEM;
+        if (r >= 0)
+                r = session_runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, &reply, NULL, NULL, &buf);
+        json_object_put(op);
+        if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
+                const char *m = get_str(reply, "error");
+
+                r = error_set(err, -EIO, "could not write '%s': %s", json_object_get_string(p), m ? m : "no reason given");
+        } else if (r < 0)
+                r = error_set(err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
+        json_object_put(reply);
+        return r;
+}
+
 static int session_create(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL, *out = NULL;
         char id[SANDBOX_ID_MAX];
@@ -565,11 +595,9 @@ static int session_create(Request *req, Context *ctx) {
         if (validate_session_create(body, &validate_execute_limits, &c, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
         if (c.network_allow) {
-                r = egress_request_allowed(req, ctx, c.network_allow);
+                r = egress_request_admit(req, ctx, c.network_allow);
                 if (r <= 0)
                         return r;
-                /* As for an execution (route-execute.c): no session without what it asked for. */
-                return reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "no egress proxy runs on this host");
         }
         if (new_session_id(id) < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a session name");
@@ -588,37 +616,11 @@ static int session_create(Request *req, Context *ctx) {
         r = session_turn_take(req, ctx, id, &turn, &(uint64_t){0});
         if (r >= 0)
                 r = session_machine_start(req, ctx, id, true, &err);
+        /* Whatever fails, the loop ends and the clean-up below runs: the queue's turn is given
+         * back, the machine and disk removed. */
         n = c.files ? json_object_array_length(c.files) : 0;
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                struct json_object *e = json_object_array_get_idx(c.files, i), *p = NULL, *content = NULL, *op, *reply = NULL;
-                cleanup_free uint8_t *raw = NULL;
-                cleanup_free char *buf = NULL;
-                cleanup_close int fd = -1;
-                size_t raw_len = 0;
-
-                (void) json_object_object_get_ex(e, "path", &p);
-                (void) json_object_object_get_ex(e, "content_b64", &content);
-                /* Validated already, so only an allocation can fail here; whatever fails, the loop
-                 * ends and the clean-up below runs: the queue's turn is given back, the machine
-                 * and disk removed. */
-                r = b64_decode(json_object_get_string(content), (size_t) json_object_get_string_len(content), &raw, &raw_len);
-                if (r < 0) {
-                        r = error_set(&err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
-                        break;
-                }
-                op = op_json("put", "path", json_object_get_string(p));
-                r = op ? session_machine_connect(id, &fd) : -ENOMEM;
-                if (r >= 0)
-                        r = session_runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, &reply, NULL, NULL, &buf);
-                json_object_put(op);
-                if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
-                        const char *m = get_str(reply, "error");
-
-                        r = error_set(&err, -EIO, "could not write '%s': %s", json_object_get_string(p), m ? m : "no reason given");
-                } else if (r < 0)
-                        r = error_set(&err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
-                json_object_put(reply);
-        }
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = session_put_file(id, json_object_array_get_idx(c.files, i), &err);
         (void) db_session_used(ctx->db, id, 0);
         session_turn_give(&turn);
         if (r < 0) {

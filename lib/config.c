@@ -89,6 +89,29 @@ static const struct {
 #undef KNOB_T
 };
 
+/* The settings that become command lines, paths and mounts: the name of the first one that is not
+ * of their plain shape, or NULL. */
+static const char *words_invalid(const Config *c) {
+        /* Both travel on a runner's command line and into an image path: plain words only. */
+        if (!plain(c->runtime_image, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", 1, 64) || c->runtime_image[0] == '-')
+                return "SANDBOXD_RUNTIME_IMAGE";
+        if (!plain(c->preload, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,", 0, 200))
+                return "SANDBOXD_PRELOAD";
+        if (!plain(c->openblas_coretype, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", 0, 32))
+                return "SANDBOXD_OPENBLAS_CORETYPE";
+
+        /* Under /usr, as a package installs it; bound into machines with nspawn's --bind-ro=SRC:DST,
+         * which takes no ':'. */
+        if (strncmp(c->lib_dir, "/usr/", 5) != 0 || strstr(c->lib_dir, "/..") || strchr(c->lib_dir, ':'))
+                return "SANDBOXD_LIB_DIR";
+
+        /* Becomes a mount unit's What= and a path nspawn binds: absolute, plain. */
+        if (c->session_dir[0] != '/' || strstr(c->session_dir, "/..") ||
+            !plain(c->session_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./", 2, 200))
+                return "SANDBOXD_SESSION_DIR";
+        return NULL;
+}
+
 int config_parse(const char *(*get)(const char *name), Config *ret, const char **reterr_name) {
         Config c = {
                 .db_path = get_str(get, "SANDBOXD_DB", "/var/lib/sandboxd/db/sandboxd.db"),
@@ -107,6 +130,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
         };
         const char *policy = get_str(get, "SANDBOXD_IMPORT_POLICY", "off");
         const char *keys = get_str(get, "SANDBOXD_API_KEYS", "off");
+        const char *bad;
 
         for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
                 uint64_t v = knobs[i].def;
@@ -140,31 +164,9 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 return -EINVAL;
         }
         c.api_keys = strcmp(keys, "on") == 0;
-        /* Both travel on a runner's command line and into an image path: plain words only. */
-        if (!plain(c.runtime_image, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", 1, 64) || c.runtime_image[0] == '-') {
-                *reterr_name = "SANDBOXD_RUNTIME_IMAGE";
-                return -EINVAL;
-        }
-        if (!plain(c.preload, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,", 0, 200)) {
-                *reterr_name = "SANDBOXD_PRELOAD";
-                return -EINVAL;
-        }
-        if (!plain(c.openblas_coretype, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", 0, 32)) {
-                *reterr_name = "SANDBOXD_OPENBLAS_CORETYPE";
-                return -EINVAL;
-        }
-
-        /* Under /usr, as a package installs it; bound into machines with nspawn's --bind-ro=SRC:DST,
-         * which takes no ':'. */
-        if (strncmp(c.lib_dir, "/usr/", 5) != 0 || strstr(c.lib_dir, "/..") || strchr(c.lib_dir, ':')) {
-                *reterr_name = "SANDBOXD_LIB_DIR";
-                return -EINVAL;
-        }
-
-        /* Becomes a mount unit's What= and a path nspawn binds: absolute, plain. */
-        if (c.session_dir[0] != '/' || strstr(c.session_dir, "/..") ||
-            !plain(c.session_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./", 2, 200)) {
-                *reterr_name = "SANDBOXD_SESSION_DIR";
+        bad = words_invalid(&c);
+        if (bad) {
+                *reterr_name = bad;
                 return -EINVAL;
         }
 
