@@ -82,11 +82,14 @@ RUNNER_SRCS := nspawn/runner/runner.c lib/stream-frame.c nspawn/runner/runner-ar
 ZYGOTE_SRCS := nspawn/runner/zygote.c nspawn/runner/zygote-python.c lib/fd-util.c
 # sandboxd-egress-acl: the egress proxy's (Squid's) helper that decides by name; libc only.
 EGRESS_ACL_SRCS := nspawn/egress/egress-acl.c lib/egress.c lib/fd-util.c
+# sandboxd-egress: the relay between sandboxes and the egress proxy (user sandboxd); libc,
+# libsystemd and json-c.
+EGRESS_SRCS := nspawn/egress/egress-relay.c nspawn/egress/egress-pipe.c lib/egress.c lib/fd-util.c lib/log.c lib/error.c lib/utf8.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
 CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
-SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS))
-BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl
+SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS) $(EGRESS_SRCS))
+BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl sandboxd-egress
 
 # Each unit test links its own test program and the modules it tests, nothing else.
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
@@ -174,6 +177,9 @@ $(BUILD)/sandboxctl: $(call objs,$(CTL_SRCS))
 
 $(BUILD)/sandboxd-egress-acl: $(call objs,$(EGRESS_ACL_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/sandboxd-egress: $(call objs,$(EGRESS_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c 2>/dev/null)
 
 $(BUILD)/sandboxd-runner: $(call objs,$(RUNNER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs json-c 2>/dev/null)
@@ -401,11 +407,11 @@ test: deps
 	# The package's build skips the unit tests its rules run: they ran above, on this very tree.
 	DEB_BUILD_OPTIONS=nocheck $(MAKE) test-deb
 
-# The egress proxy's policy on its own (tests/egress/proxy.bats): Debian's Squid with sandboxd's
-# squid.conf and helper, in network namespaces the suite makes, with hosts of its own for every
-# address it names. Some 10 seconds; no stack needed.
+# The egress chain on its own (tests/egress/proxy.bats): Debian's Squid with sandboxd's squid.conf
+# and helper, and the relay, in network namespaces the suite makes, with hosts of its own for every
+# address it names. Some 15 seconds; no stack needed.
 .PHONY: test-egress-proxy
-test-egress-proxy: $(BUILD)/sandboxd-egress-acl
+test-egress-proxy: $(BUILD)/sandboxd-egress-acl $(BUILD)/sandboxd-egress
 	BUILD=$(BUILD) bats tests/egress/proxy.bats
 
 # The Debian package on this host, in place of the /usr/local install: built, installed (a running

@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
-# The egress proxy's policy, on its own: Debian's Squid with sandboxd's squid.conf and helper
-# (nspawn/egress/), in a network namespace whose only routes lead to the test "internet" that
-# tests/egress/net makes. The client here stands for the egress relay: it connects from 127.0.0.1,
-# whose list is the file lists/127.0.0.1, as the relay's address for an execution would be.
-# Every check that something is refused comes after its positive control.
+# The egress chain on its own (nspawn/egress/): Debian's Squid with sandboxd's squid.conf and
+# helper, and the relay (sandboxd-egress), in a network namespace whose only routes lead to the test
+# "internet" that tests/egress/net makes. The first tests speak to Squid as the relay would: from
+# 127.0.0.1, whose list is the file lists/127.0.0.1. The last ones go through the relay from a
+# namespace that stands for a sandbox's, with no route anywhere (relay-client.py stands for the
+# runner and the worker). Every check that something is refused comes after its positive control.
 
 BUILD=${BUILD:-build}
 
@@ -29,16 +30,34 @@ setup_file() {
     chmod -R a+rX "$EG"
     chown proxy "$EG/run" "$EG/run/access.log" "$EG/run/cache.log"
     ip netns exec sbxeg-proxy setsid /usr/sbin/squid -N -f "$EG/run/squid.conf" >"$EG/squid.out" 2>&1 </dev/null &
+    # The relay, as an unprivileged user, beside Squid; it writes the executions' lists.
+    mkdir -p "$EG/relay"
+    chown nobody "$EG/relay" "$EG/run/lists"
+    ip netns exec sbxeg-proxy setsid setpriv --reuid=nobody --regid=nogroup --clear-groups \
+        env SANDBOXD_EGRESS_LISTS="$EG/run/lists" SANDBOXD_EGRESS_SOCKET="$EG/relay/egress.sock" SANDBOXD_EGRESS_PROXY=127.0.0.1:3128 \
+        "$BUILD/sandboxd-egress" >"$EG/relay.out" 2>&1 </dev/null &
+    echo $! >"$EG/relay.pid"
+    # A sandbox's namespace: its own loopback, no route anywhere.
+    for ns in sbxeg-sbx sbxeg-sbx2; do
+        ip netns add "$ns"
+        ip -n "$ns" link set lo up
+    done
+    head -c 10485760 /dev/urandom >"$EG/net/www-192.0.2.10/big.bin"
     for _ in $(seq 200); do
-        ip netns exec sbxeg-proxy ss -Hltn 'sport = :3128' | grep -q . && return 0
+        if ip netns exec sbxeg-proxy ss -Hltn 'sport = :3128' | grep -q . && [ -S "$EG/relay/egress.sock" ]; then
+            return 0
+        fi
         sleep 0.05
     done
-    cat "$EG/squid.out" "$EG/run/cache.log" >&2
+    cat "$EG/squid.out" "$EG/run/cache.log" "$EG/relay.out" >&2
     return 1
 }
 
 teardown_file() {
     [ ! -f "$EG/run/squid.pid" ] || kill "$(cat "$EG/run/squid.pid")" 2>/dev/null || true
+    [ ! -f "$EG/relay.pid" ] || kill "$(cat "$EG/relay.pid")" 2>/dev/null || true
+    ip netns del sbxeg-sbx 2>/dev/null || true
+    ip netns del sbxeg-sbx2 2>/dev/null || true
     "$BATS_TEST_DIRNAME/net" down "$EG/net"
     rm -rf "$EG"
 }
@@ -147,4 +166,71 @@ requests_to() {
     [ "$status_code" = 403 ]
     get ftp://www.egress.test/
     [ "$status_code" = 403 ]
+}
+
+# through ID ENTRIES COMMAND...: COMMAND run in the sandbox's namespace, its connections through the
+# relay as execution ID with that list (comma-separated); the relay's answers in $out (JSON).
+through() {
+    local id=$1 entries=$2
+    shift 2
+    out=$(ip netns exec sbxeg-sbx "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/egress.sock" "$EG/run/lists" "$id" "$entries" -- "$@")
+}
+
+@test "through the relay: an execution reaches its names over HTTP and HTTPS, nothing else, and its bytes are counted" {
+    through x1 www.egress.test curl -sS -m 10 --cacert "$EG/net/ca.pem" -o /dev/null -o /dev/null http://www.egress.test/index.html https://www.egress.test/index.html
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    jq -e '.registered.address | test("^127\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.")' <<<"$out"
+    [ "$(jq -r .list <<<"$out")" = www.egress.test ]
+    [ "$(jq -r .list_after <<<"$out")" = false ]
+    jq -e '.usage.connections == 2 and .usage.refused == 0 and .usage.tx_bytes > 100 and .usage.rx_bytes > 1000' <<<"$out"
+    # A name outside its list: refused by the proxy, over HTTP and HTTPS.
+    through x2 www.egress.test curl -sS -m 10 -o /dev/null -w '%{http_code}' http://other.egress.test/index.html
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    through x3 www.egress.test curl -sS -m 10 --cacert "$EG/net/ca.pem" -o /dev/null https://other.egress.test/index.html
+    [ "$(jq -r .status <<<"$out")" != 0 ]
+    grep -q 'TCP_DENIED/403 [0-9]* GET http://other.egress.test/index.html' "$EG/run/access.log"
+}
+
+@test "through the relay: the sandbox itself has no route and no resolver" {
+    # Control: the name is reached through the proxy.
+    through x4 www.egress.test curl -sS -m 10 -o "$EG/relay/got" http://www.egress.test/index.html
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    [ "$(cat "$EG/relay/got")" = "hello from 192.0.2.10" ]
+    # Straight to the host's address, and to the resolver: no route.
+    run ip netns exec sbxeg-sbx curl -sS -m 5 --noproxy '*' http://192.0.2.10/index.html
+    [ "$status" = 7 ]
+    [[ $output == *"Network is unreachable"* || $output == *"Couldn't connect"* ]]
+    run ip netns exec sbxeg-sbx python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("192.0.2.53", 53))'
+    [ "$status" != 0 ]
+    [[ $output == *"Network is unreachable"* ]]
+    run ip netns exec sbxeg-sbx getent hosts www.egress.test
+    [ "$status" != 0 ]
+}
+
+@test "through the relay: two executions at once, each with its own list" {
+    local a b
+    # Each in a namespace of its own, as sandboxes are, registered at the same time.
+    # shellcheck disable=SC2016 # $1 is the inner shell's
+    ip netns exec sbxeg-sbx "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/egress.sock" "$EG/run/lists" a www.egress.test -- \
+        sh -c 'sleep 1; curl -sS -m 10 -o /dev/null -o /dev/null -w "%{http_code} " http://other.egress.test/index.html http://www.egress.test/index.html >"$1"' \
+        - "$EG/relay/a" >"$EG/relay/a.json" &
+    a=$!
+    # shellcheck disable=SC2016
+    ip netns exec sbxeg-sbx2 "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/egress.sock" "$EG/run/lists" b other.egress.test -- \
+        sh -c 'sleep 1; curl -sS -m 10 -o /dev/null -o /dev/null -w "%{http_code} " http://other.egress.test/index.html http://www.egress.test/index.html >"$1"' \
+        - "$EG/relay/b" >"$EG/relay/b.json" &
+    b=$!
+    wait "$a"
+    wait "$b"
+    [ "$(cat "$EG/relay/a")" = "403 200 " ]
+    [ "$(cat "$EG/relay/b")" = "200 403 " ]
+    # Two addresses, one an execution.
+    [ "$(jq -r .registered.address "$EG/relay/a.json")" != "$(jq -r .registered.address "$EG/relay/b.json")" ]
+}
+
+@test "through the relay: 10 MiB come whole, and are counted" {
+    through big www.egress.test curl -sS -m 60 -o "$EG/relay/big.bin" http://www.egress.test/big.bin
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    cmp "$EG/relay/big.bin" "$EG/net/www-192.0.2.10/big.bin"
+    jq -e '.usage.rx_bytes > 10485760 and .usage.rx_bytes < 10485760 + 4096' <<<"$out"
 }

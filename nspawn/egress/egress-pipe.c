@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/* A sandbox's connection relayed to the egress proxy, byte for byte, from the event loop: each
+ * side is read while the buffer toward the other has room and written while it holds bytes, so a
+ * slow reader slows its writer and nothing grows. An end of file is passed on as a half-close once
+ * its buffer is empty; the pipe ends when both directions have, or at the first error. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lib/fd-util.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "nspawn/egress/egress-relay.h"
+
+static size_t buffer_room(const PipeBuffer *b) {
+        return b->eof ? 0 : sizeof(b->data) - b->end;
+}
+
+static size_t buffer_len(const PipeBuffer *b) {
+        return b->end - b->start;
+}
+
+/* Reads what fd has into b: 0, 1 at its end of file, -errno. */
+static int buffer_fill(PipeBuffer *b, int fd) {
+        ssize_t n;
+
+        if (buffer_room(b) == 0)
+                return 0;
+        n = recv(fd, b->data + b->end, buffer_room(b), MSG_DONTWAIT);
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+        if (n == 0) {
+                b->eof = true;
+                return 1;
+        }
+        b->end += (size_t) n;
+        return 0;
+}
+
+/* Writes what b holds to fd, counting it in *count; once b is empty after its end of file, shuts
+ * fd's write side. 0 or -errno. */
+static int buffer_drain(PipeBuffer *b, int fd, uint64_t *count, bool *shut) {
+        while (buffer_len(b) > 0) {
+                ssize_t n = send(fd, b->data + b->start, buffer_len(b), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+                if (n < 0)
+                        return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+                b->start += (size_t) n;
+                *count += (uint64_t) n;
+        }
+        b->start = b->end = 0;
+        if (b->eof && !*shut) {
+                *shut = true;
+                if (shutdown(fd, SHUT_WR) < 0 && errno != ENOTCONN)
+                        return -errno;
+        }
+        return 0;
+}
+
+static bool pipe_done(const Pipe *p) {
+        return p->up_shut && p->down_shut;
+}
+
+/* The events each side waits for now. */
+static int pipe_rearm(Pipe *p) {
+        uint32_t down = 0, up = 0;
+        int r;
+
+        if (p->connecting)
+                up = EPOLLOUT;
+        else {
+                if (buffer_room(&p->to_up) > 0)
+                        down |= EPOLLIN;
+                if (buffer_room(&p->to_down) > 0)
+                        up |= EPOLLIN;
+                if (buffer_len(&p->to_up) > 0)
+                        up |= EPOLLOUT;
+                if (buffer_len(&p->to_down) > 0)
+                        down |= EPOLLOUT;
+        }
+        r = sd_event_source_set_io_events(p->down_source, down);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(p->down_source, down ? SD_EVENT_ON : SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_source_set_io_events(p->up_source, up);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(p->up_source, up ? SD_EVENT_ON : SD_EVENT_OFF);
+        return r;
+}
+
+/* Everything either side can do now, in both directions. */
+static int pipe_step(Pipe *p) {
+        int r;
+
+        if (p->connecting) {
+                int error = 0;
+                socklen_t len = sizeof(error);
+
+                if (getsockopt(p->up, SOL_SOCKET, SO_ERROR, &error, &len) < 0)
+                        return -errno;
+                if (error == EINPROGRESS)
+                        return pipe_rearm(p);
+                if (error)
+                        return -error;
+                p->connecting = false;
+        }
+        r = buffer_fill(&p->to_up, p->down);
+        if (r >= 0)
+                r = buffer_fill(&p->to_down, p->up);
+        if (r >= 0)
+                r = buffer_drain(&p->to_up, p->up, &p->x->tx_bytes, &p->up_shut);
+        if (r >= 0)
+                r = buffer_drain(&p->to_down, p->down, &p->x->rx_bytes, &p->down_shut);
+        if (r < 0)
+                return r;
+        if (pipe_done(p))
+                return 1;
+        return pipe_rearm(p);
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Pipe *p = userdata;
+        int r;
+
+        (void) s;
+        (void) fd;
+        (void) revents;
+        r = pipe_step(p);
+        if (r != 0)
+                pipe_free(p);
+        return 0;
+}
+
+void pipe_free(Pipe *p) {
+        Execution *x = p->x;
+
+        sd_event_source_disable_unref(p->down_source);
+        sd_event_source_disable_unref(p->up_source);
+        closep(&p->down);
+        closep(&p->up);
+        if (p->prev)
+                p->prev->next = p->next;
+        else
+                x->pipes = p->next;
+        if (p->next)
+                p->next->prev = p->prev;
+        x->n_pipes--;
+        free(p);
+}
+
+/* The connection to the proxy, from the execution's address: the proxy knows the execution by it. */
+static int connect_up(const Execution *x, int *ret) {
+        struct sockaddr_in from = {.sin_family = AF_INET, .sin_addr = x->address};
+        cleanup_close int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+        if (fd < 0)
+                return -errno;
+        if (bind(fd, (const struct sockaddr *) &from, sizeof(from)) < 0)
+                return -errno;
+        if (connect(fd, (const struct sockaddr *) &x->relay->proxy, sizeof(x->relay->proxy)) < 0 && errno != EINPROGRESS)
+                return -errno;
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
+int pipe_start(Execution *x, int down) {
+        cleanup_close int d = down;
+        Pipe *p;
+        int r;
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        *p = (Pipe){.x = x, .down = TAKE_FD(d), .up = -1, .connecting = true, .next = x->pipes};
+        if (x->pipes)
+                x->pipes->prev = p;
+        x->pipes = p;
+        x->n_pipes++;
+        r = connect_up(x, &p->up);
+        if (r >= 0)
+                r = sd_event_add_io(x->relay->event, &p->down_source, p->down, 0, on_io, p);
+        if (r >= 0)
+                r = sd_event_add_io(x->relay->event, &p->up_source, p->up, EPOLLOUT, on_io, p);
+        if (r >= 0)
+                r = pipe_rearm(p);
+        if (r < 0) {
+                (void) log_warning_errno(r, "Egress: %s: failed to relay a connection to the proxy", x->id);
+                pipe_free(p);
+                return r;
+        }
+        return 0;
+}
