@@ -59,7 +59,7 @@ CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool
 DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
-FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/egress-check.c fcgi/machine-claim.c \
+FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/egress-check.c fcgi/egress-link.c fcgi/machine-claim.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
                fcgi/route-sessions.c fcgi/session-call.c fcgi/mcp.c fcgi/mcp-rpc.c fcgi/mcp-args.c fcgi/mcp-tools.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/egress.c lib/json-syntax.c \
                fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c fcgi/live-settings.c nspawn/pool/poold-client.c \
@@ -296,7 +296,8 @@ fuzz: build/fuzz/fuzz-request
 	    -artifact_prefix=build/fuzz/ build/fuzz/corpus tests/fuzz/corpus
 
 UNITS := sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sandboxd-broker.socket \
-         sandboxd-broker.service sandboxd-poold.socket sandboxd-poold.service sandboxd-nginx.service
+         sandboxd-broker.service sandboxd-poold.socket sandboxd-poold.service sandboxd-nginx.service \
+         sandboxd-egress.socket sandboxd-egress.service sandboxd-egress-proxy.service
 
 # The paths of this install written into the units and the scripts.
 INSTALL_SED := sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
@@ -314,7 +315,9 @@ install: all
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime*.list $(DESTDIR)$(LIBDIR)/
-	install -m 0644 docs/openapi.json $(DESTDIR)$(LIBDIR)/
+	install -m 0644 docs/openapi.json nspawn/egress/squid.conf.in $(DESTDIR)$(LIBDIR)/
+	$(INSTALL_SED) nspawn/egress/sandboxd-egress-setup >$(DESTDIR)$(LIBDIR)/sandboxd-egress-setup
+	chmod 0755 $(DESTDIR)$(LIBDIR)/sandboxd-egress-setup
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
 	for u in $(UNITS); do $(INSTALL_SED) units/$$u >$(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	$(INSTALL_SED) units/sandboxd-host >$(DESTDIR)$(SBINDIR)/sandboxd-host

@@ -10,6 +10,7 @@
 
 #include "db/keys.h"
 #include "fcgi/egress-check.h"
+#include "fcgi/egress-link.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
@@ -90,10 +91,15 @@ int egress_request_allowed(Request *req, Context *ctx, struct json_object *allow
         return 1;
 }
 
-int egress_request_admit(Request *req, Context *ctx, struct json_object *allow) {
+int egress_request_admit(Request *req, Context *ctx, struct json_object *allow, EgressLink *ret) {
         int r = egress_request_allowed(req, ctx, allow);
 
         if (r <= 0)
                 return r;
-        return reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "no egress proxy runs on this host");
+        r = egress_link_open(ctx->config, ret);
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to reach the egress relay at %s: %s", ctx->config->egress_socket, strerror(-r));
+                return reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "the host's egress relay is not running");
+        }
+        return 1;
 }

@@ -3,6 +3,7 @@
 
 typedef struct Request Request;
 typedef struct Context Context;
+typedef struct EgressLink EgressLink;
 struct json_object;
 
 /* Whether the code of a request that asks for network (allow: its "network"."allow", entries
@@ -13,7 +14,7 @@ struct json_object;
 int egress_request_allowed(Request *req, Context *ctx, struct json_object *allow);
 
 /* What a request that asks for network meets before anything is claimed: egress_request_allowed(),
- * then a proxy to carry its code's traffic. None runs on this host yet, so a request allowed is
- * answered 503: its code is never run with less than it asked for. 1 when it may go on; 0 when
- * answered; -errno when the answer could not be sent. */
-int egress_request_admit(Request *req, Context *ctx, struct json_object *allow);
+ * then the egress relay, which will carry its code's traffic, linked in *ret: its code never runs
+ * with less than it asked for. 1 when it may go on (*ret the caller's); 0 when answered (503 when
+ * no relay runs here); -errno when the answer could not be sent. */
+int egress_request_admit(Request *req, Context *ctx, struct json_object *allow, EgressLink *ret);

@@ -56,7 +56,10 @@ int reply_add_usage(const Request *req, struct json_object *out) {
         if (!usage)
                 return -ENOMEM;
         if (json_object_object_add(usage, "cpu_ms", count_or_null(req->cpu_ms)) < 0 ||
-            json_object_object_add(usage, "memory_peak_bytes", count_or_null(req->memory_peak_bytes)) < 0) {
+            json_object_object_add(usage, "memory_peak_bytes", count_or_null(req->memory_peak_bytes)) < 0 ||
+            /* Only for a request that asked for network: the others' usage is as it always was. */
+            (req->network_rx_bytes >= 0 && json_object_object_add(usage, "network_rx_bytes", json_object_new_int64(req->network_rx_bytes)) < 0) ||
+            (req->network_tx_bytes >= 0 && json_object_object_add(usage, "network_tx_bytes", json_object_new_int64(req->network_tx_bytes)) < 0)) {
                 json_object_put(usage);
                 return -ENOMEM;
         }

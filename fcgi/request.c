@@ -63,7 +63,7 @@ static int request_read_body(Request *req, size_t max_body) {
 int request_read(Request *req, FCGX_Request *fcgx, size_t max_body, size_t max_put_body) {
         char *q;
 
-        *req = (Request){.fcgx = fcgx, .start_usec = now_usec(CLOCK_MONOTONIC), .duration_ms = -1, .cpu_ms = -1, .memory_peak_bytes = -1};
+        *req = (Request){.fcgx = fcgx, .start_usec = now_usec(CLOCK_MONOTONIC), .duration_ms = -1, .cpu_ms = -1, .memory_peak_bytes = -1, .network_rx_bytes = -1, .network_tx_bytes = -1};
 
         request_set_id(req);
         copy_param(fcgx, "REQUEST_METHOD", req->method, sizeof(req->method));

@@ -54,6 +54,10 @@ typedef struct Request {
          * -1: not counted. */
         int64_t cpu_ms;
         int64_t memory_peak_bytes;
+        /* What its code exchanged through the egress relay: to the sandbox, from it. -1: it asked
+         * for no network. */
+        int64_t network_rx_bytes;
+        int64_t network_tx_bytes;
         char session_id[64]; /* the session the request acted on, if any */
         const char *language; /* an execution's, once handed to a sandbox (static) */
         int termination;      /* a Termination (db/requests.h) */

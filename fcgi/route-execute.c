@@ -16,6 +16,7 @@
 #include "db/pool-db.h"
 #include "db/requests.h"
 #include "fcgi/egress-check.h"
+#include "fcgi/egress-link.h"
 #include "fcgi/event-stream.h"
 #include "fcgi/machine-claim.h"
 #include "fcgi/messages.h"
@@ -335,10 +336,44 @@ static void machine_usage(Request *req, const Config *cfg, const char *unit, con
                 req->memory_peak_bytes = (int64_t) now.memory_peak_bytes;
 }
 
+/* The request to the runner and its reply. For an execution that asks for network, the runner's
+ * first word is the sandbox's listening socket, which goes to the egress relay before the reply is
+ * waited for; the relay's counts are the request's once the exchange ended, however it ended. */
+static int exchange(Request *req, const ExecRequest *x, int fd, const char *input, size_t input_len, EgressLink *egress, uint64_t deadline,
+                    size_t max_reply, char **ret_reply, size_t *ret_len) {
+        int client = req->fcgx->ipcFd, r = 0;
+
+        if (egress->fd >= 0) {
+                r = pool_send_request(fd, input, input_len, client, deadline);
+                if (r >= 0)
+                        r = egress_link_start(egress, fd, req->sandbox_id, x->network_allow, client, deadline);
+                input = NULL;
+                if (r == -EPROTO) {
+                        /* No socket came: what the runner said instead is for the journal. */
+                        cleanup_free char *said = NULL;
+                        size_t n = 0;
+
+                        (void) pool_exchange(fd, NULL, 0, client, deadline, max_reply, &said, &n);
+                        (void) log_error_errno(r, "Sandbox '%s' gave no egress socket: %.300s", req->sandbox_id, said ? said : "");
+                }
+        }
+        if (r >= 0 && x->stream)
+                /* The output goes to its listener as it comes; one gone is a client gone. */
+                r = pool_exchange_stream(fd, input, input_len, client, deadline, max_reply, req->listener, ret_reply, ret_len);
+        else if (r >= 0)
+                r = pool_exchange(fd, input, input_len, client, deadline, max_reply, ret_reply, ret_len);
+        if (egress->fd >= 0) {
+                egress_link_end(egress);
+                req->network_rx_bytes = (int64_t) egress->rx_bytes;
+                req->network_tx_bytes = (int64_t) egress->tx_bytes;
+        }
+        return r;
+}
+
 /* Hands the request to the claimed machine and waits for the reply, at most timeout_s. Whatever
  * leaves the machine in doubt retires it: a timeout, a limit hit, a code process killed by a signal,
  * a reply missing or unreadable. */
-static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, const char *input, size_t input_len) {
+static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, const char *input, size_t input_len, EgressLink *egress) {
         const Config *cfg = ctx->config;
         size_t max_reply = reply_cap(cfg, x);
         cleanup_free char *reply = NULL;
@@ -352,12 +387,7 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         (void) unit_name_from_id(req->machine_id, unit, sizeof(unit));
         sandbox_usage(cfg->slice, unit, &before);
         start = now_usec(CLOCK_MONOTONIC);
-        if (x->stream)
-                /* The output goes to its listener as it comes; one gone is a client gone. */
-                r = pool_exchange_stream(fd, input, input_len, req->fcgx->ipcFd, start + x->timeout_s * USEC_PER_SEC, max_reply, req->listener, &reply,
-                                         &len);
-        else
-                r = pool_exchange(fd, input, input_len, req->fcgx->ipcFd, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
+        r = exchange(req, x, fd, input, input_len, egress, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
         if (r == -ECANCELED) {
                 /* The client went away: the code is stopped with its machine, whose state is in
                  * doubt, and nobody is answered. */
@@ -414,20 +444,15 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         return r;
 }
 
-/* A validated request, run in a claimed machine and answered. */
-static int execute(Request *req, Context *ctx, const ExecRequest *x) {
+/* A request let in (and, asking for network, linked to the relay): a machine claimed, the request
+ * run in it and answered. */
+static int execute_claimed(Request *req, Context *ctx, const ExecRequest *x, EgressLink *egress) {
         cleanup_json struct json_object *input = NULL;
         cleanup_close int fd = -1;
         Error err = {};
         const char *text;
         size_t len = 0;
         int r;
-
-        if (x->network_allow) {
-                r = egress_request_admit(req, ctx, x->network_allow);
-                if (r <= 0)
-                        return r;
-        }
 
         input = runner_request_new(x, ctx->config->output_cap_bytes, ctx->config->return_cap_bytes);
         text = input ? json_object_to_json_string_length(input, JSON_C_TO_STRING_PLAIN, &len) : NULL;
@@ -463,7 +488,22 @@ static int execute(Request *req, Context *ctx, const ExecRequest *x) {
         if (req->event_stream)
                 (void) event_stream_begin(req->event_stream);
 
-        return execute_in(req, ctx, x, fd, text, len);
+        return execute_in(req, ctx, x, fd, text, len, egress);
+}
+
+/* A validated request, run in a claimed machine and answered. */
+static int execute(Request *req, Context *ctx, const ExecRequest *x) {
+        EgressLink egress = EGRESS_LINK_NULL;
+        int r;
+
+        if (x->network_allow) {
+                r = egress_request_admit(req, ctx, x->network_allow, &egress);
+                if (r <= 0)
+                        return r;
+        }
+        r = execute_claimed(req, ctx, x, &egress);
+        egress_link_close(&egress);
+        return r;
 }
 
 /* The output as the code writes it, for a client that asked for an event stream or a listener

@@ -595,9 +595,10 @@ static int session_create(Request *req, Context *ctx) {
         if (validate_session_create(body, &validate_execute_limits, &c, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
         if (c.network_allow) {
-                r = egress_request_admit(req, ctx, c.network_allow);
-                if (r <= 0)
-                        return r;
+                r = egress_request_allowed(req, ctx, c.network_allow);
+                /* Every name allowed: but a session's machine has no way out yet, and a session is
+                 * not made with less than it asked for. */
+                return r <= 0 ? r : reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "sessions cannot reach the network yet");
         }
         if (new_session_id(id) < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a session name");

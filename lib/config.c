@@ -127,6 +127,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 .session_dir = get_str(get, "SANDBOXD_SESSION_DIR", "/var/lib/sandboxd/sessions"),
                 .mcp_allowed_origins = get_str(get, "SANDBOXD_MCP_ALLOWED_ORIGINS", ""),
                 .egress_allow_path = get_str(get, "SANDBOXD_EGRESS_ALLOW", "/etc/sandboxd/egress.allow"),
+                .egress_socket = get_str(get, "SANDBOXD_EGRESS_SOCKET", "/run/sandboxd/egress.sock"),
         };
         const char *policy = get_str(get, "SANDBOXD_IMPORT_POLICY", "off");
         const char *keys = get_str(get, "SANDBOXD_API_KEYS", "off");

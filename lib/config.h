@@ -62,6 +62,7 @@ typedef struct Config {
         /* What a sandbox's code may ever reach through the egress proxy (lib/egress.h), read at each
          * request that asks for network: an edit holds from the next one. */
         const char *egress_allow_path;
+        const char *egress_socket; /* the egress relay's (sandboxd-egress) */
         const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;
 } Config;

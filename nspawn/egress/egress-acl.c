@@ -35,16 +35,20 @@
 #define LINE_MAX_BYTES 8192
 #define FIELDS 7
 
-/* An execution's list, from DIR/CLIENT: 0, -ENOENT for a client that is no execution's, -EINVAL. */
-static int client_list(int dir, const char *client, EgressList *ret) {
+/* An execution's list, from DIR/CLIENT: 0, -ENOENT for a client that is no execution's (or while
+ * the directory is not there: the relay makes it), -EINVAL. */
+static int client_list(const char *dir_path, const char *client, EgressList *ret) {
         cleanup_free char *text = NULL;
-        cleanup_close int fd = -1;
+        cleanup_close int fd = -1, dir = -1;
         size_t len = 0;
         int r;
 
         /* An address (digits, dots, colons, hex) is a file name of that directory, never a path. */
         if (!client[0] || strspn(client, "0123456789abcdefABCDEF.:") != strlen(client))
                 return -ENOENT;
+        dir = open(dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return -errno;
         fd = openat(dir, client, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
         if (fd < 0)
                 return -errno;
@@ -67,7 +71,7 @@ static bool host_header_matches(const char *header, const char *host, unsigned p
 }
 
 /* The answer to one request's fields: its text after the channel, into buf. */
-static void decide(int dir, char *const f[FIELDS - 1], char *buf, size_t size) {
+static void decide(const char *dir, char *const f[FIELDS - 1], char *buf, size_t size) {
         const char *client = f[0], *method = f[1], *host = f[2], *port_s = f[3], *sni = f[4], *host_header = f[5];
         char entry[EGRESS_ENTRY_MAX + 8];
         EgressList list = {};
@@ -109,16 +113,10 @@ static void decide(int dir, char *const f[FIELDS - 1], char *buf, size_t size) {
 
 int main(int argc, char *argv[]) {
         char line[LINE_MAX_BYTES], answer[LINE_MAX_BYTES];
-        int dir;
 
         if (argc != 2) {
                 (void) fprintf(stderr, "Usage: %s DIR (one file per client address: its allowed entries)\n", argv[0]);
                 return 2;
-        }
-        dir = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir < 0) {
-                (void) fprintf(stderr, "sandboxd-egress-acl: %s: %s\n", argv[1], strerror(errno));
-                return 1;
         }
         (void) setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -135,7 +133,7 @@ int main(int argc, char *argv[]) {
                 if (n != FIELDS)
                         (void) snprintf(answer, sizeof(answer), "ERR message=malformed");
                 else
-                        decide(dir, f + 1, answer, sizeof(answer));
+                        decide(argv[1], f + 1, answer, sizeof(answer));
                 if (printf("%s %s\n", f[0], answer) < 0)
                         return 1;
         }

@@ -247,7 +247,8 @@ static int execution_start(Relay *r, int conn, int listen_fd, const char *id, st
         if (ret >= 0)
                 ret = sd_event_add_io(r->event, &x->conn_source, conn, EPOLLIN, on_worker_end, x);
         if (ret < 0) {
-                x->conn = -1; /* the caller's still: it answers */
+                /* Both are the caller's still: it answers, and closes them. */
+                x->conn = x->listen_fd = -1;
                 execution_free(x, false);
                 return ret;
         }
@@ -306,6 +307,7 @@ static bool peer_allowed(int fd, uid_t uid) {
 static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Relay *r = userdata;
         int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        sd_event_source *registration = NULL;
         unsigned n = 0;
 
         (void) s;
@@ -314,8 +316,10 @@ static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userd
                 return 0;
         for (Execution *x = r->executions; x; x = x->next)
                 n++;
-        /* Only the workers' user registers; past the cap, nobody until some end. */
-        if (!peer_allowed(c, geteuid()) || n >= EXECUTIONS_MAX || sd_event_add_io(r->event, NULL, c, EPOLLIN, on_worker_registration, r) < 0)
+        /* Only the workers' user registers; past the cap, nobody until some end. The source's one
+         * reference is on_worker_registration()'s to drop. */
+        if (!peer_allowed(c, geteuid()) || n >= EXECUTIONS_MAX ||
+            sd_event_add_io(r->event, &registration, c, EPOLLIN, on_worker_registration, r) < 0)
                 (void) close(c);
         return 0;
 }
@@ -383,13 +387,21 @@ static const char *env_or(const char *name, const char *def) {
 /* Its settings (the environment: the unit's), its lists' directory, its socket and its loop. */
 static int relay_setup(Relay *r) {
         const char *lists = env_or("SANDBOXD_EGRESS_LISTS", "/run/sandboxd/egress");
-        const char *proxy = env_or("SANDBOXD_EGRESS_PROXY", "127.0.0.1:3128");
+        const char *proxy = env_or("SANDBOXD_EGRESS_PROXY", "127.0.0.1:3129");
+        const char *max = env_or("SANDBOXD_EGRESS_MAX_CONNECTIONS", "32");
+        unsigned long m;
+        char *end = NULL;
         sigset_t mask;
         int ret;
 
         /* It parses what the workers send: never as root. */
         if (geteuid() == 0)
                 return log_error_errno(EPERM, "Egress: refusing to run as root");
+        errno = 0;
+        m = strtoul(max, &end, 10);
+        if (errno || *end || m < 1 || m > 4096)
+                return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_MAX_CONNECTIONS=%s is not a number from 1 to 4096", max);
+        r->max_connections = (unsigned) m;
         if (parse_proxy(proxy, &r->proxy) < 0)
                 return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_PROXY=%s is not ADDRESS:PORT", proxy);
         if (mkdir(lists, 0755) < 0 && errno != EEXIST)
@@ -417,7 +429,7 @@ static int relay_setup(Relay *r) {
 }
 
 int main(void) {
-        Relay r = {.listen_fd = -1, .lists_fd = -1, .max_connections = 32};
+        Relay r = {.listen_fd = -1, .lists_fd = -1};
         int ret;
 
         if (relay_setup(&r) < 0)

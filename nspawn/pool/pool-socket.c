@@ -159,13 +159,17 @@ static int reply_room(char **buf, size_t len, size_t *cap, size_t max) {
         return 0;
 }
 
+int pool_send_request(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline) {
+        return send_all(fd, input, input_len, client_fd, deadline);
+}
+
 int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply, char **ret_reply,
                   size_t *ret_len) {
         cleanup_free char *buf = NULL;
         size_t len = 0, cap = 0;
         int r;
 
-        r = send_all(fd, input, input_len, client_fd, deadline);
+        r = input ? send_all(fd, input, input_len, client_fd, deadline) : 0;
         if (r < 0)
                 return r;
 
@@ -237,7 +241,7 @@ int pool_exchange_stream(int fd, const char *input, size_t input_len, int client
         uint64_t quiet_since = now_usec(CLOCK_MONOTONIC), idle_usec = listener->idle_usec ? listener->idle_usec : OUTPUT_IDLE_USEC;
         int r;
 
-        r = send_all(fd, input, input_len, client_fd, deadline);
+        r = input ? send_all(fd, input, input_len, client_fd, deadline) : 0;
         if (r < 0)
                 return r;
 

@@ -24,7 +24,11 @@ int pool_read_greeting(int fd, size_t *got);
 /* Waits for the greeting until deadline (CLOCK_MONOTONIC µs): -ETIME when it passed. */
 int pool_wait_greeting(int fd, uint64_t deadline);
 
-/* Sends input, closes the write side, reads the reply until EOF (at most max_reply bytes: past that
+/* Sends input and closes the write side, waiting for room until deadline or client_fd's hang-up, as
+ * pool_exchange() does first: for a caller that reads something else before the reply. */
+int pool_send_request(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline);
+
+/* Sends input (NULL: pool_send_request() sent it already), closes the write side, reads the reply until EOF (at most max_reply bytes: past that
  * -EMSGSIZE) or the deadline (-ETIME), or until client_fd (the request's connection from nginx; < 0:
  * none) hangs up (-ECANCELED, lib/fd-wait.h). *ret_reply (NUL-terminated) is the caller's. */
 int pool_exchange(int fd, const char *input, size_t input_len, int client_fd, uint64_t deadline, size_t max_reply, char **ret_reply,

@@ -235,10 +235,23 @@ def _sandboxd_run():
         if tempfile is not None:
             tempfile._name_sequence = None
 
+    def proxy_environment():
+        # The execution asked for network: its only way out is the egress proxy, on the sandbox's own
+        # loopback (the runner's socket, relayed outside). Named where pip, npm, curl, requests and
+        # urllib look; the sandbox's own loopback stays direct. Set before node or bash start, which
+        # take the environment with them.
+        proxy = "http://127.0.0.1:3128"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "npm_config_proxy", "npm_config_https_proxy"):
+            os.environ[name] = proxy
+        for name in ("NO_PROXY", "no_proxy"):
+            os.environ[name] = "localhost,127.0.0.1,::1"
+
     def run():
         try:
             reseed()
-            language, policy = line().split(b" ")
+            language, policy, *more = line().split(b" ")
+            if b"egress" in more:
+                proxy_environment()
             if language in SESSION:
                 SESSION[language]()
             if language == b"node":

@@ -43,6 +43,7 @@ void runner_init(Runner *ret, const RunnerArgs *args, const void *filter, size_t
                 .filter = filter,
                 .filter_len = filter_len,
                 .own_mnt = -1,
+                .own_net = -1,
                 .plain = ZYGOTE_NULL,
         };
         size_t n = 0;

@@ -39,6 +39,7 @@ typedef struct Runner {
         const void *filter;      /* the code's compiled filter, for every zygote; borrowed */
         size_t filter_len;
         int own_mnt;                   /* the machine's mount namespace */
+        int own_net;                   /* the machine's network namespace */
         char *env[RUNNER_ENV_MAX + 1]; /* the zygotes' environment; the strings borrowed */
         bool have_cgroups;             /* sandboxes get cgroups of their own (cgroup.h) */
         unsigned last_cgroup;          /* the last number given to one */

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -52,6 +53,7 @@ typedef struct Sandbox {
         pid_t init;
         int report;
         int mnt;
+        int net;    /* its network namespace */
         int code_w; /* the code process's fd 3 */
         int out_r;
         int err_r;
@@ -62,7 +64,7 @@ typedef struct Sandbox {
         unsigned cgroup; /* its cgroups' number (cgroup.h); 0: it has none */
 } Sandbox;
 
-#define SANDBOX_NULL ((Sandbox){.init = -1, .report = -1, .mnt = -1, .code_w = -1, .out_r = -1, .err_r = -1})
+#define SANDBOX_NULL ((Sandbox){.init = -1, .report = -1, .mnt = -1, .net = -1, .code_w = -1, .out_r = -1, .err_r = -1})
 
 /* The execution server's state, beyond the machine's (Runner). */
 typedef struct ExecServer {
@@ -81,6 +83,7 @@ typedef struct ExecServer {
 static void sandbox_done(Sandbox *sb) {
         closep(&sb->report);
         closep(&sb->mnt);
+        closep(&sb->net);
         closep(&sb->code_w);
         closep(&sb->out_r);
         closep(&sb->err_r);
@@ -100,11 +103,12 @@ static const char *next_prepared(const ExecServer *x) {
         return strcmp(x->last_language, "node") == 0 ? "node" : NULL;
 }
 
-/* The first line of the code's fd 3: what it is to become. */
-static int sandbox_start(Sandbox *sb, const char *language, const char *policy) {
+/* The first line of the code's fd 3: what it is to become, and whether its environment names the
+ * egress proxy. */
+static int sandbox_start(Sandbox *sb, const char *language, const char *policy, bool egress) {
         char line[ZYGOTE_HEADER_MAX];
 
-        (void) snprintf(line, sizeof(line), "%s %s\n", language, policy);
+        (void) snprintf(line, sizeof(line), "%s %s%s\n", language, policy, egress ? " egress" : "");
         sb->prepared = language;
         return fd_write_all(sb->code_w, line, strlen(line));
 }
@@ -184,16 +188,56 @@ static int sandbox_prepare(ExecServer *x, Sandbox *ret, Zygote *z) {
         sb.code_w = code[1];
         sb.out_r = out[0];
         sb.err_r = err[0];
-        /* The init's first word: its filesystems are made, and here is its mount namespace. */
+        /* The init's first words: its filesystems are made, and here are its mount and network
+         * namespaces. */
         if (r >= 0 && (fd_receive_one(sb.report, &hello, sizeof(hello), 0, &sb.mnt) != (ssize_t) sizeof(hello) || hello != 0 || sb.mnt < 0))
+                r = -EPROTO;
+        if (r >= 0 && (fd_receive_one(sb.report, &hello, sizeof(hello), 0, &sb.net) != (ssize_t) sizeof(hello) || hello != 1 || sb.net < 0))
                 r = -EPROTO;
         if (r < 0) {
                 sandbox_done(&sb);
                 return r;
         }
         if (next_prepared(x))
-                (void) sandbox_start(&sb, next_prepared(x), "none");
+                (void) sandbox_start(&sb, next_prepared(x), "none", false);
         *ret = sb;
+        return 0;
+}
+
+/* The code's way out, for an execution that asks for network: a listening socket at
+ * 127.0.0.1:RUNNER_EGRESS_PORT in the sandbox's own network namespace, made from the runner (the
+ * code holds no capability to make one, nor any other way out), into *ret. The worker hands it to
+ * the egress relay, which accepts what the code connects there. 0 or -errno. */
+static int egress_listen(const Runner *r, const Sandbox *sb, int *ret) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(RUNNER_EGRESS_PORT), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        cleanup_close int fd = -1;
+        int k = 0;
+
+        if (setns(sb->net, CLONE_NEWNET) < 0)
+                return -errno;
+        /* Made in the namespace the thread is in, bound there; it stays there wherever it goes. */
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
+                k = -errno;
+        if (setns(r->own_net, CLONE_NEWNET) < 0)
+                runner_die("returning to the machine's network namespace", -errno);
+        if (k < 0)
+                return k;
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
+/* First on the worker's connection, before any output: the sandbox's socket, or the mark alone if
+ * none could be made (the worker then gives up the execution). */
+static int egress_hand_over(const Runner *r, const Sandbox *sb, int conn, Error *reterr) {
+        cleanup_close int lfd = -1;
+        char mark = RUNNER_EGRESS_MARK;
+        int k = egress_listen(r, sb, &lfd);
+
+        if (fd_send_one(conn, &mark, 1, lfd, 0) < 0)
+                return -EPIPE;
+        if (k < 0)
+                return error_set(reterr, k, "the sandbox's proxy port could not be made: %s", strerror(-k));
         return 0;
 }
 
@@ -375,8 +419,9 @@ static bool present(struct json_object *list) {
 /* The sandbox for this execution: the one made ahead, unless it is not this one's. Python that
  * imports what the data zygote holds runs in a sandbox of that zygote's, made now; the first such
  * execution of a machine imports the modules itself and has the data zygote started after it. A
- * sandbox made ready for another language (a started node) is replaced by a fresh one. */
-static int sandbox_choose(ExecServer *x, const char *language, struct json_object *code) {
+ * sandbox made ready for another language (a started node), or one started ahead for an execution
+ * that asks for network, is replaced by a fresh one. */
+static int sandbox_choose(ExecServer *x, const char *language, struct json_object *code, bool egress) {
         Sandbox *c = &x->sandbox;
         Zygote *z = &x->runner->plain;
         int r;
@@ -388,7 +433,8 @@ static int sandbox_choose(ExecServer *x, const char *language, struct json_objec
                 else if (zygote_data_now(x))
                         z = &x->data;
         }
-        if (!(c->prepared && strcmp(c->prepared, language) != 0) && c->zygote == z)
+        /* A started node read its first line already: one that is to reach the network is made anew. */
+        if (!(c->prepared && (strcmp(c->prepared, language) != 0 || egress)) && c->zygote == z)
                 return 0;
         sandbox_done(c);
         r = sandbox_prepare(x, c, z);
@@ -425,9 +471,14 @@ static int run(ExecServer *x, const RunnerRequest *rq, int *conn, struct json_ob
         int r;
 
         x->last_language = language;
-        r = sandbox_choose(x, language, code);
+        r = sandbox_choose(x, language, code, rq->egress);
         if (r < 0)
                 return r;
+        if (rq->egress) {
+                r = egress_hand_over(x->runner, c, *conn, reterr);
+                if (r < 0)
+                        return r;
+        }
         if (present(files)) {
                 r = sandbox_fs_enter(x->runner, c);
                 if (r < 0)
@@ -445,7 +496,7 @@ static int run(ExecServer *x, const RunnerRequest *rq, int *conn, struct json_ob
         if (asprintf(&header, "%d\n", json_object_get_string_len(code)) < 0)
                 return -ENOMEM;
         /* A process gone already cannot take its code: its status says how. */
-        if ((c->prepared || sandbox_start(c, language, policy) >= 0) && fd_write_all(c->code_w, header, strlen(header)) >= 0 &&
+        if ((c->prepared || sandbox_start(c, language, policy, rq->egress) >= 0) && fd_write_all(c->code_w, header, strlen(header)) >= 0 &&
             fd_write_all(c->code_w, json_object_get_string(code), (size_t) json_object_get_string_len(code)) >= 0 && in)
                 (void) fd_write_all(c->code_w, json_object_get_string(in), (size_t) json_object_get_string_len(in));
         closep(&c->code_w);

@@ -53,7 +53,8 @@ struct json_object *runner_request_new(const ExecRequest *x, size_t output_cap, 
             (x->import_policy && json_object_object_add(in, "import_policy", json_object_new_string("curated")) < 0) ||
             json_object_object_add(in, "output_cap", json_object_new_int64((int64_t) output_cap)) < 0 ||
             json_object_object_add(in, "return_cap", json_object_new_int64((int64_t) return_cap)) < 0 ||
-            (x->stream && json_object_object_add(in, "stream", json_object_new_boolean(1)) < 0))
+            (x->stream && json_object_object_add(in, "stream", json_object_new_boolean(1)) < 0) ||
+            (x->network_allow && json_object_object_add(in, "egress", json_object_new_boolean(1)) < 0))
                 return NULL;
         if (x->stdin_data && json_object_object_add(in, "stdin", json_object_new_string_len(x->stdin_data, (int) x->stdin_len)) < 0)
                 return NULL;
@@ -158,6 +159,9 @@ int runner_request_parse(const char *data, size_t len, struct json_object **ret_
         if (json_field(root, "stream") && !json_object_is_type(json_field(root, "stream"), json_type_boolean))
                 return error_set(reterr, -EINVAL, "stream must be a boolean");
         rq.stream = json_object_get_boolean(json_field(root, "stream"));
+        if (json_field(root, "egress") && !json_object_is_type(json_field(root, "egress"), json_type_boolean))
+                return error_set(reterr, -EINVAL, "egress must be a boolean");
+        rq.egress = json_object_get_boolean(json_field(root, "egress"));
 
         *ret_root = TAKE_PTR(root);
         *ret = rq;

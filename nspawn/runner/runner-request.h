@@ -26,7 +26,16 @@ typedef struct RunnerRequest {
         struct json_object *files;        /* array of {path, content_b64}, or NULL */
         struct json_object *return_files; /* array of path strings, or NULL */
         bool stream;                      /* answered in frames, the output as it comes (lib/stream-frame.h) */
+        /* The code reaches the network through the egress relay: the runner binds the sandbox's proxy
+         * port and hands the socket to the worker first thing (RUNNER_EGRESS_MARK), and the code's
+         * environment names it (README, "Network: egress by name"). */
+        bool egress;
 } RunnerRequest;
+
+/* Where the code finds the egress proxy, in its own network namespace. */
+#define RUNNER_EGRESS_PORT 3128
+/* The byte that carries the sandbox's listening socket to the worker, ahead of anything else. */
+#define RUNNER_EGRESS_MARK 'E'
 
 /* The worker's side: the request for a validated execution, holding the fields the runner reads
  * and nothing else (a files entry is rebuilt from its path and content, so whatever else a client

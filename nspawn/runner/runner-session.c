@@ -122,7 +122,7 @@ static void session_kill(Session *s) {
 
 /* A new session sandbox from the plain zygote: its init, ready once it says hello. */
 static int session_make(Session *s) {
-        int sp[2] = {-1, -1}, mnt = -1;
+        int sp[2] = {-1, -1}, mnt = -1, net = -1;
         ZygoteReply rep = {.pid = -EPROTO};
         int32_t hello = -1;
         int r = 0;
@@ -148,11 +148,15 @@ static int session_make(Session *s) {
         s->billed_usec = 0; /* a new cgroup, counting from nothing */
         /* Its first word: its filesystems are made. The files are worked on in the machine's own
          * namespace (the same /workspace), not in this one. */
-        if (fd_receive_one(s->control, &hello, sizeof(hello), 0, &mnt) != (ssize_t) sizeof(hello) || hello != 0) {
+        if (fd_receive_one(s->control, &hello, sizeof(hello), 0, &mnt) != (ssize_t) sizeof(hello) || hello != 0 ||
+            fd_receive_one(s->control, &hello, sizeof(hello), 0, &net) != (ssize_t) sizeof(hello) || hello != 1) {
+                closep(&mnt);
+                closep(&net);
                 session_kill(s);
                 return -EPROTO;
         }
         closep(&mnt);
+        closep(&net);
         return 0;
 }
 

@@ -126,6 +126,9 @@ static int machine_setup(Runner *r, const RunnerArgs *args, Error *reterr) {
         r->own_mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
         if (r->own_mnt < 0)
                 return error_set(reterr, -errno, "/proc/self/ns/mnt: %s", strerror(errno));
+        r->own_net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (r->own_net < 0)
+                return error_set(reterr, -errno, "/proc/self/ns/net: %s", strerror(errno));
         k = make_mount_points(reterr);
         if (k < 0)
                 return k;

@@ -18,19 +18,22 @@
  *   zygote -> runner  ZygoteReply {pid of the sandbox's init, in the machine's PID namespace, or a
  *                     negative errno}.
  * Then over that pair, from the init:
- *   init -> runner    an int32_t 0 with the sandbox's mount namespace alongside, once it is made;
+ *   init -> runner    an int32_t 0 with the sandbox's mount namespace alongside, once it is made,
+ *                     then an int32_t 1 with its network namespace alongside;
  *                     a ZygoteStatus once the code ended. The init exits then, and its PID
  *                     namespace (every process the code started) dies with it; end of file before
  *                     the status: it died itself.
- * On the code's fd 3, from the runner: "LANGUAGE POLICY\n" (ZYGOTE_HEADER_MAX at most; it may come
- * ahead of the request, for node to start while the machine waits), then "LENGTH\n", LENGTH bytes
+ * On the code's fd 3, from the runner: "LANGUAGE POLICY\n", or "LANGUAGE POLICY egress\n" for
+ * an execution whose environment names the egress proxy (ZYGOTE_HEADER_MAX at most; without egress
+ * it may come ahead of the request, for node to start while the machine waits), then "LENGTH\n", LENGTH bytes
  * of code, then the bytes of its standard input (bootstrap.py, node-bootstrap.js).
  *
  * A session sandbox (the runner's --session) has the same namespaces and confinement, but the
  * machine's /workspace (the session's disk) instead of a fresh one, and its init lives on: it starts
  * the session's processes (interpreters, exec commands) on the runner's request and reports each
  * one's end. Over the init's pair:
- *   init -> runner    an int32_t 0 with the sandbox's mount namespace alongside, once it is made;
+ *   init -> runner    an int32_t 0 with the sandbox's mount namespace alongside, once it is made,
+ *                     then an int32_t 1 with its network namespace alongside;
  *   runner -> init    SessionStart with the process's stdout alongside, then its stderr, its fd 3
  *                     (the read end of its input pipe) and its fd 4 (the write end of its done
  *                     pipe), one message each, all four with the same id;

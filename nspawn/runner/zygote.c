@@ -288,18 +288,22 @@ static void mask_proc(void) {
         }
 }
 
-/* I: its own /proc, and its mount namespace to the runner, which writes and reads the execution's
- * files from inside it. It comes from here: once this process has become the sandbox user and
- * undumpable, the runner may no longer open it through /proc. */
-static void hand_over_mount_namespace(int report) {
-        int mnt;
+/* I: its own /proc, and its mount and network namespaces to the runner, which writes and reads the
+ * execution's files from inside the first and binds the egress proxy's port in the second. They
+ * come from here: once this process has become the sandbox user and undumpable, the runner may no
+ * longer open them through /proc. */
+static void hand_over_namespaces(int report) {
+        int mnt, net;
 
         must(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), "mounting /proc");
         mask_proc();
         mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-        if (mnt < 0 || fd_send_one(report, &(int32_t){0}, sizeof(int32_t), mnt, 0) < 0)
-                die("handing over the mount namespace");
+        net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (mnt < 0 || net < 0 || fd_send_one(report, &(int32_t){0}, sizeof(int32_t), mnt, 0) < 0 ||
+            fd_send_one(report, &(int32_t){1}, sizeof(int32_t), net, 0) < 0)
+                die("handing over the namespaces");
         (void) close(mnt);
+        (void) close(net);
 }
 
 /* I, in its new namespaces: the sandbox's filesystems, its mount namespace to the runner, then C.
@@ -308,7 +312,7 @@ static void make_sandbox(int out, int err, int code, int report) {
         pid_t child;
 
         make_filesystems(false);
-        hand_over_mount_namespace(report);
+        hand_over_namespaces(report);
         child = fork();
         if (child < 0)
                 die("fork");
@@ -441,7 +445,7 @@ static void session_init(int control) {
         int sigfd, null, moved;
 
         make_filesystems(true);
-        hand_over_mount_namespace(control);
+        hand_over_namespaces(control);
         /* Its descriptors out of the way: fd 3 was the zygote's socket, and what the runner sends
          * must arrive above the numbers its processes take them as (1 to 4). */
         moved = fcntl(control, F_DUPFD_CLOEXEC, 10);

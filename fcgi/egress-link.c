@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* The worker's side of the egress relay's protocol (egress-relay.c says it whole). */
+#include <errno.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fcgi/egress-link.h"
+#include "lib/config.h"
+#include "lib/fd-util.h"
+#include "lib/fd-wait.h"
+#include "lib/macro.h"
+#include "lib/time-util.h"
+#include "nspawn/runner/runner-request.h"
+
+DEFINE_JSON_CLEANUP
+
+int egress_link_open(const Config *c, EgressLink *ret) {
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        cleanup_close int fd = -1;
+
+        if (strlen(c->egress_socket) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(sa.sun_path, c->egress_socket, strlen(c->egress_socket) + 1);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        *ret = (EgressLink){.fd = TAKE_FD(fd)};
+        return 0;
+}
+
+/* One message of fd, waited for until deadline or client_fd's hang-up. */
+static ssize_t receive(int fd, void *buf, size_t size, int client_fd, uint64_t deadline, int *ret_fd) {
+        for (;;) {
+                ssize_t n = fd_receive_one(fd, buf, size, MSG_DONTWAIT, ret_fd);
+                int r;
+
+                if (n != -EAGAIN)
+                        return n;
+                r = fd_wait(fd, POLLIN, client_fd, deadline);
+                if (r < 0)
+                        return r;
+        }
+}
+
+int egress_link_start(EgressLink *l, int runner_fd, const char *id, struct json_object *allow, int client_fd, uint64_t deadline) {
+        cleanup_json struct json_object *reg = json_object_new_object(), *ans = NULL;
+        cleanup_close int sock = -1;
+        char mark = 0, buf[512];
+        const char *text;
+        size_t len = 0;
+        ssize_t n;
+        int r;
+
+        n = receive(runner_fd, &mark, 1, client_fd, deadline, &sock);
+        if (n < 0)
+                return (int) n;
+        if (n != 1 || mark != RUNNER_EGRESS_MARK || sock < 0)
+                return -EPROTO;
+        if (!reg || json_object_object_add(reg, "id", json_object_new_string(id)) < 0 ||
+            json_object_object_add(reg, "allow", json_object_get(allow)) < 0)
+                return -ENOMEM;
+        text = json_object_to_json_string_length(reg, JSON_C_TO_STRING_PLAIN, &len);
+        r = fd_send_one(l->fd, text, len, sock, 0);
+        if (r < 0)
+                return r;
+        /* The relay watches the socket once it answers; what the code connected meanwhile waits in
+         * the socket's backlog. */
+        n = receive(l->fd, buf, sizeof(buf) - 1, client_fd, deadline, NULL);
+        if (n < 0)
+                return (int) n;
+        buf[n > 0 ? n : 0] = 0;
+        ans = json_tokener_parse(buf);
+        if (!ans || !json_object_object_get_ex(ans, "address", NULL))
+                return -EPROTO;
+        return 0;
+}
+
+static uint64_t count(struct json_object *j, const char *key) {
+        struct json_object *v = NULL;
+
+        if (!json_object_object_get_ex(j, key, &v) || !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+                return 0;
+        return (uint64_t) json_object_get_int64(v);
+}
+
+void egress_link_end(EgressLink *l) {
+        static const char end[] = "{\"end\":true}";
+        cleanup_json struct json_object *ans = NULL;
+        char buf[512];
+        ssize_t n;
+
+        if (l->fd < 0)
+                return;
+        if (fd_send_one(l->fd, end, sizeof(end) - 1, -1, 0) >= 0) {
+                n = receive(l->fd, buf, sizeof(buf) - 1, -1, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC, NULL);
+                if (n > 0) {
+                        buf[n] = 0;
+                        ans = json_tokener_parse(buf);
+                        l->rx_bytes = count(ans, "rx_bytes");
+                        l->tx_bytes = count(ans, "tx_bytes");
+                }
+        }
+        egress_link_close(l);
+}
+
+void egress_link_close(EgressLink *l) {
+        closep(&l->fd);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+
+typedef struct Config Config;
+struct json_object;
+
+/* A worker's link to the egress relay (nspawn/egress/egress-relay.c) for one execution that asks
+ * for network: opened before a machine is claimed, so that no code runs without the way out it
+ * asked for; the sandbox's socket handed over once the runner sent it; ended with the execution. */
+typedef struct EgressLink {
+        int fd; /* the relay's connection; -1: none */
+        uint64_t rx_bytes, tx_bytes;
+} EgressLink;
+
+#define EGRESS_LINK_NULL ((EgressLink){.fd = -1})
+
+/* Connects to the relay: 0, or -errno when none listens (egress is unavailable here). */
+int egress_link_open(const Config *c, EgressLink *ret);
+
+/* After the request went to the runner (input sent, write side shut): the runner's socket received
+ * from runner_fd (its first byte, RUNNER_EGRESS_MARK) and registered with the relay as execution id
+ * with list allow. Waits until deadline (CLOCK_MONOTONIC µs) or until client_fd hangs up (-1:
+ * none). 0; -EPROTO when the runner sent no socket; -ETIME, -ECANCELED, -errno. */
+int egress_link_start(EgressLink *l, int runner_fd, const char *id, struct json_object *allow, int client_fd, uint64_t deadline);
+
+/* The execution ended: the relay told so, its counts read into l (0 when it said nothing), the
+ * link closed. Waits at most a second: the relay answers from its loop at once. */
+void egress_link_end(EgressLink *l);
+
+void egress_link_close(EgressLink *l);
