@@ -37,11 +37,12 @@ no_sandbox() {
     execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org"]}}')"
     expect_error 400 'network.allow[0]: egress to "pypi.org" is not allowed on this host'
     no_sandbox "$rid" 400
-    # Listed (an edit holds from the next request): the name gets past the list. No egress proxy
-    # runs on this host yet, so the code is not run without what it asked for.
+    # Listed (an edit holds from the next request): the name gets past the list. The egress units
+    # start with sandboxd.target once the list exists, not before: with no relay running yet, the
+    # code is not run without what it asked for.
     printf '# test list\npypi.org   # the index\n*.pythonhosted.org\nexample.org:8443\n' >"$EGRESS_ALLOW"
     execute "$(code_json 'print(1)' '{network: {allow: ["PyPI.org", "files.pythonhosted.org:443", "example.org:8443"]}}')"
-    expect_error 503 "egress is unavailable: no egress proxy runs on this host"
+    expect_error 503 "egress is unavailable: the host's egress relay is not running"
     no_sandbox "$rid" 503
     # Each entry is checked on its own: a port, a name above a wildcard, a wildcard wider than one.
     execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org", "pypi.org:8080"]}}')"
@@ -93,8 +94,8 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
     # Control: listed, both get past the list.
     printf 'registry.npmjs.org\npypi.org\n' >"$EGRESS_ALLOW"
     api POST /v1/sessions '{"network": {"allow": ["registry.npmjs.org"]}}'
-    expect_error 503 "egress is unavailable: no egress proxy runs on this host"
+    expect_error 503 "egress is unavailable: sessions cannot reach the network yet"
     api POST /execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org"]}}')"
-    expect_error 503 "egress is unavailable: no egress proxy runs on this host"
+    expect_error 503 "egress is unavailable: the host's egress relay is not running"
     [ "$(db "SELECT count(*) FROM sessions")" = "$before" ]
 }

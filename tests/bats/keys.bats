@@ -389,11 +389,11 @@ wait_in_flight() {
     new_key egress-none --egress none
 
     # Control: the key that lists nothing has the host's whole list, so its request gets past both
-    # lists (and, with no egress proxy on this host yet, is answered 503).
+    # lists (and, with no egress relay started on this host, is answered 503).
     kapi "$any" POST /v1/execute "$(code_json 'print(1)' '{network: {allow: ["files.pythonhosted.org"]}}')"
-    expect_error 503 "egress is unavailable: no egress proxy runs on this host"
+    expect_error 503 "egress is unavailable: the host's egress relay is not running"
     kapi "$pypi" POST /v1/execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org", "a.example.org:8443"]}}')"
-    expect_error 503 "egress is unavailable: no egress proxy runs on this host"
+    expect_error 503 "egress is unavailable: the host's egress relay is not running"
     # What the host allows but the key does not: a 400 naming it, nothing run.
     kapi "$pypi" POST /v1/execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org", "files.pythonhosted.org"]}}')"
     expect_error 400 'network.allow[1]: egress to "files.pythonhosted.org" is not allowed for this API key'

@@ -20,7 +20,7 @@ setup_file() {
     openssl req -x509 -newkey rsa:2048 -nodes -keyout "$EG/bump.key" -out "$EG/bump.crt" -days 2 -subj /CN=sandboxd-egress 2>/dev/null
     cat "$EG/bump.crt" "$EG/bump.key" >"$EG/run/bump.pem"
     install -m 0755 "$BUILD/sandboxd-egress-acl" "$EG/run/sandboxd-egress-acl"
-    sed -e "s|@LISTEN@|127.0.0.1:3128|; s|@LIBDIR@|$EG/run|; s|@RUNDIR@|$EG/run|g; s|@CERT@|$EG/run/bump.pem|" \
+    sed -e "s|@LISTEN@|127.0.0.1:3128|; s|@LIBDIR@|$EG/run|; s|@LISTS@|$EG/run/lists|; s|@RUNDIR@|$EG/run|g; s|@CERT@|$EG/run/bump.pem|" \
         "$BATS_TEST_DIRNAME/../../nspawn/egress/squid.conf.in" >"$EG/run/squid.conf"
     # The test's resolver, and logs where the test reads them.
     printf '%s\n' 'dns_nameservers 192.0.2.53' "access_log stdio:$EG/run/access.log" "cache_log $EG/run/cache.log" \
