@@ -3,49 +3,21 @@
 # Egress by name, whole (README, "Network: egress by name"): an execution that asks for network
 # reaches its names through the runner's socket in its sandbox, the relay and Squid, and nothing
 # else. The "internet" is tests/egress/net's: hosts in network namespaces of the test's own, and
-# the relay and Squid run in the one whose only routes lead there (drop-ins below), so that every
-# address a test names, the refused ones too, is one of those hosts'.
+# the relay and Squid run in the one whose only routes lead there (tests/egress/stack), so that
+# every address a test names, the refused ones too, is one of those hosts'.
 
 # shellcheck source=tests/bats/helpers.bash
 source "$BATS_TEST_DIRNAME/helpers.bash"
-
-EGRESS_UNITS=(sandboxd-egress.socket sandboxd-egress.service sandboxd-egress-proxy.service)
-DROPIN=zz-test-egress-net.conf
 
 setup_file() {
     require_stack
     EGNET=$(mktemp -d /var/tmp/sandboxd-egress-e2e.XXXXXX)
     export EGNET
-    chmod 0755 "$EGNET"
-    # The namespaces where the services see them: in their systemd's mount namespace (its own /run
-    # where PID 1 is not systemd).
-    in_systemd "$BATS_TEST_DIRNAME/../egress/net" up "$EGNET/net"
-    [ ! -e "$EGRESS_ALLOW" ] || cp "$EGRESS_ALLOW" "$EGNET/egress.allow.saved"
-    printf '%s\n' www.egress.test other.egress.test private.egress.test metadata.egress.test >"$EGRESS_ALLOW"
-    printf 'dns_nameservers 192.0.2.53\n' >/etc/sandboxd/egress-squid.conf
-    for u in sandboxd-egress.service sandboxd-egress-proxy.service; do
-        mkdir -p "/etc/systemd/system/$u.d"
-        printf '[Service]\nNetworkNamespacePath=/run/netns/sbxeg-proxy\n' >"/etc/systemd/system/$u.d/$DROPIN"
-    done
-    in_systemd systemctl daemon-reload
-    in_systemd systemctl start "${EGRESS_UNITS[@]}"
-    for _ in $(seq 200); do
-        in_systemd ip netns exec sbxeg-proxy ss -Hltn 'sport = :3129' | grep -q . && return 0
-        sleep 0.05
-    done
-    in_systemd systemctl status --no-pager "${EGRESS_UNITS[@]}" >&2 || true
-    return 1
+    SANDBOXD_HOST=$SANDBOXD_HOST "$BATS_TEST_DIRNAME/../egress/stack" up "$EGNET"
 }
 
 teardown_file() {
-    in_systemd systemctl stop "${EGRESS_UNITS[@]}" || true
-    for u in sandboxd-egress.service sandboxd-egress-proxy.service; do
-        rm -f "/etc/systemd/system/$u.d/$DROPIN"
-    done
-    in_systemd systemctl daemon-reload || true
-    rm -f /etc/sandboxd/egress-squid.conf "$EGRESS_ALLOW"
-    [ ! -e "$EGNET/egress.allow.saved" ] || cp "$EGNET/egress.allow.saved" "$EGRESS_ALLOW"
-    in_systemd "$BATS_TEST_DIRNAME/../egress/net" down "$EGNET/net" || true
+    SANDBOXD_HOST=$SANDBOXD_HOST "$BATS_TEST_DIRNAME/../egress/stack" down "$EGNET"
     rm -rf "$EGNET"
 }
 

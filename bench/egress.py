@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Section K of bench/run: egress by name (README, "Network: egress by name"), against the test
+internet that tests/egress/stack points the stack's relay and Squid at (hosts of its own in network
+namespaces: nothing leaves the machine).
+
+  K1 an execution that asks for network (so its sandbox gets its proxy socket, the relay a list and
+     the code its environment) but opens no connection, next to the same execution without network,
+     interleaved: the medians and their difference (target: at most 1 ms more)
+  K2 10 MiB over HTTP from the test host: from inside a sandbox through the runner's socket, the
+     relay and Squid (the code times its own download, urllib), next to curl in the proxy's
+     namespace straight to the host, and to the same urllib download there; medians and the speed
+     ratios (target: at least 0.5 of curl's)
+
+Usage: bench/egress.py [--url URL] [-n N]; bench/run runs it with --egress. Needs root, the stack up
+with egress installed (Squid), and sandboxd-host. Exit status 1 when an execution fails.
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+CODE = "print(2**32)"
+BIG = 10 * 2**20
+DOWNLOAD = ("import time, urllib.request\n"
+            "t = time.monotonic()\n"
+            "n = len(urllib.request.urlopen('http://www.egress.test/big.bin', timeout=60).read())\n"
+            "print(n, time.monotonic() - t)\n")
+STACK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "egress", "stack")
+
+
+def execute(url, body):
+    """(seconds, response) of one execution."""
+    u = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=120)
+    data = json.dumps(body)
+    t = time.monotonic()
+    conn.request("POST", "/v1/execute", data, {"content-type": "application/json"})
+    resp = conn.getresponse()
+    out = json.loads(resp.read())
+    elapsed = time.monotonic() - t
+    conn.close()
+    if resp.status != 200 or out.get("exit_code") != 0:
+        raise RuntimeError("execution failed: %d %s" % (resp.status, out))
+    return elapsed, out
+
+
+def ms(x):
+    return "%.1f" % (x * 1000)
+
+
+def run(url, n, host="sandboxd-host"):
+    state = tempfile.mkdtemp(prefix="sandboxd-egress-bench.", dir="/var/tmp")
+    subprocess.run([STACK, "up", state], check=True, env=dict(os.environ, SANDBOXD_HOST=shutil.which(host) or host))
+    try:
+        plain, egress = [], []
+        for _ in range(n):
+            plain.append(execute(url, {"code": CODE})[0])
+            egress.append(execute(url, {"code": CODE, "network": {"allow": ["www.egress.test"]}})[0])
+        inside, curl, bare = [], [], []
+        for _ in range(5):
+            _, out = execute(url, {"code": DOWNLOAD, "network": {"allow": ["www.egress.test"]}})
+            size, secs = out["stdout"].split()
+            if int(size) != BIG:
+                raise RuntimeError("the download came short: %s bytes" % size)
+            inside.append(float(secs))
+            r = subprocess.run([host, "exec", "ip", "netns", "exec", "sbxeg-proxy", "curl", "-sS", "-o", "/dev/null",
+                                "-w", "%{size_download} %{time_total}", "http://192.0.2.10/big.bin"],
+                               check=True, capture_output=True, text=True)
+            size, secs = r.stdout.split()
+            if int(size) != BIG:
+                raise RuntimeError("curl's download came short: %s bytes" % size)
+            curl.append(float(secs))
+            r = subprocess.run([host, "exec", "ip", "netns", "exec", "sbxeg-proxy", "/usr/bin/python3", "-c",
+                                DOWNLOAD.replace("www.egress.test", "192.0.2.10")], check=True, capture_output=True, text=True)
+            bare.append(float(r.stdout.split()[1]))
+    finally:
+        subprocess.run([STACK, "down", state], env=dict(os.environ, SANDBOXD_HOST=shutil.which(host) or host))
+        shutil.rmtree(state, ignore_errors=True)
+
+    print()
+    print("| K egress, interleaved | n | median ms | p90 ms |")
+    print("|---|---|---|---|")
+    for name, xs in (("K1 sandboxd print(2**32), no network", plain),
+                     ("K1 the same asking for network, no connection", egress)):
+        print("| %s | %d | %s | %s |" % (name, len(xs), ms(statistics.median(xs)), ms(sorted(xs)[int(0.9 * (len(xs) - 1))])))
+    for name, xs in (("K2 10 MiB inside a sandbox, through the relay and Squid", inside),
+                     ("K2 10 MiB by curl in the proxy's namespace, straight", curl),
+                     ("K2 10 MiB by the same urllib there, straight", bare)):
+        print("| %s | %d | %s | %s |" % (name, len(xs), ms(statistics.median(xs)), ms(max(xs))))
+    extra = statistics.median(egress) - statistics.median(plain)
+    speed = statistics.median(curl) / statistics.median(inside)
+    print()
+    print("K1 asking for network costs %s ms more at the median (target <= 1 ms)   "
+          "K2 download speed through the proxy / curl's: %.2f (target >= 0.5), / the same urllib's: %.2f"
+          % (ms(extra), speed, statistics.median(bare) / statistics.median(inside)))
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", default="http://127.0.0.1:8080")
+    ap.add_argument("-n", type=int, default=100)
+    args = ap.parse_args()
+    try:
+        run(args.url, args.n)
+    except RuntimeError as e:
+        print("egress bench: %s" % e, file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
