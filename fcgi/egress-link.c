@@ -25,7 +25,8 @@ int egress_link_open(const Config *c, EgressLink *ret) {
         if (strlen(c->egress_socket) >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
         memcpy(sa.sun_path, c->egress_socket, strlen(c->egress_socket) + 1);
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        /* Never waits: a relay whose backlog is full is as unavailable as one not running. */
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return -errno;
         if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0)
@@ -68,7 +69,7 @@ int egress_link_start(EgressLink *l, int runner_fd, const char *id, struct json_
         text = json_object_to_json_string_length(reg, JSON_C_TO_STRING_PLAIN, &len);
         r = fd_send_one(l->fd, text, len, sock, 0);
         if (r < 0)
-                return r;
+                return r == -EAGAIN ? -EREMOTEIO : r;
         /* The relay watches the socket once it answers; what the code connected meanwhile waits in
          * the socket's backlog. */
         n = receive(l->fd, buf, sizeof(buf) - 1, client_fd, deadline, NULL);
@@ -76,8 +77,9 @@ int egress_link_start(EgressLink *l, int runner_fd, const char *id, struct json_
                 return (int) n;
         buf[n > 0 ? n : 0] = 0;
         ans = json_tokener_parse(buf);
-        if (!ans || !json_object_object_get_ex(ans, "address", NULL))
-                return -EPROTO;
+        /* Refused, or gone: the relay will not carry this execution's traffic. */
+        if (n == 0 || !ans || !json_object_object_get_ex(ans, "address", NULL))
+                return -EREMOTEIO;
         return 0;
 }
 

@@ -22,7 +22,8 @@ int egress_link_open(const Config *c, EgressLink *ret);
 /* After the request went to the runner (input sent, write side shut): the runner's socket received
  * from runner_fd (its first byte, RUNNER_EGRESS_MARK) and registered with the relay as execution id
  * with list allow. Waits until deadline (CLOCK_MONOTONIC µs) or until client_fd hangs up (-1:
- * none). 0; -EPROTO when the runner sent no socket; -ETIME, -ECANCELED, -errno. */
+ * none). 0; -EPROTO when the runner sent no socket; -EREMOTEIO when the relay refused it or went;
+ * -ETIME, -ECANCELED, -errno. */
 int egress_link_start(EgressLink *l, int runner_fd, const char *id, struct json_object *allow, int client_fd, uint64_t deadline);
 
 /* The execution ended: the relay told so, its counts read into l (0 when it said nothing), the

@@ -349,12 +349,14 @@ static int exchange(Request *req, const ExecRequest *x, int fd, const char *inpu
                         r = egress_link_start(egress, fd, req->sandbox_id, x->network_allow, client, deadline);
                 input = NULL;
                 if (r == -EPROTO) {
-                        /* No socket came: what the runner said instead is for the journal. */
+                        /* No socket came: the runner refused, and says why (its refusal holds no
+                         * output of the code's), for the journal. */
                         cleanup_free char *said = NULL;
                         size_t n = 0;
 
                         (void) pool_exchange(fd, NULL, 0, client, deadline, max_reply, &said, &n);
-                        (void) log_error_errno(r, "Sandbox '%s' gave no egress socket: %.300s", req->sandbox_id, said ? said : "");
+                        if (said && strncmp(said, "{\"status\":400,", 14) == 0)
+                                (void) log_error_errno(r, "Sandbox '%s' gave no egress socket: %.300s", req->sandbox_id, said);
                 }
         }
         if (r >= 0 && x->stream)
@@ -388,6 +390,15 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         sandbox_usage(cfg->slice, unit, &before);
         start = now_usec(CLOCK_MONOTONIC);
         r = exchange(req, x, fd, input, input_len, egress, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
+        if (r == -EPROTO || r == -EREMOTEIO) {
+                /* The code may be running without the way out it asked for: it is stopped with its
+                 * machine, and the request answered as a sandbox that failed. */
+                ctx->machine.retire = POOL_RETIRE_NO_ANSWER;
+                req->termination = TERMINATION_FAILED;
+                machine_usage(req, cfg, unit, &before);
+                (void) broker_kill(&ctx->broker, req->machine_id);
+                return reply_error(req, 502, MSG_SANDBOX_FAILED, r == -EREMOTEIO ? "the egress relay did not take its network" : "its network could not be made");
+        }
         if (r == -ECANCELED) {
                 /* The client went away: the code is stopped with its machine, whose state is in
                  * doubt, and nobody is answered. */

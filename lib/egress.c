@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The egress lists' one grammar and one rule of coverage (egress.h), shared by the workers, which
  * check a request against its key's and the operator's, and sandboxctl, which checks a key's. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +14,13 @@ static bool is_alnum(char c) {
 }
 
 /* A host name of n bytes at s, already in lower case: labels of 1 to 63 letters, digits and '-'
- * (not at either end), at least two of them; the last not all digits, so that no IPv4 address
- * in any of inet_aton()'s spellings passes as a name. */
+ * (not at either end), at least two of them; the last not all digits, and nothing inet_aton()
+ * takes for an address ("1.0x1"): an address in any spelling is no name. */
 static bool name_valid(const char *s, size_t n) {
+        char copy[EGRESS_NAME_MAX + 1];
         size_t label = 0, labels = 1;
         bool digits_only = true;
+        struct in_addr a;
 
         if (n == 0 || n > EGRESS_NAME_MAX)
                 return false;
@@ -41,7 +44,11 @@ static bool name_valid(const char *s, size_t n) {
                 if (c < '0' || c > '9')
                         digits_only = false;
         }
-        return label > 0 && s[n - 1] != '-' && labels >= 2 && !digits_only;
+        if (label == 0 || s[n - 1] == '-' || labels < 2 || digits_only)
+                return false;
+        (void) memcpy(copy, s, n);
+        copy[n] = 0;
+        return inet_aton(copy, &a) == 0;
 }
 
 int egress_rule_parse(const char *s, size_t len, EgressRule *ret) {

@@ -18,8 +18,9 @@
  *   CHANNEL ERR message=WHY log=NAME:PORT
  *
  * A request is let through when its host is a name its execution's list covers, at its port; a
- * tunnel (CONNECT) whose TLS SNI names another host is not, nor a plain request whose Host header
- * names another host than its URL. Everything else, an unknown client above all, is refused. */
+ * tunnel (CONNECT) whose TLS SNI names another host is not. (A plain request's Host header is
+ * checked too, but Squid has replaced it with the URL's host before it asks.) Everything else, an
+ * unknown client above all, is refused. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -101,7 +102,9 @@ static void decide(const char *dir, char *const f[FIELDS - 1], char *buf, size_t
         else if (strcmp(method, "CONNECT") == 0) {
                 if (strcmp(sni, "-") != 0 && strcasecmp(sni, what.name) != 0)
                         why = "sni_mismatch";
-        } else if (strcmp(host_header, "-") == 0 || !host_header_matches(host_header, what.name, (unsigned) port))
+        } else if (strcmp(host_header, "-") != 0 && !host_header_matches(host_header, what.name, (unsigned) port))
+                /* Squid has put the URL's host there already: this holds for what it forwards. An
+                 * HTTP/1.0 request with none gets the URL's too. */
                 why = "host_mismatch";
         egress_list_done(&list);
 

@@ -149,6 +149,7 @@ void pipe_free(Pipe *p) {
                 p->next->prev = p->prev;
         x->n_pipes--;
         free(p);
+        relay_fed(x->relay);
 }
 
 /* The connection to the proxy, from the execution's address: the proxy knows the execution by it. */

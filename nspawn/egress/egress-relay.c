@@ -150,8 +150,11 @@ static int on_sandbox_connection(sd_event_source *s, int fd, uint32_t revents, v
 
         (void) s;
         (void) revents;
-        if (c < 0)
+        if (c < 0) {
+                if (errno == EMFILE || errno == ENFILE)
+                        relay_starved(x->relay);
                 return 0;
+        }
         x->connections++;
         if (x->n_pipes >= x->relay->max_connections) {
                 x->refused++;
@@ -244,6 +247,8 @@ static int execution_start(Relay *r, int conn, int listen_fd, const char *id, st
         ret = list_write(r, x, allow);
         if (ret >= 0)
                 ret = sd_event_add_io(r->event, &x->listen_source, listen_fd, EPOLLIN, on_sandbox_connection, x);
+        if (ret >= 0 && r->starved)
+                ret = sd_event_source_set_enabled(x->listen_source, SD_EVENT_OFF);
         if (ret >= 0)
                 ret = sd_event_add_io(r->event, &x->conn_source, conn, EPOLLIN, on_worker_end, x);
         if (ret < 0) {
@@ -297,6 +302,28 @@ static int on_worker_registration(sd_event_source *s, int fd, uint32_t revents, 
         return 0;
 }
 
+static void sources_enable(Relay *r, int enabled) {
+        (void) sd_event_source_set_enabled(r->listen_source, enabled);
+        for (Execution *x = r->executions; x; x = x->next)
+                if (x->listen_source)
+                        (void) sd_event_source_set_enabled(x->listen_source, enabled);
+}
+
+void relay_starved(Relay *r) {
+        if (r->starved)
+                return;
+        r->starved = true;
+        (void) log_warning_errno(EMFILE, "Egress: out of descriptors: no new connection is taken until one closes");
+        sources_enable(r, SD_EVENT_OFF);
+}
+
+void relay_fed(Relay *r) {
+        if (!r->starved)
+                return;
+        r->starved = false;
+        sources_enable(r, SD_EVENT_ON);
+}
+
 static bool peer_allowed(int fd, uid_t uid) {
         struct ucred cred;
         socklen_t len = sizeof(cred);
@@ -312,8 +339,11 @@ static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userd
 
         (void) s;
         (void) revents;
-        if (c < 0)
+        if (c < 0) {
+                if (errno == EMFILE || errno == ENFILE)
+                        relay_starved(r);
                 return 0;
+        }
         for (Execution *x = r->executions; x; x = x->next)
                 n++;
         /* Only the workers' user registers; past the cap, nobody until some end. The source's one

@@ -57,6 +57,7 @@ struct Relay {
         struct sockaddr_in proxy;
         unsigned max_connections; /* one execution's connections at once */
         uint32_t next_address;    /* the next of 127.64/10 to try */
+        bool starved;             /* out of descriptors: the listening sources are off until one frees */
         Execution *executions;
 };
 
@@ -65,3 +66,9 @@ struct Relay {
 int pipe_start(Execution *x, int down);
 /* Closes both ends and frees p, its bytes counted already. */
 void pipe_free(Pipe *p);
+
+/* egress-relay.c: out of descriptors (EMFILE, ENFILE), the sockets that accept are no longer
+ * watched, so that the loop does not spin on them; relay_fed() watches them again once a pipe has
+ * freed some. */
+void relay_starved(Relay *r);
+void relay_fed(Relay *r);

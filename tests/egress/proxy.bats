@@ -3,7 +3,7 @@
 # The egress chain on its own (nspawn/egress/): Debian's Squid with sandboxd's squid.conf and
 # helper, and the relay (sandboxd-egress), in a network namespace whose only routes lead to the test
 # "internet" that tests/egress/net makes. The first tests speak to Squid as the relay would: from
-# 127.0.0.1, whose list is the file lists/127.0.0.1. The last ones go through the relay from a
+# an execution's address, 127.64.0.1, whose list is the file lists/127.64.0.1. The last ones go through the relay from a
 # namespace that stands for a sandbox's, with no route anywhere (relay-client.py stands for the
 # runner and the worker). Every check that something is refused comes after its positive control.
 
@@ -14,27 +14,28 @@ setup_file() {
     EG=$(mktemp -d /var/tmp/sandboxd-egress-test.XXXXXX)
     export EG
     chmod 0755 "$EG"
-    mkdir -p "$EG/net" "$EG/run/lists"
+    mkdir -p "$EG/net" "$EG/run" "$EG/lists"
     "$BATS_TEST_DIRNAME/net" up "$EG/net"
-    # Squid's own files, and the helper, for its user (proxy).
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$EG/bump.key" -out "$EG/bump.crt" -days 2 -subj /CN=sandboxd-egress 2>/dev/null
-    cat "$EG/bump.crt" "$EG/bump.key" >"$EG/run/bump.pem"
-    install -m 0755 "$BUILD/sandboxd-egress-acl" "$EG/run/sandboxd-egress-acl"
-    sed -e "s|@LISTEN@|127.0.0.1:3128|; s|@LIBDIR@|$EG/run|; s|@LISTS@|$EG/run/lists|; s|@RUNDIR@|$EG/run|g; s|@CERT@|$EG/run/bump.pem|" \
-        "$BATS_TEST_DIRNAME/../../nspawn/egress/squid.conf.in" >"$EG/run/squid.conf"
-    # The test's resolver, and logs where the test reads them.
-    printf '%s\n' 'dns_nameservers 192.0.2.53' "access_log stdio:$EG/run/access.log" "cache_log $EG/run/cache.log" \
-        'cache_effective_user proxy' >>"$EG/run/squid.conf"
-    : >"$EG/run/access.log"
-    : >"$EG/run/cache.log"
+    # Squid's configuration as the unit makes it (sandboxd-egress-setup, in Squid's namespace), from
+    # this tree: the template and the helper, the test's resolver and an access log to read.
+    mkdir -p "$EG/lib"
+    install -m 0755 "$BUILD/sandboxd-egress-acl" "$EG/lib/sandboxd-egress-acl"
+    install -m 0644 "$BATS_TEST_DIRNAME/../../nspawn/egress/squid.conf.in" "$EG/lib/squid.conf.in"
+    printf '%s\n' 'dns_nameservers 192.0.2.53' "access_log stdio:$EG/run/access.log" >"$EG/extra.conf"
     chmod -R a+rX "$EG"
-    chown proxy "$EG/run" "$EG/run/access.log" "$EG/run/cache.log"
-    ip netns exec sbxeg-proxy setsid /usr/sbin/squid -N -f "$EG/run/squid.conf" >"$EG/squid.out" 2>&1 </dev/null &
+    chown nobody "$EG/lists"
+    ip netns exec sbxeg-proxy env SANDBOXD_EGRESS_LIBDIR="$EG/lib" SANDBOXD_EGRESS_SQUID_EXTRA="$EG/extra.conf" \
+        SANDBOXD_EGRESS_PROXY=127.0.0.1:3128 SANDBOXD_EGRESS_LISTS="$EG/lists" \
+        "$BATS_TEST_DIRNAME/../../nspawn/egress/sandboxd-egress-setup" "$EG/run"
+    : >"$EG/run/access.log"
+    chown proxy "$EG/run/access.log"
+    ip netns exec sbxeg-proxy setsid setpriv --reuid=proxy --regid=proxy --clear-groups \
+        /usr/sbin/squid -N -f "$EG/run/squid.conf" >"$EG/squid.out" 2>&1 </dev/null &
     # The relay, as an unprivileged user, beside Squid; it writes the executions' lists.
     mkdir -p "$EG/relay"
-    chown nobody "$EG/relay" "$EG/run/lists"
+    chown nobody "$EG/relay"
     ip netns exec sbxeg-proxy setsid setpriv --reuid=nobody --regid=nogroup --clear-groups \
-        env SANDBOXD_EGRESS_LISTS="$EG/run/lists" SANDBOXD_EGRESS_SOCKET="$EG/relay/egress.sock" SANDBOXD_EGRESS_PROXY=127.0.0.1:3128 \
+        env SANDBOXD_EGRESS_LISTS="$EG/lists" SANDBOXD_EGRESS_SOCKET="$EG/relay/egress.sock" SANDBOXD_EGRESS_PROXY=127.0.0.1:3128 \
         "$BUILD/sandboxd-egress" >"$EG/relay.out" 2>&1 </dev/null &
     echo $! >"$EG/relay.pid"
     # A sandbox's namespace: its own loopback, no route anywhere.
@@ -49,7 +50,7 @@ setup_file() {
         fi
         sleep 0.05
     done
-    cat "$EG/squid.out" "$EG/run/cache.log" "$EG/relay.out" >&2
+    cat "$EG/squid.out" "$EG/relay.out" >&2
     return 1
 }
 
@@ -64,14 +65,14 @@ teardown_file() {
 
 # allow ENTRY...: the client's list, as the relay writes it for an execution.
 allow() {
-    printf '%s\n' "$@" >"$EG/run/lists/127.0.0.1"
+    printf '%s\n' "$@" >"$EG/lists/127.64.0.1"
 }
 
 # get URL [CURL OPTIONS]: through the proxy; the status in $status_code, the body in $out.
 get() {
     local url=$1
     shift
-    out=$(ip netns exec sbxeg-proxy curl -sS -m 10 -x http://127.0.0.1:3128 --cacert "$EG/net/ca.pem" \
+    out=$(ip netns exec sbxeg-proxy curl -sS -m 10 --interface 127.64.0.1 -x http://127.0.0.1:3128 --cacert "$EG/net/ca.pem" \
         -w '\n%{http_code}' "$@" "$url" 2>"$BATS_TEST_TMPDIR/curl.err") || true
     status_code=${out##*$'\n'}
     out=${out%$'\n'*}
@@ -109,7 +110,7 @@ requests_to() {
     allow www.egress.test
     get http://www.egress.test/index.html
     [ "$status_code" = 200 ]
-    rm "$EG/run/lists/127.0.0.1"
+    rm "$EG/lists/127.64.0.1"
     get http://www.egress.test/index.html
     [ "$status_code" = 403 ]
     get https://www.egress.test/index.html
@@ -139,21 +140,37 @@ requests_to() {
 
 @test "a tunnel whose TLS SNI names another host is cut; a plain request reaches only its URL's host" {
     allow www.egress.test
-    # Control: the SNI that names the CONNECT's host, verified by the test CA.
-    run ip netns exec sbxeg-proxy openssl s_client -proxy 127.0.0.1:3128 -connect www.egress.test:443 \
-        -servername www.egress.test -CAfile "$EG/net/ca.pem" -verify_return_error </dev/null
-    [ "$status" = 0 ]
-    [[ $output == *"BEGIN CERTIFICATE"* ]]
-    [[ $output == *"Verify return code: 0 (ok)"* ]]
+    # Control: the SNI that names the CONNECT's host, verified by the test CA. (curl sends the
+    # URL's name as SNI and, with --connect-to, asks the proxy for the other host.)
+    get https://www.egress.test/index.html
+    [ "$status_code" = 200 ]
+    [ "$out" = "hello from 192.0.2.10" ]
     # other.egress.test is a name the server's certificate holds too: only the SNI check stops it.
-    run ip netns exec sbxeg-proxy openssl s_client -proxy 127.0.0.1:3128 -connect www.egress.test:443 \
-        -servername other.egress.test -CAfile "$EG/net/ca.pem" -verify_return_error </dev/null
-    [ "$status" != 0 ]
-    [[ $output != *"BEGIN CERTIFICATE"* ]]
+    get https://other.egress.test/index.html --connect-to other.egress.test:443:www.egress.test:443
+    [ "$status_code" != 200 ]
+    [[ $out != *"hello from"* ]]
+    grep -q 'CONNECT www.egress.test:443' "$EG/run/access.log"
     # A Host header that names another host: Squid, a forward proxy, forwards the URL's host
     # (RFC 9112, 3.2.2), so the server sees only the allowed name.
+    local seen
+    seen=$(wc -l <"$EG/net/http-192.0.2.10.log")
     get http://www.egress.test/index.html -H 'Host: other.egress.test'
     [ "$status_code" = 200 ]
+    [ "$(wc -l <"$EG/net/http-192.0.2.10.log")" -gt "$seen" ]
+}
+
+@test "an allowed name that resolves to the proxy's own host is refused, and the host never asked" {
+    # Control: the proxy's host serves on that address, straight from its namespace.
+    run ip netns exec sbxeg-proxy curl -sS -m 5 http://192.0.2.99/
+    [ "$output" = "hello from 192.0.2.99" ]
+    local before
+    before=$(requests_to 192.0.2.99)
+    allow self.egress.test www.egress.test
+    get http://www.egress.test/index.html
+    [ "$status_code" = 200 ]
+    get http://self.egress.test/
+    [ "$status_code" = 403 ]
+    [ "$(requests_to 192.0.2.99)" = "$before" ]
 }
 
 @test "the proxy's management interface and other protocols are refused" {
@@ -173,7 +190,7 @@ requests_to() {
 through() {
     local id=$1 entries=$2
     shift 2
-    out=$(ip netns exec sbxeg-sbx "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/egress.sock" "$EG/run/lists" "$id" "$entries" -- "$@")
+    out=$(ip netns exec sbxeg-sbx "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/egress.sock" "$EG/lists" "$id" "$entries" -- "$@")
 }
 
 @test "through the relay: an execution reaches its names over HTTP and HTTPS, nothing else, and its bytes are counted" {
@@ -184,11 +201,12 @@ through() {
     [ "$(jq -r .list_after <<<"$out")" = false ]
     jq -e '.usage.connections == 2 and .usage.refused == 0 and .usage.tx_bytes > 100 and .usage.rx_bytes > 1000' <<<"$out"
     # A name outside its list: refused by the proxy, over HTTP and HTTPS.
-    through x2 www.egress.test curl -sS -m 10 -o /dev/null -w '%{http_code}' http://other.egress.test/index.html
+    through x2 www.egress.test curl -sS -m 10 -o "$EG/relay/x2.body" http://other.egress.test/index.html
     [ "$(jq -r .status <<<"$out")" = 0 ]
+    grep -q ERR_ACCESS_DENIED "$EG/relay/x2.body"
     through x3 www.egress.test curl -sS -m 10 --cacert "$EG/net/ca.pem" -o /dev/null https://other.egress.test/index.html
     [ "$(jq -r .status <<<"$out")" != 0 ]
-    grep -q 'TCP_DENIED/403 [0-9]* GET http://other.egress.test/index.html' "$EG/run/access.log"
+    grep -qE '127\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\.[0-9]+\.[0-9]+ TCP_DENIED/403 [0-9]* GET http://other.egress.test/index.html' "$EG/run/access.log"
 }
 
 @test "through the relay: the sandbox itself has no route and no resolver" {
@@ -211,12 +229,12 @@ through() {
     local a b
     # Each in a namespace of its own, as sandboxes are, registered at the same time.
     # shellcheck disable=SC2016 # $1 is the inner shell's
-    ip netns exec sbxeg-sbx "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/egress.sock" "$EG/run/lists" a www.egress.test -- \
+    ip netns exec sbxeg-sbx "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/egress.sock" "$EG/lists" a www.egress.test -- \
         sh -c 'sleep 1; curl -sS -m 10 -o /dev/null -o /dev/null -w "%{http_code} " http://other.egress.test/index.html http://www.egress.test/index.html >"$1"' \
         - "$EG/relay/a" >"$EG/relay/a.json" &
     a=$!
     # shellcheck disable=SC2016
-    ip netns exec sbxeg-sbx2 "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/egress.sock" "$EG/run/lists" b other.egress.test -- \
+    ip netns exec sbxeg-sbx2 "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/egress.sock" "$EG/lists" b other.egress.test -- \
         sh -c 'sleep 1; curl -sS -m 10 -o /dev/null -o /dev/null -w "%{http_code} " http://other.egress.test/index.html http://www.egress.test/index.html >"$1"' \
         - "$EG/relay/b" >"$EG/relay/b.json" &
     b=$!
