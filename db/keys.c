@@ -95,9 +95,10 @@ int db_key_get(sqlite3 *db, const char *name, ApiKey *ret) {
         return 0;
 }
 
-int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size) {
+/* One text column (sql's) of the key in force of that name into ret: 0, or -ENOENT. */
+static int key_text(sqlite3 *db, const char *sql, const char *name, char *ret, size_t size) {
         cleanup_stmt sqlite3_stmt *st = NULL;
-        int r = db_prepare(db, &st, "SELECT coalesce(images, '') FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", "t", name);
+        int r = db_prepare(db, &st, sql, "t", name);
 
         if (r >= 0)
                 r = db_step_one(st);
@@ -107,16 +108,12 @@ int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size) {
         return 0;
 }
 
-int db_key_egress(sqlite3 *db, const char *name, char *ret, size_t size) {
-        cleanup_stmt sqlite3_stmt *st = NULL;
-        int r = db_prepare(db, &st, "SELECT coalesce(egress, '') FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", "t", name);
+int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size) {
+        return key_text(db, "SELECT coalesce(images, '') FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", name, ret, size);
+}
 
-        if (r >= 0)
-                r = db_step_one(st);
-        if (r < 0)
-                return r;
-        copy_text(ret, size, st, 0);
-        return 0;
+int db_key_egress(sqlite3 *db, const char *name, char *ret, size_t size) {
+        return key_text(db, "SELECT coalesce(egress, '') FROM api_keys WHERE name = ?1 AND revoked_at IS NULL", name, ret, size);
 }
 
 int db_request_set_rated(sqlite3 *db, const char *request_id) {

@@ -310,26 +310,37 @@ wait_up() {
     return 1
 }
 
+# file_save PATH TAG: the file as it is (or that there is none), for file_restore (in teardown)
+# to put back.
+file_save() {
+    if [ -e "$1" ]; then
+        cp "$1" "$BATS_TEST_TMPDIR/$2.saved"
+    else
+        : >"$BATS_TEST_TMPDIR/$2.absent"
+    fi
+}
+
+# file_restore PATH TAG: the file back as file_save found it; fails when nothing was saved.
+file_restore() {
+    if [ -f "$BATS_TEST_TMPDIR/$2.saved" ]; then
+        cat "$BATS_TEST_TMPDIR/$2.saved" >"$1"
+        rm -f "$BATS_TEST_TMPDIR/$2.saved"
+    elif [ -f "$BATS_TEST_TMPDIR/$2.absent" ]; then
+        rm -f "$1" "$BATS_TEST_TMPDIR/$2.absent"
+    else
+        return 1
+    fi
+}
+
 # settings_save: the settings file as it is, for settings_restore (in teardown) to put back.
 settings_save() {
-    if [ -e "$SETTINGS_FILE" ]; then
-        cp "$SETTINGS_FILE" "$BATS_TEST_TMPDIR/settings.saved"
-    else
-        : >"$BATS_TEST_TMPDIR/settings.absent"
-    fi
+    file_save "$SETTINGS_FILE" settings
 }
 
 # settings_restore: the file back as settings_save found it, and sandboxd restarted with it;
 # nothing when nothing was saved.
 settings_restore() {
-    if [ -f "$BATS_TEST_TMPDIR/settings.saved" ]; then
-        cat "$BATS_TEST_TMPDIR/settings.saved" >"$SETTINGS_FILE"
-        rm -f "$BATS_TEST_TMPDIR/settings.saved"
-    elif [ -f "$BATS_TEST_TMPDIR/settings.absent" ]; then
-        rm -f "$SETTINGS_FILE" "$BATS_TEST_TMPDIR/settings.absent"
-    else
-        return 0
-    fi
+    file_restore "$SETTINGS_FILE" settings || return 0
     in_systemd systemctl restart sandboxd.target
     wait_up
 }
@@ -340,21 +351,12 @@ EGRESS_ALLOW=/etc/sandboxd/egress.allow
 
 # egress_allow_save: the list as it is, for egress_allow_restore (in teardown) to put back.
 egress_allow_save() {
-    if [ -e "$EGRESS_ALLOW" ]; then
-        cp "$EGRESS_ALLOW" "$BATS_TEST_TMPDIR/egress.saved"
-    else
-        : >"$BATS_TEST_TMPDIR/egress.absent"
-    fi
+    file_save "$EGRESS_ALLOW" egress
 }
 
 # egress_allow_restore: the list back as egress_allow_save found it; nothing when nothing was saved.
 egress_allow_restore() {
-    if [ -f "$BATS_TEST_TMPDIR/egress.saved" ]; then
-        cat "$BATS_TEST_TMPDIR/egress.saved" >"$EGRESS_ALLOW"
-        rm -f "$BATS_TEST_TMPDIR/egress.saved"
-    elif [ -f "$BATS_TEST_TMPDIR/egress.absent" ]; then
-        rm -f "$EGRESS_ALLOW" "$BATS_TEST_TMPDIR/egress.absent"
-    fi
+    file_restore "$EGRESS_ALLOW" egress || true
 }
 
 # The port the service listens on, from SANDBOXD_URL (http://HOST:PORT).
