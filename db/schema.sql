@@ -293,3 +293,7 @@ ALTER TABLE requests ADD COLUMN mcp_tool TEXT;
 -- "Network"): entries separated by commas, within the operator's /etc/sandboxd/egress.allow;
 -- "none": nothing. NULL: everything the operator allows.
 ALTER TABLE api_keys ADD COLUMN egress TEXT;
+-- step 15
+-- What a session's code may reach through the egress proxy: its create's "network"."allow", a JSON
+-- array, checked again at each run against the operator's and its key's lists. NULL: no network.
+ALTER TABLE sessions ADD COLUMN network TEXT;

@@ -225,6 +225,28 @@ int db_session_set_up(sqlite3 *db, const char *id, bool up) {
         return r < 0 ? r : 0;
 }
 
+int db_session_set_network(sqlite3 *db, const char *id, const char *allow_json) {
+        int r = db_run(db, "UPDATE sessions SET network = ?2 WHERE session_id = ?1", "tt", id, allow_json);
+
+        return r < 0 ? r : 0;
+}
+
+int db_session_network(sqlite3 *db, const char *id, char **ret) {
+        cleanup_stmt sqlite3_stmt *st = NULL;
+        const unsigned char *text;
+        int r = db_prepare(db, &st, "SELECT network FROM sessions WHERE session_id = ?1 AND state != 'deleted'", "t", id);
+
+        if (r >= 0)
+                r = db_step_one(st);
+        if (r < 0)
+                return r;
+        text = sqlite3_column_text(st, 0);
+        *ret = NULL;
+        if (text && !(*ret = strdup((const char *) text)))
+                return -ENOMEM;
+        return 0;
+}
+
 int db_session_set_reset(sqlite3 *db, const char *id, bool reset) {
         int r = db_run(db, "UPDATE sessions SET state_reset = ?2 WHERE session_id = ?1", "ti", id, (int) reset);
 

@@ -70,6 +70,11 @@ int db_session_used(sqlite3 *db, const char *id, int runs);
 int db_session_set_up(sqlite3 *db, const char *id, bool up);
 int db_session_set_reset(sqlite3 *db, const char *id, bool reset);
 
+/* What the session's code may reach (its create's "network"."allow" as JSON text), set once at its
+ * creation; read into *ret (malloc'd, the caller's; NULL: no network). -ENOENT: no such session. */
+int db_session_set_network(sqlite3 *db, const char *id, const char *allow_json);
+int db_session_network(sqlite3 *db, const char *id, char **ret);
+
 /* paused -> active (its machine yet to start), unless max_active are active already (-EUSERS);
  * -EAGAIN while it is being paused, -ENOENT when it is gone; 0 when it is active already. */
 int db_session_resume(sqlite3 *db, const char *id, unsigned max_active);

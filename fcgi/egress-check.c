@@ -97,6 +97,8 @@ int egress_request_admit(Request *req, Context *ctx, struct json_object *allow, 
         if (r <= 0)
                 return r;
         r = egress_link_open(ctx->config, ret);
+        ret->id = req->id;
+        ret->allow = allow;
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to reach the egress relay at %s: %s", ctx->config->egress_socket, strerror(-r));
                 return reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "the host's egress relay is not running");

@@ -49,7 +49,7 @@ static ssize_t receive(int fd, void *buf, size_t size, int client_fd, uint64_t d
         }
 }
 
-int egress_link_start(EgressLink *l, int runner_fd, const char *id, struct json_object *allow, int client_fd, uint64_t deadline) {
+int egress_link_start(EgressLink *l, int runner_fd, int client_fd, uint64_t deadline) {
         cleanup_json struct json_object *reg = json_object_new_object(), *ans = NULL;
         cleanup_close int sock = -1;
         char mark = 0, buf[512];
@@ -63,8 +63,8 @@ int egress_link_start(EgressLink *l, int runner_fd, const char *id, struct json_
                 return (int) n;
         if (n != 1 || mark != RUNNER_EGRESS_MARK || sock < 0)
                 return -EPROTO;
-        if (!reg || json_object_object_add(reg, "id", json_object_new_string(id)) < 0 ||
-            json_object_object_add(reg, "allow", json_object_get(allow)) < 0)
+        if (!reg || json_object_object_add(reg, "id", json_object_new_string(l->id ? l->id : "")) < 0 ||
+            json_object_object_add(reg, "allow", json_object_get(l->allow)) < 0)
                 return -ENOMEM;
         text = json_object_to_json_string_length(reg, JSON_C_TO_STRING_PLAIN, &len);
         r = fd_send_one(l->fd, text, len, sock, 0);

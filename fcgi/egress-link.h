@@ -11,6 +11,10 @@ struct json_object;
  * asked for; the sandbox's socket handed over once the runner sent it; ended with the execution. */
 typedef struct EgressLink {
         int fd; /* the relay's connection; -1: none */
+        /* What it is registered as, once the runner's socket came: the execution's or session's
+         * name, for the relay's log, and its list (borrowed, both). */
+        const char *id;
+        struct json_object *allow;
         uint64_t rx_bytes, tx_bytes;
 } EgressLink;
 
@@ -20,14 +24,15 @@ typedef struct EgressLink {
 int egress_link_open(const Config *c, EgressLink *ret);
 
 /* After the request went to the runner (input sent, write side shut): the runner's socket received
- * from runner_fd (its first byte, RUNNER_EGRESS_MARK) and registered with the relay as execution id
- * with list allow. Waits until deadline (CLOCK_MONOTONIC µs) or until client_fd hangs up (-1:
- * none). 0; -EPROTO when the runner sent no socket; -EREMOTEIO when the relay refused it or went;
- * -ETIME, -ECANCELED, -errno. */
-int egress_link_start(EgressLink *l, int runner_fd, const char *id, struct json_object *allow, int client_fd, uint64_t deadline);
+ * from runner_fd (its first byte, RUNNER_EGRESS_MARK) and registered with the relay as l->id with
+ * l->allow. Waits until deadline (CLOCK_MONOTONIC µs) or until client_fd hangs up (-1: none). 0;
+ * -EPROTO when the runner sent no socket; -EREMOTEIO when the relay refused it or went; -ETIME,
+ * -ECANCELED, -errno. */
+int egress_link_start(EgressLink *l, int runner_fd, int client_fd, uint64_t deadline);
 
 /* The execution ended: the relay told so, its counts read into l (0 when it said nothing), the
  * link closed. Waits at most a second: the relay answers from its loop at once. */
 void egress_link_end(EgressLink *l);
 
 void egress_link_close(EgressLink *l);
+#define cleanup_egress_link __attribute__((cleanup(egress_link_close)))

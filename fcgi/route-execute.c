@@ -346,7 +346,7 @@ static int exchange(Request *req, const ExecRequest *x, int fd, const char *inpu
         if (egress->fd >= 0) {
                 r = pool_send_request(fd, input, input_len, client, deadline);
                 if (r >= 0)
-                        r = egress_link_start(egress, fd, req->sandbox_id, x->network_allow, client, deadline);
+                        r = egress_link_start(egress, fd, client, deadline);
                 input = NULL;
                 if (r == -EPROTO) {
                         /* No socket came: the runner refused, and says why (its refusal holds no

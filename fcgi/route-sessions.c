@@ -20,6 +20,7 @@
 #include "db/pool-db.h"
 #include "db/sessions.h"
 #include "fcgi/egress-check.h"
+#include "fcgi/egress-link.h"
 #include "fcgi/event-stream.h"
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
@@ -190,7 +191,10 @@ static int run_response(Request *req, Context *ctx, const char *id, const Sessio
             json_object_object_add(usage, "queue_wait_ms", ms_json(queue_usec)) < 0 ||
             json_object_object_add(usage, "timeout_limit_ms", json_object_new_int64((int64_t) run->timeout_s * 1000)) < 0 ||
             json_object_object_add(usage, "cpu_ms", json_object_new_int64(e->cpu_ms)) < 0 ||
-            json_object_object_add(usage, "memory_peak_bytes", json_object_new_int64(e->memory_peak_bytes)) < 0)
+            json_object_object_add(usage, "memory_peak_bytes", json_object_new_int64(e->memory_peak_bytes)) < 0 ||
+            /* A session with network: what this run's code exchanged through the egress relay. */
+            (req->network_rx_bytes >= 0 && json_object_object_add(usage, "network_rx_bytes", json_object_new_int64(req->network_rx_bytes)) < 0) ||
+            (req->network_tx_bytes >= 0 && json_object_object_add(usage, "network_tx_bytes", json_object_new_int64(req->network_tx_bytes)) < 0))
                 return -ENOMEM;
         if (json_object_object_add(out, "status", json_object_new_string(ok ? "success" : "error")) < 0 ||
             json_object_object_add(out, "request_id", json_object_new_string(req->id)) < 0 ||
@@ -281,10 +285,31 @@ static void stream_unread(Request *req, Context *ctx, const char *id) {
                             "\"unread\" event");
 }
 
+/* A session made with network: its list (*ret, NULL for one without), allowed still by the
+ * operator's and its key's lists, and the egress relay linked in *ret_link (egress-check.h). 1 to go
+ * on; 0 when answered; -errno. */
+static int session_network(Request *req, Context *ctx, const char *id, struct json_object **ret, EgressLink *ret_link) {
+        cleanup_free char *text = NULL;
+        int r = db_session_network(ctx->db, id, &text);
+
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r < 0)
+                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+        if (!text)
+                return 1;
+        *ret = json_tokener_parse(text);
+        if (!json_object_is_type(*ret, json_type_array))
+                return reply_error(req, 500, MSG_INTERNAL, "the session's network list is unreadable");
+        /* The lists may have narrowed since it was made: what it may not reach now, it does not. */
+        return egress_request_admit(req, ctx, *ret, ret_link);
+}
+
 /* One run's steps in their order (turn, machine, run, its end, the answer), each short: apart, they
  * would pass a dozen locals between them. */
 static int session_run(Request *req, Context *ctx, const SessionRoute *route, bool exec) { /* NOLINT(readability-function-size) */
-        cleanup_json struct json_object *body = NULL, *input = json_object_new_object(), *reply = NULL;
+        cleanup_json struct json_object *body = NULL, *input = json_object_new_object(), *reply = NULL, *network = NULL;
+        cleanup_egress_link EgressLink egress = EGRESS_LINK_NULL;
         cleanup_free char *buf = NULL;
         cleanup_close int fd = -1;
         uint64_t start, queue_usec = 0, deadline;
@@ -308,6 +333,9 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 return -ENOMEM;
         if (db_session_get(ctx->db, id, &s) < 0)
                 return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        r = session_network(req, ctx, id, &network, &egress);
+        if (r <= 0)
+                return r;
 
         r = session_turn_take(req, ctx, id, &turn, &queue_usec);
         if (r < 0)
@@ -330,7 +358,8 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 r = -ENOMEM;
                 goto answer_error;
         }
-        if (req->listener && json_object_object_add(input, "stream", json_object_new_boolean(1)) < 0) {
+        if ((req->listener && json_object_object_add(input, "stream", json_object_new_boolean(1)) < 0) ||
+            (network && json_object_object_add(input, "egress", json_object_new_boolean(1)) < 0)) {
                 r = -ENOMEM;
                 goto answer_error;
         }
@@ -342,7 +371,18 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
                 (void) event_stream_begin(req->event_stream);
         }
         r = session_runner_call(fd, input, NULL, 0, req->event_stream ? -1 : req->fcgx->ipcFd, deadline, max_reply, req->listener,
-                                &reply, NULL, NULL, &buf);
+                                network ? &egress : NULL, &reply, NULL, NULL, &buf);
+        if (network) {
+                egress_link_end(&egress);
+                req->network_rx_bytes = (int64_t) egress.rx_bytes;
+                req->network_tx_bytes = (int64_t) egress.tx_bytes;
+        }
+        if (r == -EPROTO || r == -EREMOTEIO) {
+                /* Its code must not run without the way out it was made with: the machine goes. */
+                session_machine_lost(req, ctx, id, r == -EREMOTEIO ? "the egress relay did not take its network" : "its network could not be made", true);
+                (void) error_set(&err, r, r == -EREMOTEIO ? "the egress relay did not take its network" : "its network could not be made");
+                goto answer_error;
+        }
         if (r >= 0)
                 r = run_read(req, ctx, id, reply, &e);
         if (r == -ECANCELED) {
@@ -428,7 +468,7 @@ static int file_op(Request *req, Context *ctx, const char *id, struct json_objec
         r = session_machine_ready(req, ctx, id, &s, &fd, &err);
         if (r >= 0) {
                 r = session_runner_call(fd, op, data, len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
-                                        ctx->config->session_upload_bytes + (64U << 10), NULL, ret, ret_rest, ret_rest_len, ret_buf);
+                                        ctx->config->session_upload_bytes + (64U << 10), NULL, NULL, ret, ret_rest, ret_rest_len, ret_buf);
                 if (r < 0 && r != -EMSGSIZE)
                         session_machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
                 (void) db_session_used(ctx->db, id, 0);
@@ -568,7 +608,7 @@ static int session_put_file(const char *id, struct json_object *e, Error *err) {
         op = op_json("put", "path", json_object_get_string(p));
         r = op ? session_machine_connect(id, &fd) : -ENOMEM;
         if (r >= 0)
-                r = session_runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, &reply, NULL, NULL, &buf);
+                r = session_runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, NULL, &reply, NULL, NULL, &buf);
         json_object_put(op);
         if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
                 const char *m = get_str(reply, "error");
@@ -595,10 +635,14 @@ static int session_create(Request *req, Context *ctx) {
         if (validate_session_create(body, &validate_execute_limits, &c, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
         if (c.network_allow) {
-                r = egress_request_allowed(req, ctx, c.network_allow);
-                /* Every name allowed: but a session's machine has no way out yet, and a session is
-                 * not made with less than it asked for. */
-                return r <= 0 ? r : reply_error(req, 503, MSG_EGRESS_UNAVAILABLE, "sessions cannot reach the network yet");
+                /* Checked, and the relay there, before anything is made: a session is never made
+                 * with less than it asked for. Each run links to the relay again. */
+                EgressLink probe = EGRESS_LINK_NULL;
+
+                r = egress_request_admit(req, ctx, c.network_allow, &probe);
+                egress_link_close(&probe);
+                if (r <= 0)
+                        return r;
         }
         if (new_session_id(id) < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a session name");
@@ -610,6 +654,10 @@ static int session_create(Request *req, Context *ctx) {
         if (r < 0)
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
         (void) snprintf(req->session_id, sizeof(req->session_id), "%s", id);
+        if (c.network_allow && db_session_set_network(ctx->db, id, json_object_to_json_string_ext(c.network_allow, JSON_C_TO_STRING_PLAIN)) < 0) {
+                (void) db_session_delete(ctx->db, id);
+                return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
+        }
         session_event(ctx->db, id, "create", req->id, NULL);
 
         /* Its first turn, held until it is made: nothing else starts its machine meanwhile, and the

@@ -10,12 +10,12 @@
 #include "lib/macro.h"
 
 int session_runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
-                        size_t max_reply, const OutputListener *listener, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len,
-                        char **ret_buf) {
+                        size_t max_reply, const OutputListener *listener, EgressLink *egress, struct json_object **ret, const char **ret_rest,
+                        size_t *ret_rest_len, char **ret_buf) {
         cleanup_free char *input = NULL, *reply = NULL;
         struct json_tokener *tok = NULL;
         struct json_object *o;
-        size_t text_len = 0, len = 0, end;
+        size_t text_len = 0, input_len, len = 0, end;
         const char *nl;
         const char *text = json_object_to_json_string_length(request, JSON_C_TO_STRING_PLAIN, &text_len);
         int r;
@@ -31,10 +31,21 @@ int session_runner_call(int fd, struct json_object *request, const void *extra, 
         input[text_len] = '\n';
         if (extra_len > 0)
                 memcpy(input + text_len + 1, extra, extra_len);
+        input_len = text_len + 1 + extra_len;
+        if (egress && egress->fd >= 0) {
+                /* The request whole first: the runner hands the proxy port over before it runs
+                 * anything, and the relay takes it before the reply is waited for. */
+                r = pool_send_request(fd, input, input_len, client_fd, deadline);
+                if (r >= 0)
+                        r = egress_link_start(egress, fd, client_fd, deadline);
+                if (r < 0)
+                        return r;
+                input_len = 0;
+        }
         if (listener)
-                r = pool_exchange_stream(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, listener, &reply, &len);
+                r = pool_exchange_stream(fd, input_len ? input : NULL, input_len, client_fd, deadline, max_reply, listener, &reply, &len);
         else
-                r = pool_exchange(fd, input, text_len + 1 + extra_len, client_fd, deadline, max_reply, &reply, &len); /* NOLINT(clang-analyzer-unix.Malloc): input is cleanup_free, unseen by clang-analyzer 14 */
+                r = pool_exchange(fd, input_len ? input : NULL, input_len, client_fd, deadline, max_reply, &reply, &len); /* NOLINT(clang-analyzer-unix.Malloc): input is cleanup_free, unseen by clang-analyzer 14 */
         if (r < 0)
                 return r;
         if (len == 0)

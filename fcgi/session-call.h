@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fcgi/egress-link.h"
 #include "nspawn/pool/pool-socket.h"
 
 struct json_object;
@@ -12,7 +13,9 @@ struct json_object;
  * JSON object into *ret, the bytes after it (a file's content, after one "\n") into *ret_rest, in
  * *ret_buf (the caller's to free). -ETIME past deadline, -ECANCELED once client_fd hangs up (< 0:
  * none watched) or listener is gone, -EMSGSIZE past max_reply, -EBADMSG for a reply that is
- * not one. listener: a streamed request's (the runner answers in frames), or NULL. */
+ * not one. listener: a streamed request's (the runner answers in frames), or NULL. egress: for a
+ * run of a session with network, its open link to the relay, which gets the sandbox's proxy port
+ * first (egress_link_start(), whose errors are returned); NULL: none. */
 int session_runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
-                        size_t max_reply, const OutputListener *listener, struct json_object **ret, const char **ret_rest, size_t *ret_rest_len,
-                        char **ret_buf);
+                        size_t max_reply, const OutputListener *listener, EgressLink *egress, struct json_object **ret, const char **ret_rest,
+                        size_t *ret_rest_len, char **ret_buf);

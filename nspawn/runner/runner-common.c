@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <netinet/in.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "lib/stream-frame.h"
 #include "nspawn/runner/cgroup.h"
 #include "nspawn/runner/runner-common.h"
+#include "nspawn/runner/runner-request.h"
 
 #define PYTHON "/usr/bin/python3"
 
@@ -233,4 +236,29 @@ int runner_add_b64(struct json_object *reply, const char *key, const void *data,
         if (!s)
                 return -ENOMEM;
         return json_object_object_add(reply, key, json_object_new_string_len(s, (int) n));
+}
+
+int runner_egress_listen(const Runner *r, int netns, int *ret) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(RUNNER_EGRESS_PORT), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        cleanup_close int fd = -1;
+        int k = 0;
+
+        if (setns(netns, CLONE_NEWNET) < 0)
+                return -errno;
+        /* Made in the namespace the thread is in, bound there; it stays there wherever it goes. */
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
+                k = -errno;
+        if (setns(r->own_net, CLONE_NEWNET) < 0)
+                runner_die("returning to the machine's network namespace", -errno);
+        if (k < 0)
+                return k;
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
+int runner_egress_send(int conn, int listener) {
+        char mark = RUNNER_EGRESS_MARK;
+
+        return fd_send_one(conn, &mark, 1, listener, 0);
 }

@@ -99,3 +99,13 @@ void runner_frame_send(int *fd, char type, const void *data, size_t len);
 
 /* data, base64-encoded, as reply's key. 0 or -ENOMEM. */
 int runner_add_b64(struct json_object *reply, const char *key, const void *data, size_t len);
+
+/* The code's way out, for code that asks for network: a listening socket at
+ * 127.0.0.1:RUNNER_EGRESS_PORT in the sandbox's network namespace netns, made from the runner (the
+ * code holds no capability to make one, nor any other way out), into *ret. The worker hands it to
+ * the egress relay, which accepts what the code connects there. 0 or -errno. */
+int runner_egress_listen(const Runner *r, int netns, int *ret);
+
+/* First on the worker's connection, before any output: RUNNER_EGRESS_MARK with the listening
+ * socket alongside, or alone (listener -1) when none could be made. 0 or -errno. */
+int runner_egress_send(int conn, int listener);

@@ -204,37 +204,13 @@ static int sandbox_prepare(ExecServer *x, Sandbox *ret, Zygote *z) {
         return 0;
 }
 
-/* The code's way out, for an execution that asks for network: a listening socket at
- * 127.0.0.1:RUNNER_EGRESS_PORT in the sandbox's own network namespace, made from the runner (the
- * code holds no capability to make one, nor any other way out), into *ret. The worker hands it to
- * the egress relay, which accepts what the code connects there. 0 or -errno. */
-static int egress_listen(const Runner *r, const Sandbox *sb, int *ret) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(RUNNER_EGRESS_PORT), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        cleanup_close int fd = -1;
-        int k = 0;
-
-        if (setns(sb->net, CLONE_NEWNET) < 0)
-                return -errno;
-        /* Made in the namespace the thread is in, bound there; it stays there wherever it goes. */
-        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || bind(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
-                k = -errno;
-        if (setns(r->own_net, CLONE_NEWNET) < 0)
-                runner_die("returning to the machine's network namespace", -errno);
-        if (k < 0)
-                return k;
-        *ret = TAKE_FD(fd);
-        return 0;
-}
-
 /* First on the worker's connection, before any output: the sandbox's socket, or the mark alone if
  * none could be made (the worker then gives up the execution). */
 static int egress_hand_over(const Runner *r, const Sandbox *sb, int conn, Error *reterr) {
         cleanup_close int lfd = -1;
-        char mark = RUNNER_EGRESS_MARK;
-        int k = egress_listen(r, sb, &lfd);
+        int k = runner_egress_listen(r, sb->net, &lfd);
 
-        if (fd_send_one(conn, &mark, 1, lfd, 0) < 0)
+        if (runner_egress_send(conn, lfd) < 0)
                 return -EPIPE;
         if (k < 0)
                 return error_set(reterr, k, "the sandbox's proxy port could not be made: %s", strerror(-k));

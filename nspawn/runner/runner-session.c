@@ -10,6 +10,8 @@
  *   {"op": "delete", "path"} (session-files.c); a successful get's reply is followed by "\n" and
  *   the bytes.
  *   {"op": "usage"} -> {"status": 200, "cpu_ms", "cpu_source"}: CPU no op reported yet.
+ * A run or an exec with "egress": true (the session was made with network) first gets the
+ * sandbox's proxy port (runner_egress_send()), ahead of its reply or frames.
  * A run's or an exec's cpu_ms is all the sandbox's cgroup used since the previous op reported: its
  * background processes between runs included. */
 #include <errno.h>
@@ -73,6 +75,12 @@ typedef struct Session {
         /* That language's interpreter lost its state: its next run starts afresh and says so. */
         bool lost[SESSION_LANGUAGES];
         unsigned cgroup; /* the sandbox's cgroups' number (cgroup.h); 0: none */
+        int net;         /* the sandbox's network namespace; -1: none */
+        /* Its proxy port (runner_egress_listen()), bound at the first op that asks for network,
+         * before any of the op's code runs, and kept while the sandbox lives: each such op hands
+         * it to the egress relay for the op's length. What code connects between ops waits in its
+         * backlog for the next. -1: none. */
+        int egress;
         Runner *runner;
         /* The connection of the op under way: a worker that closes it has no client waiting any
          * more (nginx closed the request), and the run ends. -1 between ops, and once a streamed
@@ -109,6 +117,8 @@ static void session_kill(Session *s) {
                 kill_as_sandbox_user(s->runner->uid, s->init);
         s->init = -1;
         closep(&s->control);
+        closep(&s->net);
+        closep(&s->egress);
         if (s->cgroup)
                 cgroup_sandbox_remove(s->cgroup);
         s->cgroup = 0;
@@ -156,7 +166,7 @@ static int session_make(Session *s) {
                 return -EPROTO;
         }
         closep(&mnt);
-        closep(&net);
+        s->net = net;
         return 0;
 }
 
@@ -357,21 +367,25 @@ static int session_wait(Session *s, Process *p, uint64_t deadline, size_t cap, O
 
 /* The process an op runs in: the language's interpreter, started if it is not running (the state
  * it lost said once), or a new exec command. */
-static int session_process_for(Session *s, int language, Process **ret, bool *ret_reset) {
-        static const char *const headers[SESSION_LANGUAGES] = {"session-python none\n", "session-node none\n", "session-bash none\n"};
+static int session_process_for(Session *s, int language, bool egress, Process **ret, bool *ret_reset) {
+        static const char *const kinds[SESSION_LANGUAGES] = {"session-python", "session-node", "session-bash"};
         Process *p = language < 0 ? &s->exec : &s->interpreter[language];
+        char header[ZYGOTE_HEADER_MAX];
         int r;
 
+        /* A session's network is its own from its creation on: every op of it asks for it, or none
+         * does, so an interpreter's environment (the proxy's variables) holds for all its runs. */
+        (void) snprintf(header, sizeof(header), "%s none%s\n", language < 0 ? "exec" : kinds[language], egress ? " egress" : "");
         *ret = p;
         if (language < 0) {
                 process_done(p);
-                return session_spawn(s, p, "exec none\n");
+                return session_spawn(s, p, header);
         }
         *ret_reset = s->lost[language];
         s->lost[language] = false;
         if (p->id)
                 return 0;
-        r = session_spawn(s, p, headers[language]);
+        r = session_spawn(s, p, header);
         if (r < 0)
                 s->lost[language] = *ret_reset; /* not started: still to say */
         return r;
@@ -482,6 +496,20 @@ static int session_usage_op(Session *s, struct json_object *reply) {
         return 0;
 }
 
+/* For an op that asks for network, first on the worker's connection: the sandbox's proxy port
+ * (made now if it has none yet), or the mark alone when it cannot be made, and the op fails. */
+static int session_egress(Session *s, Error *reterr) {
+        int k = 0;
+
+        if (s->egress < 0)
+                k = runner_egress_listen(s->runner, s->net, &s->egress);
+        if (s->client < 0 || runner_egress_send(s->client, s->egress) < 0)
+                return error_set(reterr, -EPIPE, "the worker went before the proxy port was handed over");
+        if (k < 0)
+                return error_set(reterr, k, "the sandbox's proxy port could not be made: %s", strerror(-k));
+        return 0;
+}
+
 /* A run or an exec: the reply. */
 static int session_execute(Session *s, struct json_object *req, bool exec, struct json_object *reply, Error *reterr) {
         struct json_object *code = NULL;
@@ -491,7 +519,7 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
         Output out = {.open = true, .frame = STREAM_FRAME_STDOUT}, err = {.open = true, .frame = STREAM_FRAME_STDERR}, junk = {.open = true};
         Outcome o = {.exit_code = -1};
         CgroupUsage before = {}, after = {};
-        bool peak_reset = false;
+        bool peak_reset = false, egress;
         int index = -1;
         uint64_t start;
         Process *p;
@@ -505,6 +533,9 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
                 return error_set(reterr, -EINVAL, "output_cap or timeout_ms out of range");
         if (json_object_object_get_ex(req, "stream", NULL) && !json_object_is_type(json_field(req, "stream"), json_type_boolean))
                 return error_set(reterr, -EINVAL, "stream must be a boolean");
+        if (json_object_object_get_ex(req, "egress", NULL) && !json_object_is_type(json_field(req, "egress"), json_type_boolean))
+                return error_set(reterr, -EINVAL, "egress must be a boolean");
+        egress = json_object_get_boolean(json_field(req, "egress"));
         /* Streamed: what the op writes goes to the worker as it comes, and so does the reply. */
         s->streamed = json_object_get_boolean(json_field(req, "stream"));
         if (s->streamed)
@@ -521,8 +552,10 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
                 session_catch_up(s);
         if (r >= 0 && s->init < 0)
                 r = session_make(s);
+        if (r >= 0 && egress)
+                r = session_egress(s, reterr);
         if (r >= 0)
-                r = session_process_for(s, index, &p, &o.state_reset);
+                r = session_process_for(s, index, egress, &p, &o.state_reset);
         if (r >= 0) {
                 /* What an interpreter wrote between ops (a thread, a timer, a background job) is no
                  * op's. */
@@ -647,7 +680,7 @@ static int workspace_own(uid_t uid) {
 }
 
 int runner_session_serve(Runner *r, Error *reterr) {
-        Session s = {.init = -1, .control = -1, .runner = r, .client = -1};
+        Session s = {.init = -1, .control = -1, .net = -1, .egress = -1, .runner = r, .client = -1};
         int k;
 
         for (size_t l = 0; l < SESSION_LANGUAGES; l++)

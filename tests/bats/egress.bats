@@ -94,7 +94,7 @@ print(sorted(i[1] for i in socket.if_nameindex()))')"
     # Control: listed, both get past the list.
     printf 'registry.npmjs.org\npypi.org\n' >"$EGRESS_ALLOW"
     api POST /v1/sessions '{"network": {"allow": ["registry.npmjs.org"]}}'
-    expect_error 503 "egress is unavailable: sessions cannot reach the network yet"
+    expect_error 503 "egress is unavailable: the host's egress relay is not running"
     api POST /execute "$(code_json 'print(1)' '{network: {allow: ["pypi.org"]}}')"
     expect_error 503 "egress is unavailable: the host's egress relay is not running"
     [ "$(db "SELECT count(*) FROM sessions")" = "$before" ]
