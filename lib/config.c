@@ -109,6 +109,11 @@ static const char *words_invalid(const Config *c) {
         if (c->session_dir[0] != '/' || strstr(c->session_dir, "/..") ||
             !plain(c->session_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./", 2, 200))
                 return "SANDBOXD_SESSION_DIR";
+        /* Bound into machines as SRC:DST as well. */
+        if (c->egress_ca_bundle[0] &&
+            (c->egress_ca_bundle[0] != '/' || strstr(c->egress_ca_bundle, "/..") ||
+             !plain(c->egress_ca_bundle, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./", 2, 200)))
+                return "SANDBOXD_EGRESS_CA_BUNDLE";
         return NULL;
 }
 
@@ -128,6 +133,7 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 .mcp_allowed_origins = get_str(get, "SANDBOXD_MCP_ALLOWED_ORIGINS", ""),
                 .egress_allow_path = get_str(get, "SANDBOXD_EGRESS_ALLOW", "/etc/sandboxd/egress.allow"),
                 .egress_socket = get_str(get, "SANDBOXD_EGRESS_SOCKET", "/run/sandboxd/egress.sock"),
+                .egress_ca_bundle = get_str(get, "SANDBOXD_EGRESS_CA_BUNDLE", "/etc/sandboxd/egress-ca.pem"),
         };
         const char *policy = get_str(get, "SANDBOXD_IMPORT_POLICY", "off");
         const char *keys = get_str(get, "SANDBOXD_API_KEYS", "off");

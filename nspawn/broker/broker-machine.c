@@ -47,7 +47,7 @@ static void on_warm_started(Request *q, int r, sd_bus_message *reply) {
 }
 
 typedef struct WarmArgs {
-        char lib_bind[600], workspace[64], tmp[64], executions[64], preload[300], openblas[64];
+        char lib_bind[600], ca_bind[300], workspace[64], tmp[64], executions[64], preload[300], openblas[64];
 } WarmArgs;
 
 /* The runner's command line in a warm machine, and the binds it needs. */
@@ -79,7 +79,7 @@ static int start_warm(Request *q, SandboxBase *s) {
         cleanup_free char *tree = NULL;
         const char *command[16];
         WarmArgs a;
-        const char *binds[] = {a.lib_bind, NULL};
+        const char *binds[] = {a.lib_bind, broker_ca_bind(cfg, a.ca_bind, sizeof(a.ca_bind)), NULL};
         int r;
 
         r = broker_runtime_tree(cfg, &tree, &q->err);

@@ -105,7 +105,7 @@ static int format_disk(Request *q, const SandboxBase *s) {
 }
 
 typedef struct SessionArgs {
-        char lib_bind[600], workspace[64], tmp[64], preload[300], openblas[64], where[64];
+        char lib_bind[600], ca_bind[300], workspace[64], tmp[64], preload[300], openblas[64], where[64];
 } SessionArgs;
 
 /* The machine's start, built now and sent once the disk is there (after its format, for a create). */
@@ -114,7 +114,7 @@ static int session_machine(Request *q, SandboxBase *s, SessionArgs *a, const cha
         const char *command[] = {MACHINE_LIB_DIR "/sandboxd-runner", "--listen", "--session", RUNNER_UID_OPTION,
                                  "--zygote=" MACHINE_LIB_DIR "/sandboxd-zygote", "--seccomp=" MACHINE_LIB_DIR "/seccomp.bpf", "--machine-seccomp=" MACHINE_LIB_DIR "/seccomp-machine.bpf",
                                  a->workspace, a->tmp, a->preload, cfg->openblas_coretype[0] ? a->openblas : NULL, NULL};
-        const char *binds[] = {a->lib_bind, NULL};
+        const char *binds[] = {a->lib_bind, broker_ca_bind(cfg, a->ca_bind, sizeof(a->ca_bind)), NULL};
         int r;
 
         if ((size_t) snprintf(a->lib_bind, sizeof(a->lib_bind), "%s:" MACHINE_LIB_DIR, cfg->lib_dir) >= sizeof(a->lib_bind))

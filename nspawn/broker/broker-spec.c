@@ -11,11 +11,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include "lib/config.h"
+#include "lib/log.h"
 #include "lib/macro.h"
 #include "nspawn/broker/broker.h"
 #include "nspawn/broker/uid-range.h"
+#include "nspawn/runner/runner-request.h"
 #include "nspawn/unit-name.h"
 
 int broker_reserve_uid_range(Broker *b, const char *id, uint32_t *ret) {
@@ -145,4 +148,19 @@ int broker_runtime_tree(const Config *cfg, char **ret, Error *err) {
         }
         *ret = tree;
         return 0;
+}
+
+const char *broker_ca_bind(const Config *cfg, char *buf, size_t size) {
+        if (!cfg->egress_ca_bundle[0])
+                return NULL;
+        /* A machine that nspawn cannot start for a missing bind would take every execution with
+         * it: without the file (none by default), the image's own store; one unreadable is said. */
+        if (access(cfg->egress_ca_bundle, R_OK) < 0) {
+                if (errno != ENOENT)
+                        (void) log_warning_errno(-errno, "SANDBOXD_EGRESS_CA_BUNDLE %s cannot be read, machines get the image's CAs: %s", cfg->egress_ca_bundle, strerror(errno));
+                return NULL;
+        }
+        if ((size_t) snprintf(buf, size, "%s:" MACHINE_EGRESS_CA, cfg->egress_ca_bundle) >= size)
+                return NULL;
+        return buf;
 }

@@ -148,6 +148,9 @@ int broker_reserve_uid_range(Broker *b, const char *id, uint32_t *ret);
 int broker_check_listener(int fd);
 /* The runtime image's tree (*ret, the caller's) a machine started now gets. */
 int broker_runtime_tree(const Config *cfg, char **ret, Error *err);
+/* The --bind-ro of the operator's CA bundle for code with network (SANDBOXD_EGRESS_CA_BUNDLE) into
+ * buf: buf, or NULL when there is none to bind. */
+const char *broker_ca_bind(const Config *cfg, char *buf, size_t size);
 
 /* broker-machine.c */
 int machine_start_warm(Request *q);

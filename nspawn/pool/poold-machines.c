@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -442,6 +443,7 @@ uint64_t machines_next_deadline(const Poold *p) {
  * across a restart, nor once idle after the runtime image is rebuilt. */
 static void machine_settings(const Config *c, char *buf, size_t size) {
         char tree[256] = "", path[4096];
+        struct stat ca = {};
         FILE *f;
 
         (void) snprintf(path, sizeof(path), "%s/current", c->runtime_state_dir);
@@ -452,12 +454,17 @@ static void machine_settings(const Config *c, char *buf, size_t size) {
                 tree[strcspn(tree, "\n")] = 0;
                 (void) fclose(f);
         }
-        /* At most about 600 bytes: the strings are bounded by config_parse() and the tree's name. */
+        /* The operator's CA bundle is bound in when the machine starts: one that came, went or
+         * changed since is a setting changed. */
+        if (c->egress_ca_bundle[0])
+                (void) stat(c->egress_ca_bundle, &ca);
+        /* At most about 700 bytes: the strings are bounded by config_parse() and the tree's name. */
         (void) snprintf(buf, size,
                         "memory=%" PRIu64 " tasks=%" PRIu64 " cpu=%u workspace=%" PRIu64 " tmp=%" PRIu64 " nofile=%u executions=%u "
-                        "runtime=%s/%s preload=%s openblas=%s",
+                        "runtime=%s/%s preload=%s openblas=%s ca=%" PRIu64 ":%" PRIu64 ".%09ld",
                         c->memory_max, c->tasks_max, c->cpu_quota_percent, c->workspace_bytes, c->tmp_bytes, c->nofile,
-                        c->executions_per_machine, c->runtime_image, tree, c->preload, c->openblas_coretype);
+                        c->executions_per_machine, c->runtime_image, tree, c->preload, c->openblas_coretype, (uint64_t) ca.st_ino,
+                        (uint64_t) ca.st_mtim.tv_sec, ca.st_mtim.tv_nsec);
 }
 
 /* Idle machines made on a runtime image that has been rebuilt since retire; busy ones once they are

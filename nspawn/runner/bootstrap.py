@@ -245,6 +245,17 @@ def _sandboxd_run():
             os.environ[name] = proxy
         for name in ("NO_PROXY", "no_proxy"):
             os.environ[name] = "localhost,127.0.0.1,::1"
+        # pip installs into the code's own home (--user, or by itself: the image is read-only)
+        # without Debian's refusal of an "externally managed" Python: nothing here is the system's
+        # to break.
+        os.environ["PIP_BREAK_SYSTEM_PACKAGES"] = "1"
+        # The operator's CA bundle, in place of the image's, where the machine has one
+        # (SANDBOXD_EGRESS_CA_BUNDLE, bound at MACHINE_EGRESS_CA): for OpenSSL and Python's ssl,
+        # requests and pip, curl, node and npm.
+        ca = "/run/sandboxd-egress/ca.pem"
+        if os.path.isfile(ca):
+            for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "npm_config_cafile"):
+                os.environ[name] = ca
 
     def run():
         try:
@@ -340,6 +351,16 @@ def _sandboxd_run():
             out += c
         return bytes(out)
 
+    def user_site():
+        # An earlier run's `pip install --user` made the user's site directory after this
+        # interpreter started, which site.py looked for only then: added now, as a new interpreter
+        # would have it, so that what was installed imports.
+        import site
+        path = site.getusersitepackages()
+        if site.ENABLE_USER_SITE and path not in sys.path and os.path.isdir(path):
+            site.addsitedir(path)
+            __import__("importlib").invalidate_caches()
+
     def session_python():
         # Each code with exec() in __main__'s namespace; its end (an exception printed as the
         # interpreter prints it: 1; SystemExit's status) is its status on fd 4, and the interpreter
@@ -350,6 +371,7 @@ def _sandboxd_run():
             text = read_exact(int(line())).decode("utf-8", "surrogateescape")
             status = 0
             try:
+                user_site()
                 exec(compile(text, "<string>", "exec"), main)
             except SystemExit as e:
                 status = exit_status(e)

@@ -32,6 +32,10 @@ typedef struct RunnerRequest {
         bool egress;
 } RunnerRequest;
 
+/* Where a machine has the operator's CA bundle for code with network (SANDBOXD_EGRESS_CA_BUNDLE),
+ * when there is one: bootstrap.py names it in the code's environment. */
+#define MACHINE_EGRESS_CA "/run/sandboxd-egress/ca.pem"
+
 /* Where the code finds the egress proxy, in its own network namespace. */
 #define RUNNER_EGRESS_PORT 3128
 /* The byte that carries the sandbox's listening socket to the worker, ahead of anything else. */

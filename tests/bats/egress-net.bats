@@ -16,6 +16,23 @@ setup_file() {
     SANDBOXD_HOST=$SANDBOXD_HOST "$BATS_TEST_DIRNAME/../egress/stack" up "$EGNET"
 }
 
+teardown() {
+    local id
+    egress_allow_restore
+    # The sessions a test made, whatever became of it.
+    [ ! -f "$BATS_TEST_TMPDIR/sessions" ] || while read -r id; do
+        curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$id" || true
+    done <"$BATS_TEST_TMPDIR/sessions"
+}
+
+# new_session BODY: a session made with BODY, its id in $sid (deleted after the test).
+new_session() {
+    api POST /v1/sessions "$1"
+    expect_status 201
+    sid=$(field .session_id)
+    echo "$sid" >>"$BATS_TEST_TMPDIR/sessions"
+}
+
 teardown_file() {
     SANDBOXD_HOST=$SANDBOXD_HOST "$BATS_TEST_DIRNAME/../egress/stack" down "$EGNET"
     rm -rf "$EGNET"
@@ -96,4 +113,79 @@ metadata 403" ]
     execute "$(jq -cn '{language: "node", code: "console.log(process.env.HTTPS_PROXY)", network: {allow: ["www.egress.test"]}}')"
     expect_status 200
     [ "$(field .stdout)" = "http://127.0.0.1:3128" ]
+}
+
+@test "HTTPS from a sandbox: the name it asked for, verified with the operator's CA bundle; another name refused" {
+    fetch '["www.egress.test"]' 'import os, ssl, urllib.request
+print(urllib.request.urlopen("https://www.egress.test/index.html", timeout=10).read().decode().strip())
+print(os.environ["SSL_CERT_FILE"], os.environ["PIP_CERT"] == os.environ["NODE_EXTRA_CA_CERTS"])
+try:
+    urllib.request.urlopen("https://other.egress.test/index.html", timeout=10)
+except OSError as e:
+    print("other refused")'
+    expect_status 200
+    [ "$(field .stdout)" = "hello from 192.0.2.10
+/run/sandboxd-egress/ca.pem True
+other refused" ]
+    jq -e '.usage.network_rx_bytes > 500' <<<"$body"
+}
+
+# index_gets TEXT: how many requests the test package index served whose line holds TEXT.
+index_gets() {
+    [ -e "$EGNET/net/pkg/index.log" ] || {
+        echo 0
+        return 0
+    }
+    grep -c "$1" "$EGNET/net/pkg/index.log" || true
+}
+
+# in_session ID run|exec BODY: one run or exec of session ID, answered 200.
+in_session() {
+    api POST "/v1/sessions/$1/$2" "$3"
+    expect_status 200
+}
+
+@test "a session with network: pip install --user and npm install from the test index, then import and require" {
+    local sid py_before npm_before
+    new_session '{"network": {"allow": ["pkg.egress.test"]}}'
+    # Control: the package is not there before; the interpreter that will import it runs already.
+    in_session "$sid" run '{"language": "python", "code": "import importlib.util; print(importlib.util.find_spec(\"sbxdemo\"))"}'
+    [ "$(field .result.stdout)" = None ]
+    py_before=$(index_gets 'GET /files/sbxdemo')
+    in_session "$sid" exec '{"command": "pip install --user --index-url https://pkg.egress.test/simple/ sbxdemo 2>&1"}'
+    [ "$(field .result.exit_code)" = 0 ]
+    [[ "$(field .result.stdout)" == *"Successfully installed sbxdemo-1.0"* ]]
+    jq -e '.usage.network_rx_bytes > 1000 and .usage.network_tx_bytes > 200' <<<"$body"
+    [ "$(index_gets 'GET /files/sbxdemo')" -gt "$py_before" ]
+    in_session "$sid" run '{"language": "python", "code": "import sbxdemo; print(sbxdemo.GREETING)"}'
+    [ "$(field .result.stdout)" = "hello from the test index" ]
+
+    npm_before=$(index_gets 'GET /npm/sbxdemo-js/-/')
+    in_session "$sid" exec '{"command": "cd /workspace && npm install --no-audit --no-fund --registry https://pkg.egress.test/npm/ sbxdemo-js 2>&1"}'
+    [ "$(field .result.exit_code)" = 0 ]
+    [ "$(index_gets 'GET /npm/sbxdemo-js/-/')" -gt "$npm_before" ]
+    in_session "$sid" run '{"language": "node", "code": "console.log(require(\"/workspace/node_modules/sbxdemo-js\"))"}'
+    [ "$(field .result.stdout)" = "hello from the test registry" ]
+    # Its code reaches nothing else: a name the session did not ask for.
+    in_session "$sid" exec '{"command": "python3 -c \"import urllib.request; urllib.request.urlopen(\\\"http://www.egress.test/\\\", timeout=10)\" 2>&1 | tail -n 1"}'
+    [ "$(field .result.stdout)" = "urllib.error.HTTPError: HTTP Error 403: Forbidden" ]
+}
+
+@test "a session's runs are held to the lists as they are now, and one without network has none" {
+    local sid
+    new_session '{"network": {"allow": ["www.egress.test"]}}'
+    in_session "$sid" run '{"language": "bash", "code": "python3 -c \"import urllib.request; print(urllib.request.urlopen(\\\"http://www.egress.test/index.html\\\", timeout=10).status)\""}'
+    [ "$(field .result.stdout)" = 200 ]
+    # The operator takes the name back: the session's next run is refused, and no code runs.
+    egress_allow_save
+    printf 'pkg.egress.test\n' >/etc/sandboxd/egress.allow
+    api POST "/v1/sessions/$sid/run" '{"language": "bash", "code": "echo ran"}'
+    egress_allow_restore
+    expect_error 400 'network.allow[0]: egress to "www.egress.test" is not allowed on this host'
+    # Without "network": no proxy in its environment, no network usage.
+    new_session '{}'
+    # shellcheck disable=SC2016 # the sandbox's bash expands it
+    in_session "$sid" run '{"language": "bash", "code": "echo \"[${HTTPS_PROXY:-none}]\""}'
+    [ "$(field .result.stdout)" = "[none]" ]
+    jq -e '.usage | has("network_rx_bytes") | not' <<<"$body"
 }
