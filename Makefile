@@ -84,7 +84,7 @@ ZYGOTE_SRCS := nspawn/runner/zygote.c nspawn/runner/zygote-python.c lib/fd-util.
 EGRESS_ACL_SRCS := nspawn/egress/egress-acl.c lib/egress.c lib/fd-util.c
 # sandboxd-egress: the relay between sandboxes and the egress proxy (user sandboxd); libc,
 # libsystemd and json-c.
-EGRESS_SRCS := nspawn/egress/egress-relay.c nspawn/egress/egress-pipe.c lib/egress.c lib/fd-util.c lib/log.c lib/error.c lib/utf8.c
+EGRESS_SRCS := nspawn/egress/egress-relay.c nspawn/egress/egress-pipe.c nspawn/egress/egress-audit.c lib/egress.c lib/fd-util.c lib/log.c lib/error.c lib/utf8.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
 CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
@@ -126,7 +126,7 @@ $(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c
 $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-mcp-rpc:      $(call objs,fcgi/mcp-rpc.c lib/b64.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-mcp-args:     $(call objs,fcgi/mcp-args.c lib/b64.c lib/error.c lib/utf8.c)
-$(BUILD)/tests/test-mcp-db:       $(call objs,db/db.c db/mcp-db.c db/requests.c lib/error-count.c lib/time-util.c)
+$(BUILD)/tests/test-mcp-db:       $(call objs,db/db.c db/mcp-db.c db/requests.c db/metrics-db.c lib/error-count.c lib/time-util.c)
 $(BUILD)/tests/test-metrics:      $(call objs,fcgi/metrics.c)
 $(BUILD)/tests/test-pool-retire:  $(call objs,nspawn/pool/pool-retire.c)
 $(BUILD)/tests/test-error-count:  $(call objs,lib/error-count.c)

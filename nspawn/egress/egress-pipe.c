@@ -181,8 +181,16 @@ int pipe_start(Execution *x, int down) {
         x->pipes = p;
         x->n_pipes++;
         r = connect_up(x, &p->up);
-        if (r >= 0)
+        if (r >= 0) {
+                struct sockaddr_in own = {};
+                socklen_t len = sizeof(own);
+
+                /* The proxy's log names the connection by it: the execution's end waits for it. */
+                if (getsockname(p->up, (struct sockaddr *) &own, &len) >= 0)
+                        p->up_port = ntohs(own.sin_port);
+                audit_expect(x, p->up_port);
                 r = sd_event_add_io(x->relay->event, &p->down_source, p->down, 0, on_io, p);
+        }
         if (r >= 0)
                 r = sd_event_add_io(x->relay->event, &p->up_source, p->up, EPOLLOUT, on_io, p);
         if (r >= 0)

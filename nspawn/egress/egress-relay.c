@@ -12,7 +12,9 @@
  *                     or {"error": WHY}
  *   worker -> relay   {"end": true} when the execution ended (or the connection closes: the
  *                     worker went, and so does what it registered)
- *   relay -> worker   {"rx_bytes", "tx_bytes", "connections", "refused"}, then it closes.
+ *   relay -> worker   {"rx_bytes", "tx_bytes", "connections", "refused", "hosts": [NAME, ...],
+ *                     "refused_hosts": [NAME, ...]} (the names from the proxy's log,
+ *                     egress-audit.c), then it closes.
  *
  * Each connection the code opens is accepted here and relayed to the proxy from an address of the
  * execution's own in 127.64.0.0/10, which names it to the proxy: the proxy's helper reads the list
@@ -111,27 +113,33 @@ static void send_json(int fd, struct json_object *j) {
                 (void) fd_send_one(fd, text, len, -1, MSG_DONTWAIT);
 }
 
-/* The execution's end: its list gone first (no new connection is let through), then its socket
- * and connections; the worker told what it used, when it is still there to hear. */
-static void execution_free(Execution *x, bool report) {
-        Relay *r = x->relay;
-
-        list_remove(r, x);
-        sd_event_source_disable_unref(x->listen_source);
+/* No more of the execution's traffic: its socket and every connection closed. */
+static void execution_stop(Execution *x) {
+        x->listen_source = sd_event_source_disable_unref(x->listen_source);
         closep(&x->listen_fd);
         for (Pipe *p = x->pipes, *next; p; p = next) {
                 next = p->next;
                 pipe_free(p);
         }
+}
+
+/* The execution's end: its list gone first (no new connection is let through), then its socket
+ * and connections; the worker told what it used, when it is still there to hear. */
+void execution_free(Execution *x, bool report) {
+        Relay *r = x->relay;
+
+        list_remove(r, x);
+        execution_stop(x);
         if (report) {
                 cleanup_json struct json_object *j = json_object_new_object();
 
                 if (j && json_object_object_add(j, "rx_bytes", json_object_new_int64((int64_t) x->rx_bytes)) >= 0 &&
                     json_object_object_add(j, "tx_bytes", json_object_new_int64((int64_t) x->tx_bytes)) >= 0 &&
                     json_object_object_add(j, "connections", json_object_new_int64(x->connections)) >= 0 &&
-                    json_object_object_add(j, "refused", json_object_new_int64(x->refused)) >= 0)
+                    json_object_object_add(j, "refused", json_object_new_int64(x->refused)) >= 0 && audit_report(x, j) >= 0)
                         send_json(x->conn, j);
         }
+        audit_free(x);
         sd_event_source_disable_unref(x->conn_source);
         closep(&x->conn);
         if (x->prev)
@@ -165,17 +173,35 @@ static int on_sandbox_connection(sd_event_source *s, int fd, uint32_t revents, v
         return 0;
 }
 
-/* What the worker says once registered: the end, or nothing more (its connection closed). */
+static int on_audit_waited(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s;
+        (void) usec;
+        execution_free(userdata, true);
+        return 0;
+}
+
+/* What the worker says once registered: the end, or nothing more (its connection closed). The end
+ * is answered once the proxy's log named every connection the execution made to it, or
+ * AUDIT_WAIT_USEC passed; its traffic stops at once. */
 static int on_worker_end(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Execution *x = userdata;
         char buf[256];
         ssize_t n = fd_receive_one(fd, buf, sizeof(buf), MSG_DONTWAIT, NULL);
 
-        (void) s;
         (void) revents;
         if (n == -EAGAIN)
                 return 0;
-        execution_free(x, n > 0);
+        if (n <= 0 || x->n_pending == 0 || x->ending) {
+                execution_free(x, n > 0);
+                return 0;
+        }
+        x->ending = true;
+        execution_stop(x);
+        list_remove(x->relay, x);
+        /* Only its hang-up is heard from the worker now, which frees it at once. */
+        if (sd_event_add_time_relative(x->relay->event, &x->end_timer, CLOCK_MONOTONIC, AUDIT_WAIT_USEC, 0, on_audit_waited, x) < 0)
+                execution_free(x, true);
+        (void) s;
         return 0;
 }
 
@@ -419,6 +445,7 @@ static int relay_setup(Relay *r) {
         const char *lists = env_or("SANDBOXD_EGRESS_LISTS", "/run/sandboxd/egress");
         const char *proxy = env_or("SANDBOXD_EGRESS_PROXY", "127.0.0.1:3129");
         const char *max = env_or("SANDBOXD_EGRESS_MAX_CONNECTIONS", "32");
+        const char *audit = env_or("SANDBOXD_EGRESS_AUDIT", "127.0.0.1:3130");
         unsigned long m;
         char *end = NULL;
         sigset_t mask;
@@ -455,11 +482,15 @@ static int relay_setup(Relay *r) {
                 ret = sd_event_add_io(r->event, &r->listen_source, r->listen_fd, EPOLLIN, on_listener, r);
         if (ret < 0)
                 return log_error_errno(ret, "Egress: failed to set up its event loop");
+        /* Every execution's names are recorded: without the proxy's log, no relay. */
+        ret = audit_open(r, audit);
+        if (ret < 0)
+                return log_error_errno(ret, "Egress: failed to listen for the proxy's log on SANDBOXD_EGRESS_AUDIT=%s (a loopback ADDRESS:PORT)", audit);
         return 0;
 }
 
 int main(void) {
-        Relay r = {.listen_fd = -1, .lists_fd = -1};
+        Relay r = {.listen_fd = -1, .lists_fd = -1, .audit_fd = -1};
         int ret;
 
         if (relay_setup(&r) < 0)

@@ -6,11 +6,20 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+struct json_object;
+
 /* sandboxd-egress: the relay between the sandboxes and the egress proxy (egress-relay.c). */
 
 typedef struct Relay Relay;
 typedef struct Execution Execution;
 typedef struct Pipe Pipe;
+
+/* The names an execution's report lists, each of those reached and refused. */
+#define AUDIT_NAMES_MAX 32
+/* How long the end of an execution that made connections waits for the proxy's log of them. */
+#define AUDIT_WAIT_USEC UINT64_C(250000)
+/* The ports awaited at most, per execution: past that, they are not waited for. */
+#define AUDIT_PENDING_MAX 256
 
 /* What each relayed connection buffers in each direction. */
 #define PIPE_BUFFER_BYTES (64U << 10)
@@ -26,6 +35,7 @@ typedef struct PipeBuffer {
 struct Pipe {
         Execution *x;
         int down, up;
+        uint16_t up_port; /* up's own port, which the proxy's log names */
         sd_event_source *down_source, *up_source;
         bool connecting;         /* up's connect() is in progress */
         bool up_shut, down_shut; /* their write sides, shut once their buffer ended */
@@ -44,8 +54,18 @@ struct Execution {
         char id[64];
         uint64_t rx_bytes, tx_bytes;   /* to the sandbox, from it */
         unsigned n_pipes;              /* at once */
-        unsigned connections, refused; /* in all, and those past the limit */
+        unsigned connections, refused; /* in all, and those refused: past the limit, or by the proxy */
         Pipe *pipes;
+        /* From the proxy's log (egress-audit.c): the names its requests and tunnels reached, and
+         * those refused, AUDIT_NAMES_MAX of each at most. */
+        char *hosts[AUDIT_NAMES_MAX], *refused_hosts[AUDIT_NAMES_MAX];
+        unsigned n_hosts, n_refused_hosts;
+        /* The ports of its connections to the proxy that the log has not named yet: once the worker
+         * said the end, it is answered when none is left, or after AUDIT_WAIT_USEC. */
+        uint16_t *pending;
+        size_t n_pending;
+        bool ending;
+        sd_event_source *end_timer;
         Execution *next, *prev;
 };
 
@@ -53,6 +73,8 @@ struct Relay {
         sd_event *event;
         int listen_fd; /* the workers' socket */
         sd_event_source *listen_source;
+        int audit_fd; /* the proxy's access log comes here (UDP, SANDBOXD_EGRESS_AUDIT); -1: none */
+        sd_event_source *audit_source;
         int lists_fd; /* the directory of the executions' lists, which the proxy's helper reads */
         struct sockaddr_in proxy;
         unsigned max_connections; /* one execution's connections at once */
@@ -66,6 +88,19 @@ struct Relay {
 int pipe_start(Execution *x, int down);
 /* Closes both ends and frees p, its bytes counted already. */
 void pipe_free(Pipe *p);
+
+/* egress-audit.c: the proxy's log, one line a datagram ("ADDRESS PORT STATUS HOST BUMP_MODE"),
+ * read at address (ADDRESS:PORT on loopback) into the executions it names. 0 or -errno. */
+int audit_open(Relay *r, const char *address);
+/* A connection of x's to the proxy, from port: awaited in the log. */
+void audit_expect(Execution *x, uint16_t port);
+/* x's names and counts, for its report. */
+int audit_report(const Execution *x, struct json_object *j);
+/* What x holds for its audit, freed. */
+void audit_free(Execution *x);
+
+/* egress-relay.c: the report to x's worker, and x freed (report false: no report). */
+void execution_free(Execution *x, bool report);
 
 /* egress-relay.c: out of descriptors (EMFILE, ENFILE), the sockets that accept are no longer
  * watched, so that the loop does not spin on them; relay_fed() watches them again once a pipe has

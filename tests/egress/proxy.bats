@@ -200,12 +200,16 @@ through() {
     [ "$(jq -r .list <<<"$out")" = www.egress.test ]
     [ "$(jq -r .list_after <<<"$out")" = false ]
     jq -e '.usage.connections == 2 and .usage.refused == 0 and .usage.tx_bytes > 100 and .usage.rx_bytes > 1000' <<<"$out"
-    # A name outside its list: refused by the proxy, over HTTP and HTTPS.
+    # The names it reached, from the proxy's log, in its report.
+    jq -e '.usage.hosts == ["www.egress.test"] and .usage.refused_hosts == []' <<<"$out"
+    # A name outside its list: refused by the proxy, over HTTP and HTTPS, and reported so.
     through x2 www.egress.test curl -sS -m 10 -o "$EG/relay/x2.body" http://other.egress.test/index.html
     [ "$(jq -r .status <<<"$out")" = 0 ]
     grep -q ERR_ACCESS_DENIED "$EG/relay/x2.body"
+    jq -e '.usage.hosts == [] and .usage.refused_hosts == ["other.egress.test"] and .usage.refused == 1' <<<"$out"
     through x3 www.egress.test curl -sS -m 10 --cacert "$EG/net/ca.pem" -o /dev/null https://other.egress.test/index.html
     [ "$(jq -r .status <<<"$out")" != 0 ]
+    jq -e '.usage.hosts == [] and .usage.refused_hosts == ["other.egress.test"]' <<<"$out"
     grep -qE '127\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\.[0-9]+\.[0-9]+ TCP_DENIED/403 [0-9]* GET http://other.egress.test/index.html' "$EG/run/access.log"
 }
 
@@ -242,8 +246,10 @@ through() {
     wait "$b"
     [ "$(cat "$EG/relay/a")" = "403 200 " ]
     [ "$(cat "$EG/relay/b")" = "200 403 " ]
-    # Two addresses, one an execution.
+    # Two addresses, one an execution; each report names its own.
     [ "$(jq -r .registered.address "$EG/relay/a.json")" != "$(jq -r .registered.address "$EG/relay/b.json")" ]
+    jq -e '.usage.hosts == ["www.egress.test"] and .usage.refused_hosts == ["other.egress.test"]' "$EG/relay/a.json"
+    jq -e '.usage.hosts == ["other.egress.test"] and .usage.refused_hosts == ["www.egress.test"]' "$EG/relay/b.json"
 }
 
 @test "through the relay: 10 MiB come whole, and are counted" {

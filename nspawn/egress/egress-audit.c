@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* What the egress proxy did for each execution, from its access log: the names its code reached
+ * and those refused, for the execution's report to its worker (egress-relay.c), which records
+ * them with the request.
+ *
+ * Squid sends each line of its log as one UDP datagram to the relay on the host's loopback
+ * (squid.conf.in's "access_log udp://"), as soon as a transaction ends. A line names the
+ * execution by the address its connection came from (the relay's, one for each execution), and
+ * the connection by its port: an execution that ends waits for the lines of the connections it
+ * made, at most AUDIT_WAIT_USEC, so that what its last connections did is in its report. Another
+ * local process could send lines here too; it could add names to a record, never let anything
+ * through. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "lib/egress.h"
+#include "lib/fd-util.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "nspawn/egress/egress-relay.h"
+
+/* One line, split: "ADDRESS PORT STATUS HOST BUMP_MODE". */
+typedef struct AuditLine {
+        struct in_addr address;
+        uint16_t port;
+        bool refused; /* by the proxy's rules: its access control, or a tunnel cut for its SNI */
+        bool reached; /* sent on to the name (Squid's TCP_ statuses but TCP_DENIED) */
+        char host[EGRESS_ENTRY_MAX + 1]; /* "" when none was read (a connection that asked nothing) */
+} AuditLine;
+
+/* A line of the log into *ret: 0, or -EINVAL for one that is not ours. Pure. */
+static int audit_line_parse(char *line, AuditLine *ret) {
+        char *save = NULL, *field[5];
+        unsigned long port;
+        char *end = NULL;
+        size_t n = 0;
+
+        for (char *t = strtok_r(line, " ", &save); t && n < ELEMENTSOF(field); t = strtok_r(NULL, " ", &save))
+                field[n++] = t;
+        if (n != ELEMENTSOF(field) || inet_pton(AF_INET, field[0], &ret->address) != 1)
+                return -EINVAL;
+        errno = 0;
+        port = strtoul(field[1], &end, 10);
+        if (errno || *end || port == 0 || port > 65535)
+                return -EINVAL;
+        ret->port = (uint16_t) port;
+        /* TCP_DENIED: its access rules; a tunnel that ended as "terminate": its SNI named another
+         * host. Another TCP_ status went on to the name (its answer may still be the server's
+         * error); NONE_ is a step that decided nothing (a tunnel's peek, a refusal's error page). */
+        ret->refused = strncmp(field[2], "TCP_DENIED", 10) == 0 || strcmp(field[4], "terminate") == 0;
+        ret->reached = !ret->refused && strncmp(field[2], "TCP_", 4) == 0;
+        ret->host[0] = 0;
+        /* A name or an address as Squid parsed it: nothing else goes into a record. */
+        if (strcmp(field[3], "-") != 0 && strlen(field[3]) <= EGRESS_ENTRY_MAX &&
+            strspn(field[3], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]") == strlen(field[3]))
+                memcpy(ret->host, field[3], strlen(field[3]) + 1);
+        return 0;
+}
+
+/* name into the set, unless it is there or the set is full. */
+static void names_add(char **set, unsigned *n, const char *name) {
+        for (unsigned i = 0; i < *n; i++)
+                if (strcmp(set[i], name) == 0)
+                        return;
+        if (*n < AUDIT_NAMES_MAX && (set[*n] = strdup(name)))
+                (*n)++;
+}
+
+static Execution *execution_by_address(Relay *r, struct in_addr a) {
+        for (Execution *x = r->executions; x; x = x->next)
+                if (x->address.s_addr == a.s_addr)
+                        return x;
+        return NULL;
+}
+
+static void audit_take(Relay *r, const AuditLine *l) {
+        Execution *x = execution_by_address(r, l->address);
+
+        if (!x)
+                return; /* one that ended: its report went without it */
+        for (size_t i = 0; i < x->n_pending; i++)
+                if (x->pending[i] == l->port) {
+                        x->pending[i] = x->pending[--x->n_pending];
+                        break;
+                }
+        if (l->refused)
+                x->refused++;
+        if (l->host[0] && l->refused)
+                names_add(x->refused_hosts, &x->n_refused_hosts, l->host);
+        else if (l->host[0] && l->reached)
+                names_add(x->hosts, &x->n_hosts, l->host);
+        if (x->ending && x->n_pending == 0)
+                execution_free(x, true);
+}
+
+static int on_audit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Relay *r = userdata;
+
+        (void) s;
+        (void) revents;
+        for (;;) {
+                char buf[2048], *save = NULL;
+                ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+                if (n < 0)
+                        return 0; /* EAGAIN: all read; anything else: the next datagram will say */
+                buf[n] = 0;
+                for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                        AuditLine l;
+
+                        if (audit_line_parse(line, &l) >= 0)
+                                audit_take(r, &l);
+                }
+        }
+}
+
+int audit_open(Relay *r, const char *address) {
+        struct sockaddr_in sa = {.sin_family = AF_INET};
+        char host[INET_ADDRSTRLEN];
+        const char *colon = strrchr(address, ':');
+        cleanup_close int fd = -1;
+        unsigned long port;
+        char *end = NULL;
+
+        if (!colon || (size_t) (colon - address) >= sizeof(host))
+                return -EINVAL;
+        memcpy(host, address, (size_t) (colon - address));
+        host[colon - address] = 0;
+        errno = 0;
+        port = strtoul(colon + 1, &end, 10);
+        /* Loopback only: nothing from outside the host is read as the proxy's. */
+        if (errno || *end || port == 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
+            (ntohl(sa.sin_addr.s_addr) >> 24) != 127)
+                return -EINVAL;
+        sa.sin_port = htons((uint16_t) port);
+        fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        r->audit_fd = TAKE_FD(fd);
+        return sd_event_add_io(r->event, &r->audit_source, r->audit_fd, EPOLLIN, on_audit, r);
+}
+
+void audit_expect(Execution *x, uint16_t port) {
+        uint16_t *p;
+
+        if (x->relay->audit_fd < 0 || port == 0 || x->n_pending >= AUDIT_PENDING_MAX)
+                return;
+        p = realloc(x->pending, (x->n_pending + 1) * sizeof(*p));
+        if (!p)
+                return;
+        x->pending = p;
+        x->pending[x->n_pending++] = port;
+}
+
+static struct json_object *names_json(char *const *set, unsigned n) {
+        struct json_object *a = json_object_new_array();
+
+        for (unsigned i = 0; a && i < n; i++)
+                if (json_object_array_add(a, json_object_new_string(set[i])) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        return a;
+}
+
+int audit_report(const Execution *x, struct json_object *j) {
+        if (json_object_object_add(j, "hosts", names_json(x->hosts, x->n_hosts)) < 0 ||
+            json_object_object_add(j, "refused_hosts", names_json(x->refused_hosts, x->n_refused_hosts)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+void audit_free(Execution *x) {
+        for (unsigned i = 0; i < x->n_hosts; i++)
+                free(x->hosts[i]);
+        for (unsigned i = 0; i < x->n_refused_hosts; i++)
+                free(x->refused_hosts[i]);
+        x->n_hosts = x->n_refused_hosts = 0;
+        free(x->pending);
+        x->pending = NULL;
+        x->n_pending = 0;
+        x->end_timer = sd_event_source_disable_unref(x->end_timer);
+}
