@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "db/db.h"
+#include "db/metrics-db.h"
 #include "db/requests.h"
 #include "lib/macro.h"
 
@@ -48,6 +49,34 @@ int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome 
         if (r < 0)
                 return r;
         return r == 1 ? 0 : -ENOENT;
+}
+
+typedef struct NetworkRecord {
+        const char *request_id;
+        const RequestNetwork *n;
+} NetworkRecord;
+
+static int network_locked(sqlite3 *db, void *userdata) {
+        const NetworkRecord *m = userdata;
+        const RequestNetwork *n = m->n;
+        int r = db_run(db,
+                       "UPDATE requests SET network_rx_bytes = ?2, network_tx_bytes = ?3, network_hosts = ?4, network_refused = ?5 "
+                       "WHERE request_id = ?1",
+                       "tIItt", m->request_id, n->rx_bytes, n->tx_bytes, n->hosts, n->refused);
+
+        if (r >= 0 && n->connections > 0)
+                r = db_event_add(db, "egress_connection", "", n->connections);
+        if (r >= 0 && n->refusals > 0)
+                r = db_event_add(db, "egress_refusal", "", n->refusals);
+        if (r >= 0 && n->rx_bytes > 0)
+                r = db_event_add(db, "egress_bytes", "rx", n->rx_bytes);
+        if (r >= 0 && n->tx_bytes > 0)
+                r = db_event_add(db, "egress_bytes", "tx", n->tx_bytes);
+        return r < 0 ? r : 0;
+}
+
+int db_request_network(sqlite3 *db, const char *request_id, const RequestNetwork *n) {
+        return db_transaction(db, network_locked, &(NetworkRecord){request_id, n});
 }
 
 int db_request_abandon(sqlite3 *db, int worker_pid, const char *error) {

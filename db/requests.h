@@ -52,6 +52,17 @@ int db_request_begin_key(sqlite3 *db, const char *request_id, const char *route,
 /* Records how the request ended. */
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o);
 
+/* What a request's code did through the egress proxy (README, "Network: egress by name"). */
+typedef struct RequestNetwork {
+        int64_t rx_bytes, tx_bytes;
+        int64_t connections, refusals; /* made, and refused by the relay or the proxy */
+        const char *hosts, *refused;   /* comma-separated names; NULL: none */
+} RequestNetwork;
+
+/* Records it in the request's row, and adds it to the totals GET /metrics reports, in one
+ * transaction. */
+int db_request_network(sqlite3 *db, const char *request_id, const RequestNetwork *n);
+
 /* Closes the rows that a dead worker (worker_pid 0: any worker) left in flight with status 502 and
  * the given error; returns how many it closed. */
 int db_request_abandon(sqlite3 *db, int worker_pid, const char *error);

@@ -297,3 +297,11 @@ ALTER TABLE api_keys ADD COLUMN egress TEXT;
 -- What a session's code may reach through the egress proxy: its create's "network"."allow", a JSON
 -- array, checked again at each run against the operator's and its key's lists. NULL: no network.
 ALTER TABLE sessions ADD COLUMN network TEXT;
+-- step 16
+-- What a request's code did through the egress proxy (its "network"): bytes to it and from it,
+-- and the names it reached and those refused, comma-separated, from the proxy's log. NULL: it
+-- asked for no network.
+ALTER TABLE requests ADD COLUMN network_rx_bytes INTEGER;
+ALTER TABLE requests ADD COLUMN network_tx_bytes INTEGER;
+ALTER TABLE requests ADD COLUMN network_hosts TEXT;
+ALTER TABLE requests ADD COLUMN network_refused TEXT;

@@ -13,7 +13,7 @@
 #include "lib/time-util.h"
 
 void audit_request(const Request *req) {
-        char exit_code[32] = "", cpu_ms[32] = "", memory_peak[32] = "";
+        char exit_code[32] = "", cpu_ms[32] = "", memory_peak[32] = "", rx[32] = "", tx[32] = "";
         int64_t duration_ms = req->duration_ms;
 
         if (req->has_exit_code)
@@ -23,6 +23,11 @@ void audit_request(const Request *req) {
                 (void) snprintf(cpu_ms, sizeof(cpu_ms), "%lld", (long long) req->cpu_ms);
         if (req->memory_peak_bytes >= 0)
                 (void) snprintf(memory_peak, sizeof(memory_peak), "%lld", (long long) req->memory_peak_bytes);
+        /* Only for a request that asked for network. */
+        if (req->network_rx_bytes >= 0) {
+                (void) snprintf(rx, sizeof(rx), "%lld", (long long) req->network_rx_bytes);
+                (void) snprintf(tx, sizeof(tx), "%lld", (long long) req->network_tx_bytes);
+        }
         if (duration_ms < 0)
                 duration_ms = (int64_t) ((now_usec(CLOCK_MONOTONIC) - req->start_usec) / 1000);
 
@@ -45,5 +50,9 @@ void audit_request(const Request *req) {
                                "ERROR=%s", req->error ? req->error : "",
                                "MCP_METHOD=%s", req->mcp_method,
                                "MCP_TOOL=%s", req->mcp_tool,
+                               "NETWORK_RX_BYTES=%s", rx,
+                               "NETWORK_TX_BYTES=%s", tx,
+                               "NETWORK_HOSTS=%s", req->network_hosts ? req->network_hosts : "",
+                               "NETWORK_REFUSED=%s", req->network_refused ? req->network_refused : "",
                                NULL);
 }

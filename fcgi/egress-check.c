@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -89,6 +90,18 @@ int egress_request_allowed(Request *req, Context *ctx, struct json_object *allow
         egress_list_done(&host);
         egress_list_done(&key);
         return 1;
+}
+
+void egress_request_ended(Request *req, EgressLink *l) {
+        egress_link_end(l);
+        req->network_rx_bytes = (int64_t) l->rx_bytes;
+        req->network_tx_bytes = (int64_t) l->tx_bytes;
+        req->network_connections = (int64_t) l->connections;
+        req->network_refusals = (int64_t) l->refused;
+        free(req->network_hosts);
+        free(req->network_refused);
+        req->network_hosts = TAKE_PTR(l->hosts);
+        req->network_refused = TAKE_PTR(l->refused_hosts);
 }
 
 int egress_request_admit(Request *req, Context *ctx, struct json_object *allow, EgressLink *ret) {

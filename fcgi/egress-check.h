@@ -18,3 +18,7 @@ int egress_request_allowed(Request *req, Context *ctx, struct json_object *allow
  * with less than it asked for. 1 when it may go on (*ret the caller's); 0 when answered (503 when
  * no relay runs here); -errno when the answer could not be sent. */
 int egress_request_admit(Request *req, Context *ctx, struct json_object *allow, EgressLink *ret);
+
+/* The code of req ran: the relay told so (egress_link_end()), and its report is req's, for its
+ * usage, its record and its journal entry. */
+void egress_request_ended(Request *req, EgressLink *l);

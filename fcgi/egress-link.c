@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -83,6 +85,33 @@ int egress_link_start(EgressLink *l, int runner_fd, int client_fd, uint64_t dead
         return 0;
 }
 
+/* The report's array of names as "a,b,c", or NULL when it has none. */
+static char *names(struct json_object *j, const char *key) {
+        struct json_object *a = NULL;
+        char *s = NULL;
+        size_t n, len = 0;
+        FILE *f;
+
+        if (!json_object_object_get_ex(j, key, &a) || !json_object_is_type(a, json_type_array) || (n = json_object_array_length(a)) == 0)
+                return NULL;
+        f = open_memstream(&s, &len);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(a, i);
+
+                if (json_object_is_type(e, json_type_string))
+                        (void) fprintf(f, "%s%s", i > 0 ? "," : "", json_object_get_string(e));
+        }
+        if (fclose(f) != 0) {
+                free(s);
+                return NULL;
+        }
+        return s;
+}
+
+#define EGRESS_REPORT_MAX (24U << 10)
+
 static uint64_t count(struct json_object *j, const char *key) {
         struct json_object *v = NULL;
 
@@ -91,26 +120,40 @@ static uint64_t count(struct json_object *j, const char *key) {
         return (uint64_t) json_object_get_int64(v);
 }
 
+/* The relay's report on fd, read into l. */
+static void report_read(EgressLink *l, char *buf) {
+        cleanup_json struct json_object *ans = NULL;
+        ssize_t n = receive(l->fd, buf, EGRESS_REPORT_MAX, -1, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC, NULL);
+
+        if (n <= 0)
+                return;
+        buf[n] = 0;
+        ans = json_tokener_parse(buf);
+        l->rx_bytes = count(ans, "rx_bytes");
+        l->tx_bytes = count(ans, "tx_bytes");
+        l->connections = count(ans, "connections");
+        l->refused = count(ans, "refused");
+        l->hosts = names(ans, "hosts");
+        l->refused_hosts = names(ans, "refused_hosts");
+}
+
 void egress_link_end(EgressLink *l) {
         static const char end[] = "{\"end\":true}";
-        cleanup_json struct json_object *ans = NULL;
-        char buf[512];
-        ssize_t n;
+        /* Two lists of names at most: a few numbers and 2 × 32 names of 253 bytes. */
+        char *buf;
 
         if (l->fd < 0)
                 return;
-        if (fd_send_one(l->fd, end, sizeof(end) - 1, -1, 0) >= 0) {
-                n = receive(l->fd, buf, sizeof(buf) - 1, -1, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC, NULL);
-                if (n > 0) {
-                        buf[n] = 0;
-                        ans = json_tokener_parse(buf);
-                        l->rx_bytes = count(ans, "rx_bytes");
-                        l->tx_bytes = count(ans, "tx_bytes");
-                }
-        }
-        egress_link_close(l);
+        buf = malloc(EGRESS_REPORT_MAX + 1);
+        if (buf && fd_send_one(l->fd, end, sizeof(end) - 1, -1, 0) >= 0)
+                report_read(l, buf);
+        free(buf);
+        closep(&l->fd); /* the report stays the caller's */
 }
 
 void egress_link_close(EgressLink *l) {
         closep(&l->fd);
+        free(l->hosts);
+        free(l->refused_hosts);
+        l->hosts = l->refused_hosts = NULL;
 }

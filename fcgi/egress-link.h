@@ -15,7 +15,10 @@ typedef struct EgressLink {
          * name, for the relay's log, and its list (borrowed, both). */
         const char *id;
         struct json_object *allow;
-        uint64_t rx_bytes, tx_bytes;
+        /* Its end's report: bytes to the sandbox and from it, connections made and refused, and
+         * the names reached and refused (comma-separated, malloc'd; NULL: none said). */
+        uint64_t rx_bytes, tx_bytes, connections, refused;
+        char *hosts, *refused_hosts;
 } EgressLink;
 
 #define EGRESS_LINK_NULL ((EgressLink){.fd = -1})
@@ -30,9 +33,11 @@ int egress_link_open(const Config *c, EgressLink *ret);
  * -ECANCELED, -errno. */
 int egress_link_start(EgressLink *l, int runner_fd, int client_fd, uint64_t deadline);
 
-/* The execution ended: the relay told so, its counts read into l (0 when it said nothing), the
- * link closed. Waits at most a second: the relay answers from its loop at once. */
+/* The execution ended: the relay told so, its report read into l (0 and NULL when it said
+ * nothing), the link closed. Waits at most a second: the relay answers once the proxy's log named
+ * the execution's last connections, at most a quarter of a second later. */
 void egress_link_end(EgressLink *l);
 
+/* The link closed, and what l holds freed. */
 void egress_link_close(EgressLink *l);
 #define cleanup_egress_link __attribute__((cleanup(egress_link_close)))

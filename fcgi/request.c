@@ -85,5 +85,7 @@ void request_done(Request *req) {
         req->listener = NULL;
         free(req->body);
         free(req->error);
-        req->body = req->error = NULL;
+        free(req->network_hosts);
+        free(req->network_refused);
+        req->body = req->error = req->network_hosts = req->network_refused = NULL;
 }

@@ -58,6 +58,12 @@ typedef struct Request {
          * for no network. */
         int64_t network_rx_bytes;
         int64_t network_tx_bytes;
+        /* And what the relay said of it: connections made and refused (by the relay's limit or the
+         * proxy), and the names reached and refused, comma-separated (owned; NULL: none). */
+        int64_t network_connections;
+        int64_t network_refusals;
+        char *network_hosts;
+        char *network_refused;
         char session_id[64]; /* the session the request acted on, if any */
         const char *language; /* an execution's, once handed to a sandbox (static) */
         int termination;      /* a Termination (db/requests.h) */

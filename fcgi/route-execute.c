@@ -364,11 +364,8 @@ static int exchange(Request *req, const ExecRequest *x, int fd, const char *inpu
                 r = pool_exchange_stream(fd, input, input_len, client, deadline, max_reply, req->listener, ret_reply, ret_len);
         else if (r >= 0)
                 r = pool_exchange(fd, input, input_len, client, deadline, max_reply, ret_reply, ret_len);
-        if (egress->fd >= 0) {
-                egress_link_end(egress);
-                req->network_rx_bytes = (int64_t) egress->rx_bytes;
-                req->network_tx_bytes = (int64_t) egress->tx_bytes;
-        }
+        if (egress->fd >= 0)
+                egress_request_ended(req, egress);
         return r;
 }
 

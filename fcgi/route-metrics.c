@@ -222,6 +222,25 @@ static int write_sessions(FILE *f, const Scrape *s) {
         return r;
 }
 
+/* What code with network did through the egress relay and proxy (README, "Network: egress by
+ * name"): totals recorded with each request that asked for it. */
+static int write_egress(FILE *f, const Scrape *s) {
+        static const char *const directions[] = {"rx", "tx"};
+        int r = counter(f, "sandboxd_egress_connections_total", "Connections code made to the egress proxy.",
+                        count_of(s, METRICS_EVENTS, "egress_connection", "", 0));
+
+        if (r >= 0)
+                r = counter(f, "sandboxd_egress_refusals_total",
+                            "Requests and tunnels the egress proxy refused, and connections past a sandbox's limit.",
+                            count_of(s, METRICS_EVENTS, "egress_refusal", "", 0));
+        if (r >= 0)
+                r = metrics_family(f, "sandboxd_egress_bytes_total", "counter", "Bytes through the egress relay: rx to the code, tx from it.");
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(directions); i++)
+                r = metrics_sample(f, "sandboxd_egress_bytes_total", (const MetricLabel[]){{"direction", directions[i]}}, 1,
+                                   count_of(s, METRICS_EVENTS, "egress_bytes", directions[i], 0));
+        return r;
+}
+
 static int write_errors(FILE *f, const Scrape *s) {
         int r = counter(f, "sandboxd_sqlite_errors_total", "sqlite calls that failed, in the workers and the pool manager.",
                         count_of(s, METRICS_EVENTS, "sqlite_error", "", 0));
@@ -266,6 +285,8 @@ static int write_all(FILE *f, const Scrape *s, const Config *cfg) {
                 r = write_sessions(f, s);
         if (r >= 0)
                 r = write_errors(f, s);
+        if (r >= 0)
+                r = write_egress(f, s);
         return r;
 }
 

@@ -372,11 +372,8 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
         }
         r = session_runner_call(fd, input, NULL, 0, req->event_stream ? -1 : req->fcgx->ipcFd, deadline, max_reply, req->listener,
                                 network ? &egress : NULL, &reply, NULL, NULL, &buf);
-        if (network) {
-                egress_link_end(&egress);
-                req->network_rx_bytes = (int64_t) egress.rx_bytes;
-                req->network_tx_bytes = (int64_t) egress.tx_bytes;
-        }
+        if (network)
+                egress_request_ended(req, &egress);
         if (r == -EPROTO || r == -EREMOTEIO) {
                 /* Its code must not run without the way out it was made with: the machine goes. */
                 session_machine_lost(req, ctx, id, r == -EREMOTEIO ? "the egress relay did not take its network" : "its network could not be made", true);

@@ -124,6 +124,18 @@ static void record(Request *req, Context *ctx, bool has_row) {
                 if (r < 0)
                         (void) log_error_errno(r, "Failed to record the end of the request: %s", db_errmsg(ctx->db));
         }
+        if (has_row && req->network_rx_bytes >= 0) {
+                RequestNetwork n = {.rx_bytes = req->network_rx_bytes,
+                                    .tx_bytes = req->network_tx_bytes,
+                                    .connections = req->network_connections,
+                                    .refusals = req->network_refusals,
+                                    .hosts = req->network_hosts,
+                                    .refused = req->network_refused};
+
+                r = db_request_network(ctx->db, req->id, &n);
+                if (r < 0)
+                        (void) log_error_errno(r, "Failed to record what the request's code did through the egress proxy: %s", db_errmsg(ctx->db));
+        }
         audit_request(req);
 }
 

@@ -69,6 +69,39 @@ http://127.0.0.1:3128 localhost,127.0.0.1,::1" ]
     jq -e '.usage | has("network_rx_bytes") | not' <<<"$body"
 }
 
+# metric NAME: its value now in GET /metrics (0 before its first count).
+metric() {
+    curl -s "$SANDBOXD_URL/metrics" | awk -v s="$1" '$1 == s { v = $2 } END { print v + 0 }'
+}
+
+@test "the names reached and refused are in the request's row, its journal entry and the metrics" {
+    local connections refusals rx
+    connections=$(metric sandboxd_egress_connections_total)
+    refusals=$(metric sandboxd_egress_refusals_total)
+    rx=$(metric 'sandboxd_egress_bytes_total{direction="rx"}')
+    fetch '["www.egress.test"]' 'import urllib.request, urllib.error
+print(urllib.request.urlopen("http://www.egress.test/index.html", timeout=10).status)
+try:
+    urllib.request.urlopen("http://other.egress.test/index.html", timeout=10)
+except urllib.error.HTTPError as e:
+    print(e.code)'
+    expect_status 200
+    [ "$(field .stdout)" = "200
+403" ]
+    [ "$(db "SELECT network_hosts, network_refused, network_rx_bytes = $(field .usage.network_rx_bytes), network_tx_bytes = $(field .usage.network_tx_bytes) FROM requests WHERE request_id = '$rid'")" = "www.egress.test|other.egress.test|1|1" ]
+    journal_entry "$rid" >"$BATS_TEST_TMPDIR/entry"
+    [ "$(jq -r '[.NETWORK_HOSTS, .NETWORK_REFUSED, .NETWORK_RX_BYTES] | join(" ")' "$BATS_TEST_TMPDIR/entry")" = "www.egress.test other.egress.test $(field .usage.network_rx_bytes)" ]
+    [ "$(metric sandboxd_egress_connections_total)" -ge $((connections + 2)) ]
+    [ "$(metric sandboxd_egress_refusals_total)" -ge $((refusals + 1)) ]
+    [ "$(metric 'sandboxd_egress_bytes_total{direction="rx"}')" -ge $((rx + $(field .usage.network_rx_bytes))) ]
+    # Without network: nothing of it in the row or the entry.
+    execute "$(code_json 'print(1)')"
+    expect_status 200
+    [ "$(db "SELECT coalesce(network_hosts, 'none'), coalesce(network_rx_bytes, 'none') FROM requests WHERE request_id = '$rid'")" = "none|none" ]
+    journal_entry "$rid" >"$BATS_TEST_TMPDIR/entry"
+    [ "$(jq -r '.NETWORK_RX_BYTES' "$BATS_TEST_TMPDIR/entry")" = "" ]
+}
+
 @test "the sandbox has no route of its own and no resolver, only the proxy" {
     fetch '["www.egress.test"]' 'import socket, urllib.request
 print(len(urllib.request.urlopen("http://www.egress.test/index.html", timeout=10).read()))
@@ -157,6 +190,7 @@ in_session() {
     [[ "$(field .result.stdout)" == *"Successfully installed sbxdemo-1.0"* ]]
     jq -e '.usage.network_rx_bytes > 1000 and .usage.network_tx_bytes > 200' <<<"$body"
     [ "$(index_gets 'GET /files/sbxdemo')" -gt "$py_before" ]
+    [ "$(db "SELECT network_hosts FROM requests WHERE request_id = '$rid'")" = pkg.egress.test ]
     in_session "$sid" run '{"language": "python", "code": "import sbxdemo; print(sbxdemo.GREETING)"}'
     [ "$(field .result.stdout)" = "hello from the test index" ]
 

@@ -83,7 +83,7 @@ rose() {
     for family in sandboxd_http_requests_total sandboxd_executions_total sandboxd_execution_duration_seconds \
         sandboxd_pool_warm_machines sandboxd_pool_target_machines sandboxd_pool_in_flight_executions \
         sandboxd_machines_created_total sandboxd_machines_retired_total sandboxd_sessions sandboxd_sqlite_errors_total \
-        sandboxd_broker_errors_total; do
+        sandboxd_broker_errors_total sandboxd_egress_connections_total sandboxd_egress_refusals_total sandboxd_egress_bytes_total; do
         grep -q "^# TYPE $family " "$BATS_TEST_TMPDIR/m" || { echo "no family $family" >&2; return 1; }
     done
     # Known label values are there before their first event: a rate has a start.
