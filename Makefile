@@ -84,7 +84,7 @@ ZYGOTE_SRCS := nspawn/runner/zygote.c nspawn/runner/zygote-python.c lib/fd-util.
 EGRESS_ACL_SRCS := nspawn/egress/egress-acl.c lib/egress.c lib/fd-util.c
 # sandboxd-egress: the relay between sandboxes and the egress proxy (user sandboxd); libc,
 # libsystemd and json-c.
-EGRESS_SRCS := nspawn/egress/egress-relay.c nspawn/egress/egress-pipe.c nspawn/egress/egress-audit.c lib/egress.c lib/fd-util.c lib/log.c lib/error.c lib/utf8.c
+EGRESS_SRCS := nspawn/egress/egress-relay.c nspawn/egress/egress-pipe.c nspawn/egress/egress-audit.c lib/egress.c lib/fd-util.c lib/time-util.c lib/log.c lib/error.c lib/utf8.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
 CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c

@@ -186,4 +186,5 @@ void audit_free(Execution *x) {
         x->pending = NULL;
         x->n_pending = 0;
         x->end_timer = sd_event_source_disable_unref(x->end_timer);
+        x->refill_timer = sd_event_source_disable_unref(x->refill_timer);
 }

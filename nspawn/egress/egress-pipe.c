@@ -13,6 +13,7 @@
 #include "lib/fd-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "nspawn/egress/egress-relay.h"
 
 static size_t buffer_room(const PipeBuffer *b) {
@@ -23,13 +24,50 @@ static size_t buffer_len(const PipeBuffer *b) {
         return b->end - b->start;
 }
 
-/* Reads what fd has into b: 0, 1 at its end of file, -errno. */
-static int buffer_fill(PipeBuffer *b, int fd) {
+/* What the execution may still relay now: its bandwidth's tokens, refilled for the time since they
+ * were last (a second's worth at most: the burst). */
+static uint64_t budget(Execution *x) {
+        uint64_t rate = x->relay->rate, now;
+
+        if (rate == 0)
+                return UINT64_MAX;
+        now = now_usec(CLOCK_MONOTONIC);
+        if (x->tokens_at == 0)
+                x->tokens = rate;
+        else
+                x->tokens += (now - x->tokens_at) * rate / USEC_PER_SEC;
+        if (x->tokens > rate)
+                x->tokens = rate;
+        x->tokens_at = now;
+        return x->tokens;
+}
+
+static int on_refill(sd_event_source *s, uint64_t usec, void *userdata) {
+        Execution *x = userdata;
+
+        (void) usec;
+        x->refill_timer = sd_event_source_disable_unref(s);
+        pipes_rearm(x);
+        return 0;
+}
+
+/* Out of tokens: the connections wait until a slice of the rate (a twentieth, 50 ms) is back. */
+static void refill_later(Execution *x) {
+        if (!x->refill_timer)
+                (void) sd_event_add_time_relative(x->relay->event, &x->refill_timer, CLOCK_MONOTONIC, USEC_PER_SEC / 20, 0, on_refill, x);
+}
+
+/* Reads what fd has into b, at most *allowance bytes (taken from it): 0, 1 at its end of file,
+ * -errno. */
+static int buffer_fill(PipeBuffer *b, int fd, uint64_t *allowance) {
+        size_t want = buffer_room(b);
         ssize_t n;
 
-        if (buffer_room(b) == 0)
+        if (want > *allowance)
+                want = (size_t) *allowance;
+        if (want == 0)
                 return 0;
-        n = recv(fd, b->data + b->end, buffer_room(b), MSG_DONTWAIT);
+        n = recv(fd, b->data + b->end, want, MSG_DONTWAIT);
         if (n < 0)
                 return errno == EAGAIN || errno == EINTR ? 0 : -errno;
         if (n == 0) {
@@ -37,6 +75,8 @@ static int buffer_fill(PipeBuffer *b, int fd) {
                 return 1;
         }
         b->end += (size_t) n;
+        if (*allowance != UINT64_MAX)
+                *allowance -= (uint64_t) n;
         return 0;
 }
 
@@ -64,17 +104,20 @@ static bool pipe_done(const Pipe *p) {
         return p->up_shut && p->down_shut;
 }
 
-/* The events each side waits for now. */
+/* The events each side waits for now: no reading while the execution's bandwidth is spent. */
 static int pipe_rearm(Pipe *p) {
         uint32_t down = 0, up = 0;
+        bool may_read = budget(p->x) > 0;
         int r;
 
+        if (!may_read)
+                refill_later(p->x);
         if (p->connecting)
                 up = EPOLLOUT;
         else {
-                if (buffer_room(&p->to_up) > 0)
+                if (may_read && buffer_room(&p->to_up) > 0)
                         down |= EPOLLIN;
-                if (buffer_room(&p->to_down) > 0)
+                if (may_read && buffer_room(&p->to_down) > 0)
                         up |= EPOLLIN;
                 if (buffer_len(&p->to_up) > 0)
                         up |= EPOLLOUT;
@@ -93,6 +136,7 @@ static int pipe_rearm(Pipe *p) {
 
 /* Everything either side can do now, in both directions. */
 static int pipe_step(Pipe *p) {
+        uint64_t allowance;
         int r;
 
         if (p->connecting) {
@@ -107,9 +151,12 @@ static int pipe_step(Pipe *p) {
                         return -error;
                 p->connecting = false;
         }
-        r = buffer_fill(&p->to_up, p->down);
+        allowance = budget(p->x);
+        r = buffer_fill(&p->to_up, p->down, &allowance);
         if (r >= 0)
-                r = buffer_fill(&p->to_down, p->up);
+                r = buffer_fill(&p->to_down, p->up, &allowance);
+        if (p->x->relay->rate > 0)
+                p->x->tokens = allowance;
         if (r >= 0)
                 r = buffer_drain(&p->to_up, p->up, &p->x->tx_bytes, &p->up_shut);
         if (r >= 0)
@@ -132,6 +179,14 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         if (r != 0)
                 pipe_free(p);
         return 0;
+}
+
+void pipes_rearm(Execution *x) {
+        for (Pipe *p = x->pipes, *next; p; p = next) {
+                next = p->next;
+                if (pipe_rearm(p) < 0)
+                        pipe_free(p);
+        }
 }
 
 void pipe_free(Pipe *p) {

@@ -446,6 +446,7 @@ static int relay_setup(Relay *r) {
         const char *proxy = env_or("SANDBOXD_EGRESS_PROXY", "127.0.0.1:3129");
         const char *max = env_or("SANDBOXD_EGRESS_MAX_CONNECTIONS", "32");
         const char *audit = env_or("SANDBOXD_EGRESS_AUDIT", "127.0.0.1:3130");
+        const char *rate = env_or("SANDBOXD_EGRESS_RATE_BYTES", "104857600");
         unsigned long m;
         char *end = NULL;
         sigset_t mask;
@@ -459,6 +460,10 @@ static int relay_setup(Relay *r) {
         if (errno || *end || m < 1 || m > 4096)
                 return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_MAX_CONNECTIONS=%s is not a number from 1 to 4096", max);
         r->max_connections = (unsigned) m;
+        errno = 0;
+        r->rate = strtoull(rate, &end, 10);
+        if (errno || *end || rate[0] == '-')
+                return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_RATE_BYTES=%s is not a number of bytes a second (0: no limit)", rate);
         if (parse_proxy(proxy, &r->proxy) < 0)
                 return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_PROXY=%s is not ADDRESS:PORT", proxy);
         if (mkdir(lists, 0755) < 0 && errno != EEXIST)

@@ -66,6 +66,11 @@ struct Execution {
         size_t n_pending;
         bool ending;
         sd_event_source *end_timer;
+        /* Its bandwidth (Relay.rate): bytes it may still relay, in either direction, as of
+         * tokens_at (CLOCK_MONOTONIC µs); once none are left its connections are not read until
+         * refill_timer. */
+        uint64_t tokens, tokens_at;
+        sd_event_source *refill_timer;
         Execution *next, *prev;
 };
 
@@ -78,6 +83,7 @@ struct Relay {
         int lists_fd; /* the directory of the executions' lists, which the proxy's helper reads */
         struct sockaddr_in proxy;
         unsigned max_connections; /* one execution's connections at once */
+        uint64_t rate;            /* bytes a second one execution may relay, both ways; 0: no limit */
         uint32_t next_address;    /* the next of 127.64/10 to try */
         bool starved;             /* out of descriptors: the listening sources are off until one frees */
         Execution *executions;
@@ -86,6 +92,8 @@ struct Relay {
 /* egress-pipe.c: a connection accepted from a sandbox, relayed to the proxy. 0, or -errno (the
  * connection closed). */
 int pipe_start(Execution *x, int down);
+/* Each of x's connections watched again for what it can do now (its bandwidth refilled). */
+void pipes_rearm(Execution *x);
 /* Closes both ends and frees p, its bytes counted already. */
 void pipe_free(Pipe *p);
 

@@ -258,3 +258,32 @@ through() {
     cmp "$EG/relay/big.bin" "$EG/net/www-192.0.2.10/big.bin"
     jq -e '.usage.rx_bytes > 10485760 and .usage.rx_bytes < 10485760 + 4096' <<<"$out"
 }
+
+@test "through the relay: an execution's bandwidth is its limit (SANDBOXD_EGRESS_RATE_BYTES)" {
+    local pid start took_free took_limited
+    # Control: with the default limit (100 MiB/s), 10 MiB take well under what 2 MiB/s would.
+    start=$(date +%s%N)
+    through free www.egress.test curl -sS -m 60 -o "$EG/relay/free.bin" http://www.egress.test/big.bin
+    took_free=$((($(date +%s%N) - start) / 1000000))
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    [ "$took_free" -lt 3000 ]
+    # A relay of its own at 2 MiB/s: a second's worth at once, then 2 MiB a second, so the other 8
+    # MiB take 4 s at least; the file comes whole all the same.
+    ip netns exec sbxeg-proxy setsid setpriv --reuid=nobody --regid=nogroup --clear-groups \
+        env SANDBOXD_EGRESS_LISTS="$EG/lists" SANDBOXD_EGRESS_SOCKET="$EG/relay/slow.sock" SANDBOXD_EGRESS_PROXY=127.0.0.1:3128 \
+        SANDBOXD_EGRESS_AUDIT=127.0.0.1:3131 SANDBOXD_EGRESS_RATE_BYTES=2097152 "$BUILD/sandboxd-egress" >"$EG/slow.out" 2>&1 </dev/null &
+    pid=$!
+    for _ in $(seq 100); do
+        [ ! -S "$EG/relay/slow.sock" ] || break
+        sleep 0.05
+    done
+    start=$(date +%s%N)
+    out=$(ip netns exec sbxeg-sbx "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/slow.sock" "$EG/lists" slow www.egress.test -- \
+        curl -sS -m 60 -o "$EG/relay/slow.bin" http://www.egress.test/big.bin)
+    took_limited=$((($(date +%s%N) - start) / 1000000))
+    kill "$pid"
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    cmp "$EG/relay/slow.bin" "$EG/net/www-192.0.2.10/big.bin"
+    [ "$took_limited" -ge 3600 ]
+    jq -e '.usage.rx_bytes > 10485760' <<<"$out"
+}
