@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* One structured journal entry per request: what `journalctl REQUEST_ID=<X-Request-Id>` shows. */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/uio.h>
 #include <syslog.h>
 #include <time.h>
 
@@ -12,9 +15,32 @@
 #include "fcgi/request.h"
 #include "lib/time-util.h"
 
+/* The fields of an entry, at most. */
+#define AUDIT_FIELDS_MAX 24
+
+/* One field more of the entry, "NAME=value" formatted into fields[*n] (the caller frees them); a
+ * field that cannot be made (no memory) is left out. */
+static void field(struct iovec *iov, char **fields, size_t *n, const char *fmt, ...) {
+        va_list ap;
+        char *f = NULL;
+        int len;
+
+        va_start(ap, fmt);
+        len = vasprintf(&f, fmt, ap);
+        va_end(ap);
+        if (len < 0)
+                return;
+        fields[*n] = f;
+        iov[*n] = (struct iovec){.iov_base = f, .iov_len = (size_t) len};
+        (*n)++;
+}
+
 void audit_request(const Request *req) {
-        char exit_code[32] = "", cpu_ms[32] = "", memory_peak[32] = "", rx[32] = "", tx[32] = "";
+        char exit_code[32] = "", cpu_ms[32] = "", memory_peak[32] = "";
         int64_t duration_ms = req->duration_ms;
+        struct iovec iov[AUDIT_FIELDS_MAX];
+        char *fields[AUDIT_FIELDS_MAX];
+        size_t n = 0;
 
         if (req->has_exit_code)
                 (void) snprintf(exit_code, sizeof(exit_code), "%i", req->exit_code);
@@ -23,36 +49,35 @@ void audit_request(const Request *req) {
                 (void) snprintf(cpu_ms, sizeof(cpu_ms), "%lld", (long long) req->cpu_ms);
         if (req->memory_peak_bytes >= 0)
                 (void) snprintf(memory_peak, sizeof(memory_peak), "%lld", (long long) req->memory_peak_bytes);
-        /* Only for a request that asked for network. */
-        if (req->network_rx_bytes >= 0) {
-                (void) snprintf(rx, sizeof(rx), "%lld", (long long) req->network_rx_bytes);
-                (void) snprintf(tx, sizeof(tx), "%lld", (long long) req->network_tx_bytes);
-        }
         if (duration_ms < 0)
                 duration_ms = (int64_t) ((now_usec(CLOCK_MONOTONIC) - req->start_usec) / 1000);
 
-        (void) sd_journal_send("MESSAGE=%s %s: %i%s%s", req->route, req->id, req->status,
-                               req->error ? " " : "", req->error ? req->error : "",
-                               "MESSAGE_ID=" AUDIT_MESSAGE_ID,
-                               "PRIORITY=%i", req->status >= 500 ? LOG_WARNING : LOG_INFO,
-                               "SYSLOG_IDENTIFIER=sandboxd",
-                               "REQUEST_ID=%s", req->id,
-                               "ROUTE=%s", req->route,
-                               "SANDBOX_ID=%s", req->sandbox_id,
-                               "MACHINE_ID=%s", req->machine_id,
-                               "SESSION_ID=%s", req->session_id,
-                               "API_KEY=%s", req->key_name,
-                               "STATUS=%i", req->status,
-                               "EXIT_CODE=%s", exit_code,
-                               "DURATION_MS=%lld", (long long) duration_ms,
-                               "CPU_MS=%s", cpu_ms,
-                               "MEMORY_PEAK_BYTES=%s", memory_peak,
-                               "ERROR=%s", req->error ? req->error : "",
-                               "MCP_METHOD=%s", req->mcp_method,
-                               "MCP_TOOL=%s", req->mcp_tool,
-                               "NETWORK_RX_BYTES=%s", rx,
-                               "NETWORK_TX_BYTES=%s", tx,
-                               "NETWORK_HOSTS=%s", req->network_hosts ? req->network_hosts : "",
-                               "NETWORK_REFUSED=%s", req->network_refused ? req->network_refused : "",
-                               NULL);
+        field(iov, fields, &n, "MESSAGE=%s %s: %i%s%s", req->route, req->id, req->status, req->error ? " " : "", req->error ? req->error : "");
+        field(iov, fields, &n, "MESSAGE_ID=" AUDIT_MESSAGE_ID);
+        field(iov, fields, &n, "PRIORITY=%i", req->status >= 500 ? LOG_WARNING : LOG_INFO);
+        field(iov, fields, &n, "SYSLOG_IDENTIFIER=sandboxd");
+        field(iov, fields, &n, "REQUEST_ID=%s", req->id);
+        field(iov, fields, &n, "ROUTE=%s", req->route);
+        field(iov, fields, &n, "SANDBOX_ID=%s", req->sandbox_id);
+        field(iov, fields, &n, "MACHINE_ID=%s", req->machine_id);
+        field(iov, fields, &n, "SESSION_ID=%s", req->session_id);
+        field(iov, fields, &n, "API_KEY=%s", req->key_name);
+        field(iov, fields, &n, "STATUS=%i", req->status);
+        field(iov, fields, &n, "EXIT_CODE=%s", exit_code);
+        field(iov, fields, &n, "DURATION_MS=%lld", (long long) duration_ms);
+        field(iov, fields, &n, "CPU_MS=%s", cpu_ms);
+        field(iov, fields, &n, "MEMORY_PEAK_BYTES=%s", memory_peak);
+        field(iov, fields, &n, "ERROR=%s", req->error ? req->error : "");
+        field(iov, fields, &n, "MCP_METHOD=%s", req->mcp_method);
+        field(iov, fields, &n, "MCP_TOOL=%s", req->mcp_tool);
+        /* Only a request that asked for network has these: an entry without them had none. */
+        if (req->network_rx_bytes >= 0) {
+                field(iov, fields, &n, "NETWORK_RX_BYTES=%lld", (long long) req->network_rx_bytes);
+                field(iov, fields, &n, "NETWORK_TX_BYTES=%lld", (long long) req->network_tx_bytes);
+                field(iov, fields, &n, "NETWORK_HOSTS=%s", req->network_hosts ? req->network_hosts : "");
+                field(iov, fields, &n, "NETWORK_REFUSED=%s", req->network_refused ? req->network_refused : "");
+        }
+        (void) sd_journal_sendv(iov, (int) n);
+        for (size_t i = 0; i < n; i++)
+                free(fields[i]);
 }
