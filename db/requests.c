@@ -36,35 +36,16 @@ int db_request_begin(sqlite3 *db, const char *request_id, const char *route, con
         return db_request_begin_key(db, request_id, route, endpoint, worker_pid, NULL, false);
 }
 
-int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o) {
-        int r = db_run(db,
-                       "UPDATE requests SET sandbox_id = ?2, status = ?3, exit_code = ?4, duration_ms = ?5, error = ?6, "
-                       "machine_id = ?7, session_id = ?8, language = ?9, termination = ?10, cpu_ms = ?11, memory_peak_bytes = ?12, "
-                       "mcp_method = ?13, mcp_tool = ?14, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
-                       "tti?i?Ittttt?I?Itt", request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
-                       (int) (o->duration_ms >= 0), o->duration_ms, o->error, o->machine_id, o->session_id, o->language,
-                       db_termination_label(o->termination), (int) (o->cpu_ms >= 0), o->cpu_ms, (int) (o->memory_peak_bytes >= 0),
-                       o->memory_peak_bytes, o->mcp_method, o->mcp_tool);
-
-        if (r < 0)
-                return r;
-        return r == 1 ? 0 : -ENOENT;
-}
-
-typedef struct NetworkRecord {
+typedef struct Finish {
         const char *request_id;
-        const RequestNetwork *n;
-} NetworkRecord;
+        const RequestOutcome *o;
+} Finish;
 
-static int network_locked(sqlite3 *db, void *userdata) {
-        const NetworkRecord *m = userdata;
-        const RequestNetwork *n = m->n;
-        int r = db_run(db,
-                       "UPDATE requests SET network_rx_bytes = ?2, network_tx_bytes = ?3, network_hosts = ?4, network_refused = ?5 "
-                       "WHERE request_id = ?1",
-                       "tIItt", m->request_id, n->rx_bytes, n->tx_bytes, n->hosts, n->refused);
+/* The egress totals of a request that used the network. */
+static int network_totals(sqlite3 *db, const RequestNetwork *n) {
+        int r = 0;
 
-        if (r >= 0 && n->connections > 0)
+        if (n->connections > 0)
                 r = db_event_add(db, "egress_connection", "", n->connections);
         if (r >= 0 && n->refusals > 0)
                 r = db_event_add(db, "egress_refusal", "", n->refusals);
@@ -72,11 +53,39 @@ static int network_locked(sqlite3 *db, void *userdata) {
                 r = db_event_add(db, "egress_bytes", "rx", n->rx_bytes);
         if (r >= 0 && n->tx_bytes > 0)
                 r = db_event_add(db, "egress_bytes", "tx", n->tx_bytes);
-        return r < 0 ? r : 0;
+        return r;
 }
 
-int db_request_network(sqlite3 *db, const char *request_id, const RequestNetwork *n) {
-        return db_transaction(db, network_locked, &(NetworkRecord){request_id, n});
+static int finish_locked(sqlite3 *db, void *userdata) {
+        const Finish *f = userdata;
+        const RequestOutcome *o = f->o;
+        const RequestNetwork *n = o->network;
+        int r = db_run(db,
+                       "UPDATE requests SET sandbox_id = ?2, status = ?3, exit_code = ?4, duration_ms = ?5, error = ?6, "
+                       "machine_id = ?7, session_id = ?8, language = ?9, termination = ?10, cpu_ms = ?11, memory_peak_bytes = ?12, "
+                       "mcp_method = ?13, mcp_tool = ?14, network_rx_bytes = ?15, network_tx_bytes = ?16, network_hosts = ?17, "
+                       "network_refused = ?18, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE request_id = ?1",
+                       "tti?i?Ittttt?I?Itt?I?Itt", f->request_id, o->sandbox_id, o->status, (int) o->has_exit_code, o->exit_code,
+                       (int) (o->duration_ms >= 0), o->duration_ms, o->error, o->machine_id, o->session_id, o->language,
+                       db_termination_label(o->termination), (int) (o->cpu_ms >= 0), o->cpu_ms, (int) (o->memory_peak_bytes >= 0),
+                       o->memory_peak_bytes, o->mcp_method, o->mcp_tool, (int) !!n, n ? n->rx_bytes : 0, (int) !!n, n ? n->tx_bytes : 0,
+                       n ? n->hosts : NULL, n ? n->refused : NULL);
+
+        if (r < 0)
+                return r;
+        if (r != 1)
+                return -ENOENT;
+        return n ? network_totals(db, n) : 0;
+}
+
+int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o) {
+        const RequestNetwork *n = o->network;
+
+        /* A transaction of its own only where there are totals to add with the row: a request
+         * without network, or whose code opened no connection, writes its row alone, as before. */
+        if (n && (n->connections > 0 || n->refusals > 0 || n->rx_bytes > 0 || n->tx_bytes > 0))
+                return db_transaction(db, finish_locked, &(Finish){request_id, o});
+        return finish_locked(db, &(Finish){request_id, o});
 }
 
 int db_request_abandon(sqlite3 *db, int worker_pid, const char *error) {

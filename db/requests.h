@@ -22,6 +22,13 @@ typedef enum Termination {
  * TERMINATION_NONE and out of range. Pure. */
 const char *db_termination_label(Termination t);
 
+/* What a request's code did through the egress proxy (README, "Network: egress by name"). */
+typedef struct RequestNetwork {
+        int64_t rx_bytes, tx_bytes;
+        int64_t connections, refusals; /* made, and refused by the relay or the proxy */
+        const char *hosts, *refused;   /* comma-separated names; NULL: none */
+} RequestNetwork;
+
 /* How a request ended, for its row. Strings are borrowed; NULL stores NULL. */
 typedef struct RequestOutcome {
         const char *sandbox_id;
@@ -38,6 +45,7 @@ typedef struct RequestOutcome {
         int64_t memory_peak_bytes; /* < 0: not counted */
         const char *mcp_method;    /* a /mcp request's JSON-RPC method; NULL for none */
         const char *mcp_tool;      /* its tool, for tools/call; NULL for none */
+        const RequestNetwork *network; /* a request that asked for network; NULL for none */
 } RequestOutcome;
 
 /* Inserts the row of a request that has just arrived (status NULL: in flight), with the path of the
@@ -49,19 +57,9 @@ int db_request_begin(sqlite3 *db, const char *request_id, const char *route, con
 int db_request_begin_key(sqlite3 *db, const char *request_id, const char *route, const char *endpoint, int worker_pid, const char *key_name,
                          bool execution);
 
-/* Records how the request ended. */
+/* Records how the request ended; what its code did through the egress proxy, if anything, is added
+ * to the totals GET /metrics reports, in the same transaction. */
 int db_request_finish(sqlite3 *db, const char *request_id, const RequestOutcome *o);
-
-/* What a request's code did through the egress proxy (README, "Network: egress by name"). */
-typedef struct RequestNetwork {
-        int64_t rx_bytes, tx_bytes;
-        int64_t connections, refusals; /* made, and refused by the relay or the proxy */
-        const char *hosts, *refused;   /* comma-separated names; NULL: none */
-} RequestNetwork;
-
-/* Records it in the request's row, and adds it to the totals GET /metrics reports, in one
- * transaction. */
-int db_request_network(sqlite3 *db, const char *request_id, const RequestNetwork *n);
 
 /* Closes the rows that a dead worker (worker_pid 0: any worker) left in flight with status 502 and
  * the given error; returns how many it closed. */

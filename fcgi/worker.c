@@ -103,6 +103,12 @@ static void db_put(Worker *w, sqlite3 *db) {
 
 /* The request's end in its sqlite row (if it got one) and, always, its journald audit entry. */
 static void record(Request *req, Context *ctx, bool has_row) {
+        RequestNetwork n = {.rx_bytes = req->network_rx_bytes,
+                            .tx_bytes = req->network_tx_bytes,
+                            .connections = req->network_connections,
+                            .refusals = req->network_refusals,
+                            .hosts = req->network_hosts,
+                            .refused = req->network_refused};
         RequestOutcome o = {.sandbox_id = req->sandbox_id[0] ? req->sandbox_id : NULL,
                             .machine_id = req->machine_id[0] ? req->machine_id : NULL,
                             .status = req->status,
@@ -116,25 +122,14 @@ static void record(Request *req, Context *ctx, bool has_row) {
                             .cpu_ms = req->cpu_ms,
                             .memory_peak_bytes = req->memory_peak_bytes,
                             .mcp_method = req->mcp_method[0] ? req->mcp_method : NULL,
-                            .mcp_tool = req->mcp_tool[0] ? req->mcp_tool : NULL};
+                            .mcp_tool = req->mcp_tool[0] ? req->mcp_tool : NULL,
+                            .network = req->network_rx_bytes >= 0 ? &n : NULL};
         int r;
 
         if (has_row) {
                 r = db_request_finish(ctx->db, req->id, &o);
                 if (r < 0)
                         (void) log_error_errno(r, "Failed to record the end of the request: %s", db_errmsg(ctx->db));
-        }
-        if (has_row && req->network_rx_bytes >= 0) {
-                RequestNetwork n = {.rx_bytes = req->network_rx_bytes,
-                                    .tx_bytes = req->network_tx_bytes,
-                                    .connections = req->network_connections,
-                                    .refusals = req->network_refusals,
-                                    .hosts = req->network_hosts,
-                                    .refused = req->network_refused};
-
-                r = db_request_network(ctx->db, req->id, &n);
-                if (r < 0)
-                        (void) log_error_errno(r, "Failed to record what the request's code did through the egress proxy: %s", db_errmsg(ctx->db));
         }
         audit_request(req);
 }
