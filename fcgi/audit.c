@@ -25,6 +25,8 @@ static void field(struct iovec *iov, char **fields, size_t *n, const char *fmt, 
         char *f = NULL;
         int len;
 
+        if (*n >= AUDIT_FIELDS_MAX)
+                return;
         va_start(ap, fmt);
         len = vasprintf(&f, fmt, ap);
         va_end(ap);

@@ -70,13 +70,18 @@ int egress_link_start(EgressLink *l, int runner_fd, int client_fd, uint64_t dead
                 return -ENOMEM;
         text = json_object_to_json_string_length(reg, JSON_C_TO_STRING_PLAIN, &len);
         r = fd_send_one(l->fd, text, len, sock, 0);
+        /* Any failure to reach the relay (gone, restarted, its backlog full) is the relay's. */
         if (r < 0)
-                return r == -EAGAIN ? -EREMOTEIO : r;
+                return -EREMOTEIO;
+        l->registered = true;
         /* The relay watches the socket once it answers; what the code connected meanwhile waits in
          * the socket's backlog. */
         n = receive(l->fd, buf, sizeof(buf) - 1, client_fd, deadline, NULL);
-        if (n < 0)
+        if (n == -ETIME || n == -ECANCELED)
                 return (int) n;
+        l->answered = n >= 0;
+        if (n < 0)
+                return -EREMOTEIO;
         buf[n > 0 ? n : 0] = 0;
         ans = json_tokener_parse(buf);
         /* Refused, or gone: the relay will not carry this execution's traffic. */
@@ -120,11 +125,16 @@ static uint64_t count(struct json_object *j, const char *key) {
         return (uint64_t) json_object_get_int64(v);
 }
 
-/* The relay's report on fd, read into l. */
+/* The relay's report on fd, read into l: after its answer to the registration, if that was left
+ * unread (the execution was given up while it came). */
 static void report_read(EgressLink *l, char *buf) {
         cleanup_json struct json_object *ans = NULL;
-        ssize_t n = receive(l->fd, buf, EGRESS_REPORT_MAX, -1, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC, NULL);
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC;
+        ssize_t n;
 
+        if (l->registered && !l->answered && receive(l->fd, buf, EGRESS_REPORT_MAX, -1, deadline, NULL) <= 0)
+                return;
+        n = receive(l->fd, buf, EGRESS_REPORT_MAX, -1, deadline, NULL);
         if (n <= 0)
                 return;
         buf[n] = 0;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct Config Config;
@@ -11,6 +12,7 @@ struct json_object;
  * asked for; the sandbox's socket handed over once the runner sent it; ended with the execution. */
 typedef struct EgressLink {
         int fd; /* the relay's connection; -1: none */
+        bool registered, answered; /* the registration sent; the relay's answer to it read */
         /* What it is registered as, once the runner's socket came: the execution's or session's
          * name, for the relay's log, and its list (borrowed, both). */
         const char *id;

@@ -63,9 +63,9 @@ typedef struct Config {
          * request that asks for network: an edit holds from the next one. */
         const char *egress_allow_path;
         const char *egress_socket; /* the egress relay's (sandboxd-egress) */
-        /* The CA certificates code that asks for network trusts, in place of its image's: a PEM
+        /* CA certificates given to the clients of code that asks for network (README): a PEM
          * bundle bound read-only into every machine started while it exists (MACHINE_EGRESS_CA);
-         * absent or "": the image's own. */
+         * absent or "": the image's own only. */
         const char *egress_ca_bundle;
         const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;

@@ -63,13 +63,24 @@ static int audit_line_parse(char *line, AuditLine *ret) {
         return 0;
 }
 
-/* name into the set, unless it is there or the set is full. */
-static void names_add(char **set, unsigned *n, const char *name) {
+/* name into the set, unless it is there; one past AUDIT_NAMES_MAX is counted in *dropped, so
+ * that a record says it is not whole. */
+static void names_add(char **set, unsigned *n, unsigned *dropped, const char *name) {
         for (unsigned i = 0; i < *n; i++)
                 if (strcmp(set[i], name) == 0)
                         return;
-        if (*n < AUDIT_NAMES_MAX && (set[*n] = strdup(name)))
+        if (*n >= AUDIT_NAMES_MAX)
+                (*dropped)++;
+        else if ((set[*n] = strdup(name)))
                 (*n)++;
+}
+
+static void pending_drop(Execution *x, uint16_t port) {
+        for (size_t i = 0; i < x->n_pending; i++)
+                if (x->pending[i] == port) {
+                        x->pending[i] = x->pending[--x->n_pending];
+                        return;
+                }
 }
 
 static Execution *execution_by_address(Relay *r, struct in_addr a) {
@@ -84,17 +95,15 @@ static void audit_take(Relay *r, const AuditLine *l) {
 
         if (!x)
                 return; /* one that ended: its report went without it */
-        for (size_t i = 0; i < x->n_pending; i++)
-                if (x->pending[i] == l->port) {
-                        x->pending[i] = x->pending[--x->n_pending];
-                        break;
-                }
+        /* A step that decided nothing (a tunnel's peek) is not its connection's last line. */
+        if (l->refused || l->reached || !l->host[0])
+                pending_drop(x, l->port);
         if (l->refused)
                 x->refused++;
         if (l->host[0] && l->refused)
-                names_add(x->refused_hosts, &x->n_refused_hosts, l->host);
+                names_add(x->refused_hosts, &x->n_refused_hosts, &x->dropped_refused_hosts, l->host);
         else if (l->host[0] && l->reached)
-                names_add(x->hosts, &x->n_hosts, l->host);
+                names_add(x->hosts, &x->n_hosts, &x->dropped_hosts, l->host);
         if (x->ending && x->n_pending == 0)
                 execution_free(x, true);
 }
@@ -151,6 +160,9 @@ void audit_expect(Execution *x, uint16_t port) {
 
         if (x->relay->audit_fd < 0 || port == 0 || x->n_pending >= AUDIT_PENDING_MAX)
                 return;
+        for (size_t i = 0; i < x->n_pending; i++)
+                if (x->pending[i] == port)
+                        return;
         p = realloc(x->pending, (x->n_pending + 1) * sizeof(*p));
         if (!p)
                 return;
@@ -158,20 +170,31 @@ void audit_expect(Execution *x, uint16_t port) {
         x->pending[x->n_pending++] = port;
 }
 
-static struct json_object *names_json(char *const *set, unsigned n) {
+/* The set, and "+N more" last when N names did not fit. */
+static struct json_object *names_json(char *const *set, unsigned n, unsigned dropped) {
         struct json_object *a = json_object_new_array();
+        char more[32];
 
         for (unsigned i = 0; a && i < n; i++)
                 if (json_object_array_add(a, json_object_new_string(set[i])) < 0) {
                         json_object_put(a);
                         return NULL;
                 }
+        (void) snprintf(more, sizeof(more), "+%u more", dropped);
+        if (a && dropped > 0 && json_object_array_add(a, json_object_new_string(more)) < 0) {
+                json_object_put(a);
+                return NULL;
+        }
         return a;
 }
 
+void audit_forget(Execution *x, uint16_t port) {
+        pending_drop(x, port);
+}
+
 int audit_report(const Execution *x, struct json_object *j) {
-        if (json_object_object_add(j, "hosts", names_json(x->hosts, x->n_hosts)) < 0 ||
-            json_object_object_add(j, "refused_hosts", names_json(x->refused_hosts, x->n_refused_hosts)) < 0)
+        if (json_object_object_add(j, "hosts", names_json(x->hosts, x->n_hosts, x->dropped_hosts)) < 0 ||
+            json_object_object_add(j, "refused_hosts", names_json(x->refused_hosts, x->n_refused_hosts, x->dropped_refused_hosts)) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -32,13 +32,17 @@ static uint64_t budget(Execution *x) {
         if (rate == 0)
                 return UINT64_MAX;
         now = now_usec(CLOCK_MONOTONIC);
-        if (x->tokens_at == 0)
+        /* A second's worth at most: past a second idle, full, whatever the product would be. */
+        if (x->tokens_at == 0 || now - x->tokens_at >= USEC_PER_SEC) {
                 x->tokens = rate;
-        else
-                x->tokens += (now - x->tokens_at) * rate / USEC_PER_SEC;
-        if (x->tokens > rate)
-                x->tokens = rate;
-        x->tokens_at = now;
+                x->tokens_at = now;
+        } else {
+                uint64_t earned = (now - x->tokens_at) * rate / USEC_PER_SEC;
+
+                /* Only the time the earned bytes took is spent: refills a few µs apart earn theirs. */
+                x->tokens_at += earned * USEC_PER_SEC / rate;
+                x->tokens = x->tokens + earned > rate ? rate : x->tokens + earned;
+        }
         return x->tokens;
 }
 
@@ -192,6 +196,8 @@ void pipes_rearm(Execution *x) {
 void pipe_free(Pipe *p) {
         Execution *x = p->x;
 
+        if (p->connecting)
+                audit_forget(x, p->up_port);
         sd_event_source_disable_unref(p->down_source);
         sd_event_source_disable_unref(p->up_source);
         closep(&p->down);

@@ -7,7 +7,7 @@
  * HTTP_PROXY points) and its worker hands it here, with the execution's list, over one
  * SOCK_SEQPACKET connection that lasts as long as the execution:
  *
- *   worker -> relay   {"id": SANDBOX_ID, "allow": [ENTRY, ...]}, the listening socket alongside
+ *   worker -> relay   {"id": REQUEST_ID, "allow": [ENTRY, ...]}, the listening socket alongside
  *   relay -> worker   {"address": "127.64.x.y"} once the list is written and the socket watched,
  *                     or {"error": WHY}
  *   worker -> relay   {"end": true} when the execution ended (or the connection closes: the
@@ -21,6 +21,7 @@
  * written under that address (egress-acl.c). The code never reaches the proxy but through its own
  * socket, so it can neither widen its list nor speak as another execution. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -191,6 +192,10 @@ static int on_worker_end(sd_event_source *s, int fd, uint32_t revents, void *use
         (void) revents;
         if (n == -EAGAIN)
                 return 0;
+        /* A connection still open has its last transaction logged as it closes, now. */
+        for (Pipe *p = x->pipes; n > 0 && !x->ending && p; p = p->next)
+                if (!p->connecting)
+                        audit_expect(x, p->up_port);
         if (n <= 0 || x->n_pending == 0 || x->ending) {
                 execution_free(x, n > 0);
                 return 0;
@@ -462,7 +467,7 @@ static int relay_setup(Relay *r) {
         r->max_connections = (unsigned) m;
         errno = 0;
         r->rate = strtoull(rate, &end, 10);
-        if (errno || *end || rate[0] == '-')
+        if (errno || *end || !isdigit((unsigned char) rate[0]))
                 return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_RATE_BYTES=%s is not a number of bytes a second (0: no limit)", rate);
         if (parse_proxy(proxy, &r->proxy) < 0)
                 return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_PROXY=%s is not ADDRESS:PORT", proxy);

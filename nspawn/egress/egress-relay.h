@@ -60,6 +60,7 @@ struct Execution {
          * those refused, AUDIT_NAMES_MAX of each at most. */
         char *hosts[AUDIT_NAMES_MAX], *refused_hosts[AUDIT_NAMES_MAX];
         unsigned n_hosts, n_refused_hosts;
+        unsigned dropped_hosts, dropped_refused_hosts; /* names past AUDIT_NAMES_MAX */
         /* The ports of its connections to the proxy that the log has not named yet: once the worker
          * said the end, it is answered when none is left, or after AUDIT_WAIT_USEC. */
         uint16_t *pending;
@@ -100,8 +101,11 @@ void pipe_free(Pipe *p);
 /* egress-audit.c: the proxy's log, one line a datagram ("ADDRESS PORT STATUS HOST BUMP_MODE"),
  * read at address (ADDRESS:PORT on loopback) into the executions it names. 0 or -errno. */
 int audit_open(Relay *r, const char *address);
-/* A connection of x's to the proxy, from port: awaited in the log. */
+/* A connection of x's to the proxy, from port: awaited in the log (once; again at the end for one
+ * still open, whose last transaction is logged as it closes). audit_forget(): one that never
+ * reached the proxy, which logs nothing of it. */
 void audit_expect(Execution *x, uint16_t port);
+void audit_forget(Execution *x, uint16_t port);
 /* x's names and counts, for its report. */
 int audit_report(const Execution *x, struct json_object *j);
 /* What x holds for its audit, freed. */

@@ -249,7 +249,7 @@ def _sandboxd_run():
         # without Debian's refusal of an "externally managed" Python: nothing here is the system's
         # to break.
         os.environ["PIP_BREAK_SYSTEM_PACKAGES"] = "1"
-        # The operator's CA bundle, in place of the image's, where the machine has one
+        # The operator's CA bundle, given to each client where the machine has one
         # (SANDBOXD_EGRESS_CA_BUNDLE, bound at MACHINE_EGRESS_CA): for OpenSSL and Python's ssl,
         # requests and pip, curl, node and npm.
         ca = "/run/sandboxd-egress/ca.pem"
