@@ -130,24 +130,12 @@ static int on_audit(sd_event_source *s, int fd, uint32_t revents, void *userdata
 }
 
 int audit_open(Relay *r, const char *address) {
-        struct sockaddr_in sa = {.sin_family = AF_INET};
-        char host[INET_ADDRSTRLEN];
-        const char *colon = strrchr(address, ':');
+        struct sockaddr_in sa;
         cleanup_close int fd = -1;
-        unsigned long port;
-        char *end = NULL;
 
-        if (!colon || (size_t) (colon - address) >= sizeof(host))
-                return -EINVAL;
-        memcpy(host, address, (size_t) (colon - address));
-        host[colon - address] = 0;
-        errno = 0;
-        port = strtoul(colon + 1, &end, 10);
         /* Loopback only: nothing from outside the host is read as the proxy's. */
-        if (errno || *end || port == 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
-            (ntohl(sa.sin_addr.s_addr) >> 24) != 127)
+        if (relay_parse_address(address, &sa) < 0 || (ntohl(sa.sin_addr.s_addr) >> 24) != 127)
                 return -EINVAL;
-        sa.sin_port = htons((uint16_t) port);
         fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0 || bind(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return -errno;

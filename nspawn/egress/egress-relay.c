@@ -408,7 +408,7 @@ static int open_listener(const char *path) {
         return TAKE_FD(fd);
 }
 
-static int parse_proxy(const char *s, struct sockaddr_in *ret) {
+int relay_parse_address(const char *s, struct sockaddr_in *ret) {
         char host[INET_ADDRSTRLEN];
         const char *colon = strrchr(s, ':');
         unsigned long port;
@@ -469,7 +469,7 @@ static int relay_setup(Relay *r) {
         r->rate = strtoull(rate, &end, 10);
         if (errno || *end || !isdigit((unsigned char) rate[0]))
                 return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_RATE_BYTES=%s is not a number of bytes a second (0: no limit)", rate);
-        if (parse_proxy(proxy, &r->proxy) < 0)
+        if (relay_parse_address(proxy, &r->proxy) < 0)
                 return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_PROXY=%s is not ADDRESS:PORT", proxy);
         if (mkdir(lists, 0755) < 0 && errno != EEXIST)
                 return log_error_errno(errno, "Egress: failed to make %s", lists);

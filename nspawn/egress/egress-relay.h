@@ -111,6 +111,9 @@ int audit_report(const Execution *x, struct json_object *j);
 /* What x holds for its audit, freed. */
 void audit_free(Execution *x);
 
+/* egress-relay.c: "ADDRESS:PORT" (IPv4) into *ret: 0 or -EINVAL. */
+int relay_parse_address(const char *s, struct sockaddr_in *ret);
+
 /* egress-relay.c: the report to x's worker, and x freed (report false: no report). */
 void execution_free(Execution *x, bool report);
 
