@@ -48,6 +48,44 @@ _allowed = _read_allow_list()
 del _read_allow_list
 
 
+def _egress_prepare():
+    # The environment of code that asked for network, made in the zygote, once, after the preloaded
+    # modules (zygote-setup.py calls this, and so has anything they set in it): set in a
+    # sandbox name by name, it cost a millisecond and more of each execution's start (each new
+    # object and string a page the process copies from the zygote's). Its only way out is the
+    # egress proxy, on the sandbox's own loopback (the runner's socket, relayed outside), named
+    # where pip, npm, curl, requests and urllib look; the sandbox's own loopback stays direct.
+    # pip installs into the code's own home (--user, or by itself: the image is read-only) without
+    # Debian's refusal of an "externally managed" Python: nothing here is the system's to break.
+    # The operator's CA bundle (SANDBOXD_EGRESS_CA_BUNDLE, bound at MACHINE_EGRESS_CA when the
+    # machine started, before this zygote) is named for OpenSSL and Python's ssl, requests and pip,
+    # curl, node and npm.
+    global _egress_items, _egress_data
+    proxy, local = b"http://127.0.0.1:3128", b"localhost,127.0.0.1,::1"
+    extra = {k: proxy for k in (b"HTTP_PROXY", b"HTTPS_PROXY", b"http_proxy", b"https_proxy", b"npm_config_proxy",
+                                 b"npm_config_https_proxy")}
+    extra.update({b"NO_PROXY": local, b"no_proxy": local, b"PIP_BREAK_SYSTEM_PACKAGES": b"1"})
+    ca = b"/run/sandboxd-egress/ca.pem"
+    if os.path.isfile(ca):
+        extra.update((k, ca) for k in (b"SSL_CERT_FILE", b"REQUESTS_CA_BUNDLE", b"PIP_CERT", b"CURL_CA_BUNDLE",
+                                       b"NODE_EXTRA_CA_CERTS", b"npm_config_cafile"))
+    # os.environ's mapping, whole, for a sandbox to take as it is (None where this Python keeps it
+    # otherwise: then set name by name).
+    data = getattr(os.environ, "_data", None)
+    data = dict(data) if isinstance(data, dict) else None
+    if data is not None:
+        data.update(extra)
+    # glibc keeps every NAME=VALUE that setenv() made and finds it again: made here, before any
+    # fork, and taken back out of this environment, a sandbox's os.putenv() only links it in.
+    for k, v in extra.items():
+        os.putenv(k, v)
+        os.unsetenv(k)
+    _egress_items, _egress_data = tuple(extra.items()), data
+
+
+_egress_items, _egress_data = (), None
+
+
 # A session's bash: each code evaluated in the shell itself, so that cd, variables, exports and
 # functions persist; its $? on the done pipe. The runner's descriptors move out of the code's way
 # (62, 63). read -N counts characters: in the C locale, those are the bytes LENGTH counts. The loop
@@ -236,26 +274,18 @@ def _sandboxd_run():
             tempfile._name_sequence = None
 
     def proxy_environment():
-        # The execution asked for network: its only way out is the egress proxy, on the sandbox's own
-        # loopback (the runner's socket, relayed outside). Named where pip, npm, curl, requests and
-        # urllib look; the sandbox's own loopback stays direct. Set before node or bash start, which
-        # take the environment with them.
-        proxy = "http://127.0.0.1:3128"
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "npm_config_proxy", "npm_config_https_proxy"):
-            os.environ[name] = proxy
-        for name in ("NO_PROXY", "no_proxy"):
-            os.environ[name] = "localhost,127.0.0.1,::1"
-        # pip installs into the code's own home (--user, or by itself: the image is read-only)
-        # without Debian's refusal of an "externally managed" Python: nothing here is the system's
-        # to break.
-        os.environ["PIP_BREAK_SYSTEM_PACKAGES"] = "1"
-        # The operator's CA bundle, given to each client where the machine has one
-        # (SANDBOXD_EGRESS_CA_BUNDLE, bound at MACHINE_EGRESS_CA): for OpenSSL and Python's ssl,
-        # requests and pip, curl, node and npm.
-        ca = "/run/sandboxd-egress/ca.pem"
-        if os.path.isfile(ca):
-            for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "npm_config_cafile"):
-                os.environ[name] = ca
+        # The execution asked for network: the environment made for it in the zygote
+        # (_egress_prepare()), put in place of os.environ's and in the C environment that node,
+        # bash and every program the code starts take with them.
+        if not _egress_items:
+            _egress_prepare()
+        if _egress_data is not None:
+            os.environ._data = _egress_data
+        else:
+            for k, v in _egress_items:
+                os.environ[os.fsdecode(k)] = os.fsdecode(v)
+        for k, v in _egress_items:
+            os.putenv(k, v)
 
     def run():
         try:

@@ -26,6 +26,8 @@ def _sandboxd_setup(allow_path, preload):
         except BaseException:
             print("sandboxd-zygote: could not preload %s:" % name, file=sys.stderr)
             sys.excepthook(*sys.exc_info())
+    # The environment of code with network, made now that nothing else is to change the zygote's.
+    namespace["_egress_prepare"]()
 
     def _immortalize(gc):
         """Makes every object the zygote holds immortal, as CPython 3.12 and 3.13 make their static

@@ -49,23 +49,29 @@ requests_to() {
 }
 
 @test "an execution reaches the names it asked for through the proxy, nothing else; usage counts the bytes" {
-    fetch '["www.egress.test"]' 'import os, urllib.request, urllib.error
+    fetch '["www.egress.test"]' 'import os, subprocess, urllib.request, urllib.error
 print(urllib.request.urlopen("http://www.egress.test/index.html", timeout=10).read().decode().strip())
 try:
     urllib.request.urlopen("http://other.egress.test/index.html", timeout=10)
 except urllib.error.HTTPError as e:
     print("other", e.code)
-print(os.environ["HTTPS_PROXY"], os.environ["no_proxy"])'
+print(os.environ["HTTPS_PROXY"], os.environ["no_proxy"])
+print(subprocess.run(["/bin/sh", "-c", "echo \"[$https_proxy]\""], capture_output=True, text=True).stdout.strip())'
     expect_status 200
+    # The proxy is in os.environ and in the environment of the programs the code starts.
     [ "$(field .stdout)" = "hello from 192.0.2.10
 other 403
-http://127.0.0.1:3128 localhost,127.0.0.1,::1" ]
+http://127.0.0.1:3128 localhost,127.0.0.1,::1
+[http://127.0.0.1:3128]" ]
     [ "$(field .exit_code)" = 0 ]
     jq -e '.usage.network_rx_bytes > 300 and .usage.network_tx_bytes > 100' <<<"$body"
     # Without "network", nothing of it: no proxy in the environment, and no usage fields.
-    execute "$(code_json 'import os; print(os.environ.get("HTTP_PROXY"))')"
+    execute "$(code_json 'import os, subprocess
+print(os.environ.get("HTTP_PROXY"))
+print(subprocess.run(["/bin/sh", "-c", "echo \"[$https_proxy]\""], capture_output=True, text=True).stdout.strip())')"
     expect_status 200
-    [ "$(field .stdout)" = None ]
+    [ "$(field .stdout)" = "None
+[]" ]
     jq -e '.usage | has("network_rx_bytes") | not' <<<"$body"
 }
 
