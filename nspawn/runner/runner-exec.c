@@ -54,6 +54,10 @@ typedef struct Sandbox {
         int report;
         int mnt;
         int net;    /* its network namespace */
+        /* Its proxy port (runner_egress_listen()), bound while the machine waits: the execution
+         * that asks for network is handed it without binding it on its way in; one that does not
+         * has it closed before its code starts. -1 where it could not be made ahead. */
+        int egress;
         int code_w; /* the code process's fd 3 */
         int out_r;
         int err_r;
@@ -64,7 +68,7 @@ typedef struct Sandbox {
         unsigned cgroup; /* its cgroups' number (cgroup.h); 0: it has none */
 } Sandbox;
 
-#define SANDBOX_NULL ((Sandbox){.init = -1, .report = -1, .mnt = -1, .net = -1, .code_w = -1, .out_r = -1, .err_r = -1})
+#define SANDBOX_NULL ((Sandbox){.init = -1, .report = -1, .mnt = -1, .net = -1, .egress = -1, .code_w = -1, .out_r = -1, .err_r = -1})
 
 /* The execution server's state, beyond the machine's (Runner). */
 typedef struct ExecServer {
@@ -84,6 +88,7 @@ static void sandbox_done(Sandbox *sb) {
         closep(&sb->report);
         closep(&sb->mnt);
         closep(&sb->net);
+        closep(&sb->egress);
         closep(&sb->code_w);
         closep(&sb->out_r);
         closep(&sb->err_r);
@@ -198,17 +203,19 @@ static int sandbox_prepare(ExecServer *x, Sandbox *ret, Zygote *z) {
                 sandbox_done(&sb);
                 return r;
         }
+        (void) runner_egress_listen(x->runner, sb.net, &sb.egress);
         if (next_prepared(x))
                 (void) sandbox_start(&sb, next_prepared(x), "none", false);
         *ret = sb;
         return 0;
 }
 
-/* First on the worker's connection, before any output: the sandbox's socket, or the mark alone if
- * none could be made (the worker then gives up the execution). */
-static int egress_hand_over(const Runner *r, const Sandbox *sb, int conn, Error *reterr) {
-        cleanup_close int lfd = -1;
-        int k = runner_egress_listen(r, sb->net, &lfd);
+/* First on the worker's connection, before any output: the sandbox's socket (the one made ahead, or
+ * one made now), or the mark alone if none could be made (the worker then gives up the execution).
+ * The runner keeps none: the relay holds it for the execution's length. */
+static int egress_hand_over(const Runner *r, Sandbox *sb, int conn, Error *reterr) {
+        cleanup_close int lfd = TAKE_FD(sb->egress);
+        int k = lfd >= 0 ? 0 : runner_egress_listen(r, sb->net, &lfd);
 
         if (runner_egress_send(conn, lfd) < 0)
                 return -EPIPE;
@@ -454,7 +461,8 @@ static int run(ExecServer *x, const RunnerRequest *rq, int *conn, struct json_ob
                 r = egress_hand_over(x->runner, c, *conn, reterr);
                 if (r < 0)
                         return r;
-        }
+        } else
+                closep(&c->egress); /* no port in its network namespace, before any of its code runs */
         if (present(files)) {
                 r = sandbox_fs_enter(x->runner, c);
                 if (r < 0)
