@@ -108,6 +108,26 @@ except urllib.error.HTTPError as e:
     jq -e 'has("NETWORK_RX_BYTES") or has("NETWORK_HOSTS") | not' "$BATS_TEST_TMPDIR/entry"
 }
 
+@test "code without network finds no proxy port, though its sandbox was made with one bound" {
+    local probe='import socket
+try:
+    socket.create_connection(("127.0.0.1", 3128), timeout=5).close()
+    print("connected")
+except ConnectionRefusedError:
+    print("refused")'
+    # Positive control: asked for, the port takes a connection.
+    fetch '["www.egress.test"]' "$probe"
+    expect_status 200
+    [ "$(field .stdout)" = connected ]
+    # Not asked for: every sandbox is made ahead with its port bound, closed before code without
+    # network runs. Several in a row, so that each machine serves one.
+    for _ in 1 2 3 4; do
+        execute "$(code_json "$probe")"
+        expect_status 200
+        [ "$(field .stdout)" = refused ]
+    done
+}
+
 @test "the sandbox has no route of its own and no resolver, only the proxy" {
     fetch '["www.egress.test"]' 'import socket, urllib.request
 print(len(urllib.request.urlopen("http://www.egress.test/index.html", timeout=10).read()))
