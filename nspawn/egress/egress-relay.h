@@ -21,13 +21,17 @@ typedef struct Pipe Pipe;
 /* The ports awaited at most, per execution: past that, they are not waited for. */
 #define AUDIT_PENDING_MAX 256
 
-/* What each relayed connection buffers in each direction. */
-#define PIPE_BUFFER_BYTES (64U << 10)
+/* What each relayed connection buffers in each direction: a kernel pipe's bytes at most. */
+#define PIPE_BUFFER_BYTES (256U << 10)
 
+/* One direction's bytes in transit: a kernel pipe that splice() fills from one socket and drains
+ * into the other, so that the bytes are never copied through the relay. */
 typedef struct PipeBuffer {
-        char data[PIPE_BUFFER_BYTES];
-        size_t start, end; /* the bytes not yet written: data[start, end) */
-        bool eof;          /* its reader's side ended; once empty, the writer's side is shut */
+        int r, w;    /* the pipe's ends */
+        size_t len;  /* the bytes in it */
+        size_t size; /* its capacity */
+        bool full;   /* a splice into it found no room though len < size: it holds smaller pieces */
+        bool eof;    /* its reader's side ended; once empty, the writer's side is shut */
 } PipeBuffer;
 
 /* One of a sandbox's connections: its end (down, in the sandbox's network namespace) and the one
