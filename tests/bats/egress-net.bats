@@ -187,6 +187,12 @@ except OSError as e:
 /run/sandboxd-egress/ca.pem True
 other refused" ]
     jq -e '.usage.network_rx_bytes > 500' <<<"$body"
+    # curl from bash, as code's own curl: the proxy and the bundle from the environment alone.
+    execute "$(jq -cn '{language: "bash", network: {allow: ["www.egress.test"]},
+        code: "curl -sS https://www.egress.test/index.html; curl -sS -o /dev/null https://other.egress.test/index.html 2>/dev/null || echo \"other refused\""}')"
+    expect_status 200
+    [ "$(field .stdout)" = "hello from 192.0.2.10
+other refused" ] || { echo "$body" >&2; false; }
 }
 
 # index_gets TEXT: how many requests the test package index served whose line holds TEXT.

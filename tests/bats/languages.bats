@@ -432,13 +432,15 @@ sqlite3 t.db "CREATE TABLE t(x); INSERT INTO t VALUES (6 * 7); SELECT x FROM t"
 printf "a b\nc d\n" | gawk "{ print \$2 }" | sed "s/d/D/" | grep -c .
 file -b --mime-type t.db
 find . -name "*.db"
-python3 -c "import dateutil, openpyxl, scipy, sympy, PIL; print(sympy.factorint(360))"'
+python3 -c "import dateutil, openpyxl, scipy, sympy, PIL; print(sympy.factorint(360))"
+curl --version | head -n 1 | cut -d " " -f 1'
     [ "$(field .stdout)" = '[2,4,6]
 42
 2
 application/vnd.sqlite3
 ./t.db
-{2: 3, 3: 2, 5: 1}' ] || { echo "$body" >&2; false; }
+{2: 3, 3: 2, 5: 1}
+curl' ] || { echo "$body" >&2; false; }
 }
 
 @test "GET /v1/runtimes names each language's version and packages, as the sandbox reports them" {
