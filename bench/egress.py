@@ -7,10 +7,10 @@ namespaces: nothing leaves the machine).
   K1 an execution that asks for network (so its sandbox gets its proxy socket, the relay a list and
      the code its environment) but opens no connection, next to the same execution without network,
      interleaved: the medians and their difference (target: at most 1 ms more)
-  K2 10 MiB over HTTP and over HTTPS from the test host: from inside a sandbox through the
-     runner's socket, the relay and Squid (the code times its own download, urllib), next to curl
-     in the proxy's namespace straight to the host, and to the same urllib download there; medians
-     and the speed ratios (target: at least 0.5 of curl's)
+  K2 10 MiB over HTTP and over HTTPS from the test host, by curl and by Python's urllib: from
+     inside a sandbox through the runner's socket, the relay and Squid (each client times its own
+     download), next to the same client in the proxy's namespace straight to the host; medians and
+     the speed ratios (target: curl in a sandbox at least 0.5 of curl's speed straight)
 
 Usage: bench/egress.py [--url URL] [-n N]; bench/run runs it with --egress. Needs root, the stack up
 with egress installed (Squid), and sandboxd-host. Exit status 1 when an execution fails.
@@ -57,18 +57,26 @@ def ms(x):
 
 
 def k2(url, host, state, scheme):
-    """5 downloads of 10 MiB over scheme each way: inside a sandbox (through the relay and Squid; over
-    HTTPS a tunnel, the test CA trusted through the operator's bundle that tests/egress/stack
-    installs), by curl and by the same urllib in the proxy's namespace, straight to the host."""
-    inside, curl, bare = [], [], []
+    """9 downloads of 10 MiB over scheme each way: inside a sandbox by curl and by urllib (through the
+    relay and Squid; over HTTPS a tunnel, the test CA trusted through the operator's bundle that
+    tests/egress/stack installs), by curl and by the same urllib in the proxy's namespace, straight
+    to the host."""
+    inside, inside_curl, curl, bare = [], [], [], []
     code = DOWNLOAD.replace("http://", scheme + "://")
     ca = os.path.join(state, "net", "ca.pem")
-    for _ in range(5):
+    for _ in range(9):
         _, out = execute(url, {"code": code, "network": {"allow": ["www.egress.test"]}})
         size, secs = out["stdout"].split()
         if int(size) != BIG:
             raise RuntimeError("the download came short: %s bytes" % size)
         inside.append(float(secs))
+        # curl finds the proxy and the bundle in its environment, as code's own curl would.
+        _, out = execute(url, {"language": "bash", "network": {"allow": ["www.egress.test"]},
+                               "code": "curl -sS -o /dev/null -w '%%{size_download} %%{time_total}' %s://www.egress.test/big.bin" % scheme})
+        size, secs = out["stdout"].split()
+        if int(size) != BIG:
+            raise RuntimeError("curl's download in a sandbox came short: %s bytes" % size)
+        inside_curl.append(float(secs))
         r = subprocess.run([host, "exec", "ip", "netns", "exec", "sbxeg-proxy", "curl", "-sS", "-o", "/dev/null", "--cacert", ca,
                             "--resolve", "www.egress.test:443:192.0.2.10", "--resolve", "www.egress.test:80:192.0.2.10",
                             "-w", "%{size_download} %{time_total}", scheme + "://www.egress.test/big.bin"],
@@ -83,7 +91,7 @@ def k2(url, host, state, scheme):
         r = subprocess.run([host, "exec", "ip", "netns", "exec", "sbxeg-proxy", "env", "SSL_CERT_FILE=" + ca, "/usr/bin/python3", "-c",
                             straight], check=True, capture_output=True, text=True)
         bare.append(float(r.stdout.split()[1]))
-    return inside, curl, bare
+    return inside, inside_curl, curl, bare
 
 
 def run(url, n, host="sandboxd-host"):
@@ -91,9 +99,12 @@ def run(url, n, host="sandboxd-host"):
     subprocess.run([STACK, "up", state], check=True, env=dict(os.environ, SANDBOXD_HOST=shutil.which(host) or host))
     try:
         plain, egress = [], []
-        for _ in range(n):
-            plain.append(execute(url, {"code": CODE})[0])
-            egress.append(execute(url, {"code": CODE, "network": {"allow": ["www.egress.test"]}})[0])
+        # In pairs, each one's order the other's reverse: neither goes always first, after the
+        # same kind of work.
+        for i in range(n):
+            for with_network in ((False, True) if i % 2 == 0 else (True, False)):
+                body = {"code": CODE, "network": {"allow": ["www.egress.test"]}} if with_network else {"code": CODE}
+                (egress if with_network else plain).append(execute(url, body)[0])
         downloads = {scheme: k2(url, host, state, scheme) for scheme in ("http", "https")}
     finally:
         subprocess.run([STACK, "down", state], env=dict(os.environ, SANDBOXD_HOST=shutil.which(host) or host))
@@ -105,17 +116,21 @@ def run(url, n, host="sandboxd-host"):
     for name, xs in (("K1 sandboxd print(2**32), no network", plain),
                      ("K1 the same asking for network, no connection", egress)):
         print("| %s | %d | %s | %s |" % (name, len(xs), ms(statistics.median(xs)), ms(sorted(xs)[int(0.9 * (len(xs) - 1))])))
-    for scheme, (inside, curl, bare) in downloads.items():
-        for name, xs in (("K2 10 MiB over %s inside a sandbox, through the relay and Squid" % scheme, inside),
+    for scheme, (inside, inside_curl, curl, bare) in downloads.items():
+        for name, xs in (("K2 10 MiB over %s by curl inside a sandbox, through the relay and Squid" % scheme, inside_curl),
                          ("K2 10 MiB over %s by curl in the proxy's namespace, straight" % scheme, curl),
-                         ("K2 10 MiB over %s by the same urllib there, straight" % scheme, bare)):
+                         ("K2 10 MiB over %s by urllib inside a sandbox, through the relay and Squid" % scheme, inside),
+                         ("K2 10 MiB over %s by the same urllib in the proxy's namespace, straight" % scheme, bare)):
             print("| %s | %d | %s | %s |" % (name, len(xs), ms(statistics.median(xs)), ms(max(xs))))
     extra = statistics.median(egress) - statistics.median(plain)
+    pairwise = statistics.median(e - p for e, p in zip(egress, plain))
     print()
-    print("K1 asking for network costs %s ms more at the median (target <= 1 ms)" % ms(extra))
-    for scheme, (inside, curl, bare) in downloads.items():
-        print("K2 over %s: download speed through the proxy / curl's: %.2f (target >= 0.5), / the same urllib's: %.2f"
-              % (scheme, statistics.median(curl) / statistics.median(inside), statistics.median(bare) / statistics.median(inside)))
+    print("K1 asking for network costs %s ms more at the median (target <= 1 ms); the median of the pairs' differences: %s ms"
+          % (ms(extra), ms(pairwise)))
+    for scheme, (inside, inside_curl, curl, bare) in downloads.items():
+        print("K2 over %s: curl's speed through the proxy / straight: %.2f (target >= 0.5); urllib's: %.2f; urllib in a sandbox / curl straight: %.2f"
+              % (scheme, statistics.median(curl) / statistics.median(inside_curl), statistics.median(bare) / statistics.median(inside),
+                 statistics.median(curl) / statistics.median(inside)))
     return True
 
 
