@@ -70,8 +70,27 @@ static const char *state_word(const Session *s) {
         return strcmp(s->state, "pausing") == 0 ? "paused" : s->state;
 }
 
-/* The session object: the whole one, or (brief) the part reference 002 puts in a run's response. */
-static struct json_object *session_json(const Session *s, bool brief) {
+/* What a session made with network may reach, as its create asked: "network": {"allow": [...]}
+ * in o. Nothing for one made without. */
+static int add_network(struct json_object *o, sqlite3 *db, const char *id) {
+        cleanup_free char *text = NULL;
+        cleanup_json struct json_object *network = NULL, *allow = NULL;
+        int r = db_session_network(db, id, &text);
+
+        if (r < 0 || !text)
+                return r == -ENOENT ? 0 : r;
+        allow = json_tokener_parse(text);
+        network = json_object_new_object();
+        if (!json_object_is_type(allow, json_type_array) || !network)
+                return -EBADMSG;
+        if (json_object_object_add(network, "allow", TAKE_PTR(allow)) < 0 || json_object_object_add(o, "network", TAKE_PTR(network)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* The session object: the whole one (with db, its network too), or (brief) the part reference 002
+ * puts in a run's response. */
+static struct json_object *session_json(const Session *s, bool brief, sqlite3 *db) {
         cleanup_json struct json_object *o = json_object_new_object();
 
         if (!o)
@@ -85,6 +104,8 @@ static struct json_object *session_json(const Session *s, bool brief) {
             (!brief && json_object_object_add(o, "ttl_s", json_object_new_int64(s->ttl_s)) < 0))
                 return NULL;
         if (!brief && s->paused_at > 0 && json_object_object_add(o, "paused_at", time_json(s->paused_at)) < 0)
+                return NULL;
+        if (!brief && db && add_network(o, db, s->id) < 0)
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -177,7 +198,7 @@ static int run_response(Request *req, Context *ctx, const char *id, const Sessio
         r = db_session_get(ctx->db, id, &s);
         if (r < 0)
                 return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        session = session_json(&s, true);
+        session = session_json(&s, true, NULL);
         if (!session || json_object_object_add(session, "state_reset", json_object_new_boolean(e->state_reset)) < 0)
                 return -ENOMEM;
         if (json_object_object_add(result, "stdout", json_object_get(e->stdout_text)) < 0 ||
@@ -681,7 +702,7 @@ static int session_create(Request *req, Context *ctx) {
         r = db_session_get(ctx->db, id, &s);
         if (r < 0)
                 return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        out = session_json(&s, false);
+        out = session_json(&s, false, ctx->db);
         return out ? reply_json(req, 201, out) : -ENOMEM;
 }
 
@@ -703,7 +724,7 @@ static int session_list(Request *req, Context *ctx) {
         if (r < 0)
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
         for (size_t i = 0; i < n; i++)
-                if (session_visible(req, ctx, &sessions[i]) && json_object_array_add(list, session_json(&sessions[i], false)) < 0)
+                if (session_visible(req, ctx, &sessions[i]) && json_object_array_add(list, session_json(&sessions[i], false, ctx->db)) < 0)
                         return -ENOMEM;
         if (json_object_object_add(out, "sessions", TAKE_PTR(list)) < 0)
                 return -ENOMEM;
@@ -780,7 +801,7 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
         session_turn_give(&turn);
         if (r < 0)
                 return session_error(req, ctx, r, &err);
-        out = session_json(&s, false);
+        out = session_json(&s, false, ctx->db);
         if (!out || (!pause && json_object_object_add(out, "state_reset", json_object_new_boolean(reset || s.state_reset)) < 0))
                 return -ENOMEM;
         return reply_json(req, 200, out);
@@ -810,7 +831,7 @@ int route_sessions(Request *req, Context *ctx) {
         case SESSION_ONE:
                 if (strcmp(req->method, "DELETE") == 0)
                         return session_delete(req, ctx, route.id);
-                out = session_json(&s, false);
+                out = session_json(&s, false, ctx->db);
                 return out ? reply_json(req, 200, out) : -ENOMEM;
         case SESSION_RUN:
         case SESSION_EXEC:

@@ -242,6 +242,10 @@ in_session() {
     new_session '{"network": {"allow": ["www.egress.test"]}}'
     in_session "$sid" run '{"language": "bash", "code": "python3 -c \"import urllib.request; print(urllib.request.urlopen(\\\"http://www.egress.test/index.html\\\", timeout=10).status)\""}'
     [ "$(field .result.stdout)" = 200 ]
+    # The session says what it was made to reach, in its create's words.
+    api GET "/v1/sessions/$sid"
+    expect_status 200
+    [ "$(jq -c .network <<<"$body")" = '{"allow":["www.egress.test"]}' ]
     # The operator takes the name back: the session's next run is refused, and no code runs.
     egress_allow_save
     printf 'pkg.egress.test\n' >/etc/sandboxd/egress.allow
@@ -254,4 +258,7 @@ in_session() {
     in_session "$sid" run '{"language": "bash", "code": "echo \"[${HTTPS_PROXY:-none}]\""}'
     [ "$(field .result.stdout)" = "[none]" ]
     jq -e '.usage | has("network_rx_bytes") | not' <<<"$body"
+    api GET "/v1/sessions/$sid"
+    expect_status 200
+    jq -e 'has("network") | not' <<<"$body"
 }
