@@ -31,6 +31,7 @@
 #include "lib/config.h"
 #include "lib/daemon.h"
 #include "lib/fd-util.h"
+#include "lib/listen-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "nspawn/broker/broker.h"
@@ -329,21 +330,7 @@ void broker_close_for_child(Broker *b) {
 /* The socket systemd passes (sandboxd-broker.socket); without socket activation (development), one
  * of our own. Anyone may connect: peers are checked with SO_PEERCRED. */
 static int open_listener(void) {
-        struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = BROKER_SOCKET};
-        cleanup_close int fd = -1;
-        int n = sd_listen_fds(1);
-
-        if (n == 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1, NULL, 0) > 0)
-                return SD_LISTEN_FDS_START;
-        if (n != 0)
-                return log_error_errno(EINVAL, "Broker: expected one listening SOCK_SEQPACKET socket from systemd, got %d socket(s)", n);
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return log_error_errno(errno, "Broker: failed to create its socket");
-        (void) unlink(BROKER_SOCKET);
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(BROKER_SOCKET, 0666) < 0 || listen(fd, 64) < 0)
-                return log_error_errno(errno, "Broker: failed to listen on %s", BROKER_SOCKET);
-        return TAKE_FD(fd);
+        return listen_unix("Broker", BROKER_SOCKET, SOCK_SEQPACKET, 0666, 64);
 }
 
 static int lookup_user(const char *name, uid_t *ret) {

@@ -39,6 +39,7 @@
 
 #include "lib/egress.h"
 #include "lib/fd-util.h"
+#include "lib/listen-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "nspawn/egress/egress-relay.h"
@@ -388,24 +389,7 @@ static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userd
 /* The workers' socket: systemd's (sandboxd-egress.socket), or, without socket activation, one of
  * our own at path, for the workers' user only. */
 static int open_listener(const char *path) {
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        cleanup_close int fd = -1;
-        int n = sd_listen_fds(1);
-
-        if (n == 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1, NULL, 0) > 0)
-                return SD_LISTEN_FDS_START;
-        if (n != 0)
-                return log_error_errno(EINVAL, "Egress: expected one listening SOCK_SEQPACKET socket from systemd, got %d socket(s)", n);
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return log_error_errno(ENAMETOOLONG, "Egress: %s: too long for a socket's path", path);
-        memcpy(sa.sun_path, path, strlen(path) + 1);
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return log_error_errno(errno, "Egress: failed to create its socket");
-        (void) unlink(path);
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
-                return log_error_errno(errno, "Egress: failed to listen on %s", path);
-        return TAKE_FD(fd);
+        return listen_unix("Egress", path, SOCK_SEQPACKET | SOCK_NONBLOCK, 0600, 64);
 }
 
 int relay_parse_address(const char *s, struct sockaddr_in *ret) {

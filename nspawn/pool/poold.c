@@ -38,6 +38,7 @@
 #include "lib/config.h"
 #include "lib/daemon.h"
 #include "lib/error.h"
+#include "lib/listen-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/signal-util.h"
@@ -329,21 +330,7 @@ static int poll_events(Poold *p) {
 /* The socket systemd passes (sandboxd-poold.socket, mode 0600: only the workers' user); without
  * socket activation (development), one of our own, made the same. */
 static int open_listener(void) {
-        struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = POOLD_SOCKET};
-        cleanup_close int fd = -1;
-        int n = sd_listen_fds(1);
-
-        if (n == 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) > 0)
-                return SD_LISTEN_FDS_START;
-        if (n != 0)
-                return log_error_errno(EINVAL, "Pool: expected one listening stream socket from systemd, got %d socket(s)", n);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return log_error_errno(errno, "Pool: failed to create its socket");
-        (void) unlink(POOLD_SOCKET);
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(POOLD_SOCKET, 0600) < 0 || listen(fd, 256) < 0)
-                return log_error_errno(errno, "Pool: failed to listen on %s", POOLD_SOCKET);
-        return TAKE_FD(fd);
+        return listen_unix("Pool", POOLD_SOCKET, SOCK_STREAM | SOCK_NONBLOCK, 0600, 256);
 }
 
 /* The signals, the socket and the database: what the loop waits on and works with. */
