@@ -49,6 +49,7 @@ requests_to() {
 }
 
 @test "an execution reaches the names it asked for through the proxy, nothing else; usage counts the bytes" {
+    # shellcheck disable=SC2016 # the sandbox's sh expands it
     fetch '["www.egress.test"]' 'import os, subprocess, urllib.request, urllib.error
 print(urllib.request.urlopen("http://www.egress.test/index.html", timeout=10).read().decode().strip())
 try:
@@ -66,6 +67,7 @@ http://127.0.0.1:3128 localhost,127.0.0.1,::1
     [ "$(field .exit_code)" = 0 ]
     jq -e '.usage.network_rx_bytes > 300 and .usage.network_tx_bytes > 100' <<<"$body"
     # Without "network", nothing of it: no proxy in the environment, and no usage fields.
+    # shellcheck disable=SC2016 # the sandbox's sh expands it
     execute "$(code_json 'import os, subprocess
 print(os.environ.get("HTTP_PROXY"))
 print(subprocess.run(["/bin/sh", "-c", "echo \"[$https_proxy]\""], capture_output=True, text=True).stdout.strip())')"
