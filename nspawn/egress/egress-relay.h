@@ -21,9 +21,6 @@ typedef struct Pipe Pipe;
 /* The ports awaited at most, per execution: past that, they are not waited for. */
 #define AUDIT_PENDING_MAX 256
 
-/* What each relayed connection buffers in each direction: a kernel pipe's bytes at most. */
-#define PIPE_BUFFER_BYTES (256U << 10)
-
 /* One direction's bytes in transit: a kernel pipe that splice() fills from one socket and drains
  * into the other, so that the bytes are never copied through the relay. */
 typedef struct PipeBuffer {

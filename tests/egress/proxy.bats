@@ -260,7 +260,7 @@ through() {
 }
 
 @test "through the relay: an execution's bandwidth is its limit (SANDBOXD_EGRESS_RATE_BYTES)" {
-    local pid start took_free took_limited
+    local pid start took_free took_limited slow
     # Control: with the default limit (100 MiB/s), 10 MiB take well under what 2 MiB/s would.
     start=$(date +%s%N)
     through free www.egress.test curl -sS -m 60 -o "$EG/relay/free.bin" http://www.egress.test/big.bin
@@ -278,12 +278,46 @@ through() {
         sleep 0.05
     done
     start=$(date +%s%N)
-    out=$(ip netns exec sbxeg-sbx "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/slow.sock" "$EG/lists" slow www.egress.test -- \
+    slow=$(ip netns exec sbxeg-sbx "$BATS_TEST_DIRNAME/relay-client.py" "$EG/relay/slow.sock" "$EG/lists" slow www.egress.test -- \
         curl -sS -m 60 -o "$EG/relay/slow.bin" http://www.egress.test/big.bin)
     took_limited=$((($(date +%s%N) - start) / 1000000))
     kill "$pid"
-    [ "$(jq -r .status <<<"$out")" = 0 ]
+    [ "$(jq -r .status <<<"$slow")" = 0 ]
     cmp "$EG/relay/slow.bin" "$EG/net/www-192.0.2.10/big.bin"
     [ "$took_limited" -ge 3600 ]
-    jq -e '.usage.rx_bytes > 10485760' <<<"$out"
+    jq -e '.usage.rx_bytes > 10485760' <<<"$slow"
+}
+
+# cpu_ticks PID: the user and system time PID has used, in clock ticks.
+cpu_ticks() {
+    awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+@test "through the relay: urgent data ends its connection, and the relay does not spin on it" {
+    local probe before after
+    # PROBE plain|urgent FILE: a request through the proxy port, urgent data first or not; what came
+    # back (its first 12 bytes, or how the connection ended) a second later, in FILE.
+    probe='import socket, sys, time
+s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+if sys.argv[1] == "urgent":
+    s.send(b"x", socket.MSG_OOB)
+s.sendall(b"GET http://www.egress.test/index.html HTTP/1.1\r\nHost: www.egress.test\r\nConnection: close\r\n\r\n")
+time.sleep(1)
+try:
+    said = s.recv(12).decode() or "closed"
+except (ConnectionResetError, socket.timeout) as e:
+    said = type(e).__name__
+open(sys.argv[2], "w").write(said + "\n")'
+    # Control: the same request without urgent data is answered.
+    through u1 www.egress.test python3 -c "$probe" plain "$EG/relay/u1.out"
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    [ "$(cat "$EG/relay/u1.out")" = "HTTP/1.1 200" ]
+    # Urgent data first: the relay cannot splice past its mark; it ends the connection, and spends
+    # no more than a moment of CPU while the code waits a second on it.
+    before=$(cpu_ticks "$(cat "$EG/relay.pid")")
+    through u2 www.egress.test python3 -c "$probe" urgent "$EG/relay/u2.out"
+    after=$(cpu_ticks "$(cat "$EG/relay.pid")")
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    [ $((after - before)) -lt 20 ] || { echo "the relay used $((after - before)) ticks" >&2; false; }
+    grep -qxE 'closed|ConnectionResetError' "$EG/relay/u2.out"
 }
