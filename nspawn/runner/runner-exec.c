@@ -162,8 +162,9 @@ static bool imports_preloaded(const char *preload, const char *code, size_t len)
         return false;
 }
 
-/* The next sandbox, from zygote z: made ahead, so that an execution does not wait for it. */
-static int sandbox_prepare(ExecServer *x, Sandbox *ret, Zygote *z) {
+/* The next sandbox, from zygote z: made ahead, so that an execution does not wait for it (ahead:
+ * its language started too, next_prepared()), or now, for the execution at hand. */
+static int sandbox_prepare(ExecServer *x, Sandbox *ret, Zygote *z, bool ahead) {
         int code[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
         ZygoteReply rep = {.pid = -EPROTO};
         Sandbox sb = SANDBOX_NULL;
@@ -204,7 +205,7 @@ static int sandbox_prepare(ExecServer *x, Sandbox *ret, Zygote *z) {
                 return r;
         }
         (void) runner_egress_listen(x->runner, sb.net, &sb.egress);
-        if (next_prepared(x))
+        if (ahead && next_prepared(x))
                 (void) sandbox_start(&sb, next_prepared(x), "none", false);
         *ret = sb;
         return 0;
@@ -419,11 +420,13 @@ static int sandbox_choose(ExecServer *x, const char *language, struct json_objec
         /* A started node read its first line already: one that is to reach the network is made anew. */
         if (!(c->prepared && (strcmp(c->prepared, language) != 0 || egress)) && c->zygote == z)
                 return 0;
+        /* Made for this execution: started by run() as it asks (a node started ahead would have
+         * neither its policy nor its network). */
         sandbox_done(c);
-        r = sandbox_prepare(x, c, z);
+        r = sandbox_prepare(x, c, z, false);
         if (r < 0 && z == &x->data) {
                 zygote_data_failed(x);
-                r = sandbox_prepare(x, c, &x->runner->plain);
+                r = sandbox_prepare(x, c, &x->runner->plain, false);
         }
         return r;
 }
@@ -561,7 +564,7 @@ int runner_exec_serve(Runner *r, const char *preload, uint64_t executions, Error
         k = runner_zygote_start(r, &r->plain);
         if (k < 0)
                 return error_set(reterr, k, "starting the zygote: %s", strerror(-k));
-        k = sandbox_prepare(&x, &x.sandbox, &r->plain);
+        k = sandbox_prepare(&x, &x.sandbox, &r->plain, true);
         if (k < 0)
                 return error_set(reterr, k, "making the first sandbox: %s", strerror(-k));
 
@@ -587,7 +590,7 @@ int runner_exec_serve(Runner *r, const char *preload, uint64_t executions, Error
                         if (k < 0)
                                 return error_set(reterr, k, "starting the zygote with %s imported: %s", preload, strerror(-k));
                 }
-                k = sandbox_prepare(&x, &x.sandbox, &r->plain);
+                k = sandbox_prepare(&x, &x.sandbox, &r->plain, true);
                 if (k < 0)
                         return error_set(reterr, k, "making a sandbox: %s", strerror(-k));
         }

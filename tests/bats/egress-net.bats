@@ -79,7 +79,7 @@ print(subprocess.run(["/bin/sh", "-c", "echo \"[$https_proxy]\""], capture_outpu
 
 # metric NAME: its value now in GET /metrics (0 before its first count).
 metric() {
-    curl -s "$SANDBOXD_URL/metrics" | awk -v s="$1" '$1 == s { v = $2 } END { print v + 0 }'
+    curl -s "$SANDBOXD_URL/metrics" | awk -v s="$1" '$1 == s { v = $2 } END { print (v == "" ? 0 : v) }'
 }
 
 @test "the names reached and refused are in the request's row, its journal entry and the metrics" {
@@ -174,6 +174,16 @@ metadata 403" ]
     execute "$(jq -cn '{language: "node", code: "console.log(process.env.HTTPS_PROXY)", network: {allow: ["www.egress.test"]}}')"
     expect_status 200
     [ "$(field .stdout)" = "http://127.0.0.1:3128" ]
+    # After node without network, a machine starts its next node ahead, without the proxy: one
+    # that asks for network gets a node of its own that has it. Each machine in turn.
+    for _ in 1 2 3 4; do
+        execute "$(jq -cn '{language: "node", code: "console.log(process.env.HTTPS_PROXY || \"none\")"}')"
+        expect_status 200
+        [ "$(field .stdout)" = none ]
+        execute "$(jq -cn '{language: "node", code: "console.log(process.env.HTTPS_PROXY || \"none\")", network: {allow: ["www.egress.test"]}}')"
+        expect_status 200
+        [ "$(field .stdout)" = "http://127.0.0.1:3128" ]
+    done
 }
 
 @test "HTTPS from a sandbox: the name it asked for, verified with the operator's CA bundle; another name refused" {
