@@ -71,20 +71,30 @@ static const char *state_word(const Session *s) {
 }
 
 /* What a session made with network may reach, as its create asked: "network": {"allow": [...]}
- * in o. Nothing for one made without. */
+ * in o. Nothing for one made without; nor, said in the journal, when its row cannot be read now
+ * (the session is no less there). -ENOMEM. */
 static int add_network(struct json_object *o, sqlite3 *db, const char *id) {
         cleanup_free char *text = NULL;
         cleanup_json struct json_object *network = NULL, *allow = NULL;
         int r = db_session_network(db, id, &text);
 
-        if (r < 0 || !text)
-                return r == -ENOENT ? 0 : r;
+        if (r < 0 || !text) {
+                if (r < 0 && r != -ENOENT)
+                        (void) log_warning_errno(r, "Failed to read the network of session '%s': %s", id, db_errmsg(db));
+                return 0;
+        }
         allow = json_tokener_parse(text);
+        if (!json_object_is_type(allow, json_type_array)) {
+                (void) log_warning_errno(EBADMSG, "The network of session '%s' is unreadable", id);
+                return 0;
+        }
         network = json_object_new_object();
-        if (!json_object_is_type(allow, json_type_array) || !network)
-                return -EBADMSG;
-        if (json_object_object_add(network, "allow", TAKE_PTR(allow)) < 0 || json_object_object_add(o, "network", TAKE_PTR(network)) < 0)
+        if (!network || json_object_object_add(network, "allow", allow) < 0)
                 return -ENOMEM;
+        allow = NULL; /* network's now */
+        if (json_object_object_add(o, "network", network) < 0)
+                return -ENOMEM;
+        network = NULL;
         return 0;
 }
 
@@ -723,9 +733,17 @@ static int session_list(Request *req, Context *ctx) {
         r = db_session_list(ctx->db, &sessions, &n);
         if (r < 0)
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
-        for (size_t i = 0; i < n; i++)
-                if (session_visible(req, ctx, &sessions[i]) && json_object_array_add(list, session_json(&sessions[i], false, ctx->db)) < 0)
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *one;
+
+                if (!session_visible(req, ctx, &sessions[i]))
+                        continue;
+                one = session_json(&sessions[i], false, ctx->db);
+                if (!one || json_object_array_add(list, one) < 0) {
+                        json_object_put(one);
                         return -ENOMEM;
+                }
+        }
         if (json_object_object_add(out, "sessions", TAKE_PTR(list)) < 0)
                 return -ENOMEM;
         return reply_json(req, 200, out);

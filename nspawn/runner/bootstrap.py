@@ -76,10 +76,15 @@ def _egress_prepare():
     if data is not None:
         data.update(extra)
     # glibc keeps every NAME=VALUE that setenv() made and finds it again: made here, before any
-    # fork, and taken back out of this environment, a sandbox's os.putenv() only links it in.
+    # fork, then this environment put back as it was (a name the operator set, --setenv, keeps its
+    # value for code without network), a sandbox's os.putenv() only links it in.
+    before = os.environ._data if isinstance(getattr(os.environ, "_data", None), dict) else {}
     for k, v in extra.items():
         os.putenv(k, v)
-        os.unsetenv(k)
+        if k in before:
+            os.putenv(k, before[k])
+        else:
+            os.unsetenv(k)
     _egress_items, _egress_data = tuple(extra.items()), data
 
 
