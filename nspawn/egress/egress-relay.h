@@ -28,6 +28,7 @@ typedef struct PipeBuffer {
         size_t len;  /* the bytes in it */
         size_t size; /* its capacity */
         bool full;   /* a splice into it found no room though len < size: it holds smaller pieces */
+        bool large;  /* one of the relay's large pipes (PIPE_LARGE_BYTES) */
         bool eof;    /* its reader's side ended; once empty, the writer's side is shut */
 } PipeBuffer;
 
@@ -88,6 +89,7 @@ struct Relay {
         uint64_t rate;            /* bytes a second one execution may relay, both ways; 0: no limit */
         uint32_t next_address;    /* the next of 127.64/10 to try */
         bool starved;             /* out of descriptors: the listening sources are off until one frees */
+        unsigned large_pipes;     /* pipes of PIPE_LARGE_BYTES open now */
         Execution *executions;
 };
 
