@@ -63,6 +63,8 @@ static void buffer_close(PipeBuffer *b, Relay *r) {
         b->large = false;
 }
 
+/* What the execution may still relay now: its bandwidth's tokens, refilled for the time since they
+ * were last (a second's worth at most: the burst). */
 static uint64_t budget(Execution *x) {
         uint64_t rate = x->relay->rate, now;
 
@@ -136,6 +138,8 @@ static int buffer_fill(PipeBuffer *b, int fd, uint64_t *allowance) {
         return 0;
 }
 
+/* Moves what b holds into fd, counting it in *count; once b is empty after its end of file, shuts
+ * fd's write side. 0 or -errno. */
 static int buffer_drain(PipeBuffer *b, int fd, uint64_t *count, bool *shut) {
         while (b->len > 0) {
                 ssize_t n = splice(b->r, NULL, fd, NULL, b->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
