@@ -99,6 +99,10 @@ def k2(url, host, state, scheme):
     return inside, inside_curl, curl, bare
 
 
+def pace_name(gap):
+    return "back to back" if gap == 0 else "%d ms apart" % (gap * 1000)
+
+
 def k1_pairs(url, n, gap):
     """n executions each way, in pairs whose order alternates (neither goes always first, after the
     same kind of work), gap seconds before each."""
@@ -125,7 +129,7 @@ def run(url, n, host="sandboxd-host"):
     print("| K egress, interleaved | n | median ms | p90 ms |")
     print("|---|---|---|---|")
     for gap, (plain, egress) in k1.items():
-        how = "back to back" if gap == 0 else "%d ms apart" % (gap * 1000)
+        how = pace_name(gap)
         for name, xs in (("K1 sandboxd print(2**32), no network, %s" % how, plain),
                          ("K1 the same asking for network, no connection, %s" % how, egress)):
             print("| %s | %d | %s | %s |" % (name, len(xs), ms(statistics.median(xs)), ms(sorted(xs)[int(0.9 * (len(xs) - 1))])))
@@ -140,7 +144,7 @@ def run(url, n, host="sandboxd-host"):
         extra = statistics.median(egress) - statistics.median(plain)
         pairwise = statistics.median(e - p for e, p in zip(egress, plain))
         print("K1 %s: asking for network costs %s ms more at the median (target <= 1 ms); the median of the pairs' differences: %s ms"
-              % ("back to back" if gap == 0 else "%d ms apart" % (gap * 1000), ms(extra), ms(pairwise)))
+              % (pace_name(gap), ms(extra), ms(pairwise)))
     for scheme, (inside, inside_curl, curl, bare) in downloads.items():
         print("K2 over %s: curl's speed through the proxy / straight: %.2f (target >= 0.5); urllib's: %.2f; urllib in a sandbox / curl straight: %.2f"
               % (scheme, statistics.median(curl) / statistics.median(inside_curl), statistics.median(bare) / statistics.median(inside),

@@ -71,14 +71,12 @@ def _egress_prepare():
                                        b"NODE_EXTRA_CA_CERTS", b"npm_config_cafile"))
     # os.environ's mapping, whole, for a sandbox to take as it is (None where this Python keeps it
     # otherwise: then set name by name).
-    data = getattr(os.environ, "_data", None)
-    data = dict(data) if isinstance(data, dict) else None
-    if data is not None:
-        data.update(extra)
+    current = getattr(os.environ, "_data", None)
+    before = current if isinstance(current, dict) else {}
+    data = {**current, **extra} if isinstance(current, dict) else None
     # glibc keeps every NAME=VALUE that setenv() made and finds it again: made here, before any
     # fork, then this environment put back as it was (a name the operator set, --setenv, keeps its
     # value for code without network), a sandbox's os.putenv() only links it in.
-    before = os.environ._data if isinstance(getattr(os.environ, "_data", None), dict) else {}
     for k, v in extra.items():
         os.putenv(k, v)
         if k in before:
