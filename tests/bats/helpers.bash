@@ -257,6 +257,10 @@ wait_pool_full() {
 # as "systemctl edit" writes them.
 SETTINGS_UNITS="sandbox-api.service sandboxd-broker.service sandboxd-poold.service"
 
+# The first line of every drop-in a test writes: a run cut short (a bats killed, a machine reset)
+# leaves its drop-ins behind, and the next run's setup_suite finds them by it and removes them.
+TEST_DROPIN_MARK="# sandboxd's end-to-end suites wrote this; they remove it"
+
 # settings_write NAME KEY=VALUE...: the drop-ins NAME.conf, loaded but not yet in effect.
 settings_write() {
     local name=$1 u kv
@@ -264,7 +268,7 @@ settings_write() {
     for u in $SETTINGS_UNITS; do
         mkdir -p "/etc/systemd/system/$u.d"
         {
-            printf '[Service]\n'
+            printf '%s\n[Service]\n' "$TEST_DROPIN_MARK"
             for kv in "$@"; do printf 'Environment=%s\n' "$kv"; done
         } >"/etc/systemd/system/$u.d/$name.conf"
     done
@@ -310,26 +314,58 @@ wait_up() {
     return 1
 }
 
+# What a test changes in the host's own files, kept until the test puts it back: outside the test's
+# temporary directory, as a run cut short leaves the change, and the next run's setup_suite puts
+# those files back before anything else (tests/bats/setup_suite.bash).
+TEST_SAVES=/var/tmp/sandboxd-tests
+
 # file_save PATH TAG: the file as it is (or that there is none), for file_restore (in teardown)
 # to put back.
 file_save() {
+    mkdir -p "$TEST_SAVES"
     if [ -e "$1" ]; then
-        cp "$1" "$BATS_TEST_TMPDIR/$2.saved"
+        cp "$1" "$TEST_SAVES/$2.saved"
     else
-        : >"$BATS_TEST_TMPDIR/$2.absent"
+        : >"$TEST_SAVES/$2.absent"
     fi
+    printf '%s\n' "$1" >"$TEST_SAVES/$2.path"
 }
 
 # file_restore PATH TAG: the file back as file_save found it; fails when nothing was saved.
 file_restore() {
-    if [ -f "$BATS_TEST_TMPDIR/$2.saved" ]; then
-        cat "$BATS_TEST_TMPDIR/$2.saved" >"$1"
-        rm -f "$BATS_TEST_TMPDIR/$2.saved"
-    elif [ -f "$BATS_TEST_TMPDIR/$2.absent" ]; then
-        rm -f "$1" "$BATS_TEST_TMPDIR/$2.absent"
+    if [ -f "$TEST_SAVES/$2.saved" ]; then
+        cat "$TEST_SAVES/$2.saved" >"$1"
+    elif [ -f "$TEST_SAVES/$2.absent" ]; then
+        rm -f "$1"
     else
         return 1
     fi
+    rm -f "$TEST_SAVES/$2.saved" "$TEST_SAVES/$2.absent" "$TEST_SAVES/$2.path"
+}
+
+# leftovers_restore: what an earlier run cut short left changed, put back: the files it saved, the
+# drop-ins it wrote. Prints each; fails when there was nothing. (Tags and paths have no spaces.)
+leftovers_restore() {
+    local f path tag found=1
+    # The newest first: a file saved twice (the egress stack's list, then a test's over it) ends as
+    # the first save found it. The names are the suites' own tags, without spaces.
+    # shellcheck disable=SC2045
+    for f in $(ls -t "$TEST_SAVES"/*.path 2>/dev/null); do
+        tag=$(basename "$f" .path)
+        path=$(cat "$f")
+        if file_restore "$path" "$tag"; then
+            echo "put back $path, left changed by an earlier run"
+            found=0
+        fi
+    done
+    for f in /etc/systemd/system/*.d/*.conf; do
+        if [ -f "$f" ] && [ "$(head -n 1 "$f")" = "$TEST_DROPIN_MARK" ]; then
+            rm -f "$f"
+            echo "removed $f, left by an earlier run"
+            found=0
+        fi
+    done
+    return $found
 }
 
 # settings_save: the settings file as it is, for settings_restore (in teardown) to put back.

@@ -19,8 +19,7 @@ teardown() {
         wait "$prometheus_pid" 2>/dev/null || true
         prometheus_pid=
     fi
-    if [ -e "$KNOB" ]; then
-        rm -f "$KNOB"
+    if file_restore "$KNOB" metrics-knob; then
         in_systemd systemctl reload sandboxd-nginx.service
     fi
     if [ -n "${lock_fd:-}" ]; then
@@ -266,6 +265,7 @@ nginx_reload() {
     [ "$(from 127.0.0.2 /metrics)" = 403 ]
     [ "$(jq -r .error "$BATS_TEST_TMPDIR/body")" = forbidden ]
     # The operator's knob: an allow of their own in /etc/sandboxd/nginx-metrics.d.
+    file_save "$KNOB" metrics-knob
     echo 'allow 127.0.0.2;' >"$KNOB"
     nginx_reload
     [ "$(from 127.0.0.2 /metrics)" = 200 ]
