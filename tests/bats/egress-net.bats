@@ -274,3 +274,34 @@ in_session() {
     expect_status 200
     jq -e 'has("network") | not' <<<"$body"
 }
+
+# proxy_listening: Squid's port is open, in the proxy's namespace (fails after 10 s).
+proxy_listening() {
+    for _ in $(seq 200); do
+        if in_systemd ip netns exec sbxeg-proxy ss -Hltn 'sport = :3129' | grep -q .; then
+            return 0
+        fi
+        sleep 0.05
+    done
+    return 1
+}
+
+@test "the proxy stopped seconds after its start ends inactive, not failed, and serves again when started" {
+    local fetched='import urllib.request; print(urllib.request.urlopen("http://www.egress.test/index.html", timeout=10).status)'
+    fetch '["www.egress.test"]' "$fetched"
+    expect_status 200
+    [ "$(field .stdout)" = 200 ]
+    # A stop's SIGTERM sent to the ACL helpers as well made Squid, within 30 s of its start and
+    # before a helper had answered anything, exit with "helpers crashing too rapidly": a unit left
+    # failed by a plain stop.
+    in_systemd systemctl restart sandboxd-egress-proxy.service
+    proxy_listening
+    in_systemd systemctl stop sandboxd-egress-proxy.service
+    [ "$(in_systemd systemctl show -P ActiveState sandboxd-egress-proxy.service)" = inactive ]
+    [ "$(in_systemd systemctl show -P Result sandboxd-egress-proxy.service)" = success ]
+    in_systemd systemctl start sandboxd-egress-proxy.service
+    proxy_listening
+    fetch '["www.egress.test"]' "$fetched"
+    expect_status 200
+    [ "$(field .stdout)" = 200 ]
+}
