@@ -30,7 +30,7 @@ DEB_PACKAGES := build-essential gcc make pkg-config libc6-dev libfcgi-dev libjso
                 systemd systemd-container dbus $(NGINX_PACKAGE) python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-dev libseccomp-dev \
                 procps shellcheck clang-format clang-tidy file python3-jsonschema prometheus dpkg-dev debhelper \
-                libcurl4-openssl-dev squid-openssl dnsmasq-base
+                libcurl4-openssl-dev squid-openssl haproxy dnsmasq-base
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -297,7 +297,7 @@ fuzz: build/fuzz/fuzz-request
 
 UNITS := sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sandboxd-broker.socket \
          sandboxd-broker.service sandboxd-poold.socket sandboxd-poold.service sandboxd-nginx.service \
-         sandboxd-egress.socket sandboxd-egress.service sandboxd-egress-proxy.service
+         sandboxd-egress.socket sandboxd-egress.service sandboxd-egress-proxy.service sandboxd-egress-front.service
 
 # The paths of this install written into the units and the scripts.
 INSTALL_SED := sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
@@ -315,7 +315,7 @@ install: all
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime*.list $(DESTDIR)$(LIBDIR)/
-	install -m 0644 docs/openapi.json nspawn/egress/squid.conf.in $(DESTDIR)$(LIBDIR)/
+	install -m 0644 docs/openapi.json nspawn/egress/squid.conf.in nspawn/egress/haproxy.cfg.in $(DESTDIR)$(LIBDIR)/
 	$(INSTALL_SED) nspawn/egress/sandboxd-egress-setup >$(DESTDIR)$(LIBDIR)/sandboxd-egress-setup
 	chmod 0755 $(DESTDIR)$(LIBDIR)/sandboxd-egress-setup
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/

@@ -4,7 +4,8 @@
  * them with the request.
  *
  * Squid sends each line of its log as one UDP datagram to the relay on the host's loopback
- * (squid.conf.in's "access_log udp://"), as soon as a transaction ends. A line names the
+ * (squid.conf.in's "access_log udp://"), as soon as a transaction ends; the front (HAProxy) sends
+ * its refusals in the same form. A line names the
  * execution by the address its connection came from (the relay's, one for each execution), and
  * the connection by its port: an execution that ends waits for the lines of the connections it
  * made, at most AUDIT_WAIT_USEC, so that what its last connections did is in its report. Another
@@ -51,9 +52,13 @@ static int audit_line_parse(char *line, AuditLine *ret) {
                 return -EINVAL;
         ret->port = (uint16_t) port;
         /* TCP_DENIED: its access rules; a tunnel that ended as "terminate": its SNI named another
-         * host. Another TCP_ status went on to the name (its answer may still be the server's
-         * error); NONE_ is a step that decided nothing (a tunnel's peek, a refusal's error page). */
-        ret->refused = strncmp(field[2], "TCP_DENIED", 10) == 0 || strcmp(field[4], "terminate") == 0;
+         * host; FRONT_DENIED: the front's (HAProxy's, haproxy.cfg.in), a Host that is not the URL's
+         * host or a request it does not take. Another TCP_ status went on to the name (its answer
+         * may still be the server's error); NONE_ is a step that decided nothing (a tunnel's peek,
+         * a refusal's error page), and FRONT_ERROR a connection the front saw end badly, which
+         * Squid logs too if it reached it. */
+        ret->refused = strncmp(field[2], "TCP_DENIED", 10) == 0 || strncmp(field[2], "FRONT_DENIED", 12) == 0 ||
+                       strcmp(field[4], "terminate") == 0;
         ret->reached = !ret->refused && strncmp(field[2], "TCP_", 4) == 0;
         ret->host[0] = 0;
         /* A name or an address as Squid parsed it: nothing else goes into a record. */

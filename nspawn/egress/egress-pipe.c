@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* A sandbox's connection relayed to the egress proxy, byte for byte, from the event loop: each
+/* A sandbox's connection relayed to the egress proxy, byte for byte, from the event loop. Its first
+ * byte says where: a CONNECT (the only method that starts with a C, as HTTP clients send them) goes
+ * to Squid's port for tunnels, anything else to the front (HAProxy), which checks a plain request's
+ * Host against its target before Squid sees it. A connection sent the wrong way is refused there,
+ * never let through: Squid's tunnel port takes nothing but CONNECT, the front no CONNECT. Then each
  * side is read while the buffer toward the other has room and written while it holds bytes, so a
  * slow reader slows its writer and nothing grows. The buffers are kernel pipes that splice() fills
  * and drains: the bytes go from socket to socket without a copy through the relay (copied, a 10 MiB
@@ -172,6 +176,10 @@ static int pipe_rearm(Pipe *p) {
 
         if (!may_read)
                 refill_later(p->x);
+        if (p->choosing)
+                /* Its first byte, read with MSG_PEEK: a socket that has one stays readable until it
+                 * is consumed, so this wakes once, when it comes. */
+                return sd_event_source_set_io_events(p->down_source, EPOLLIN);
         if (p->connecting)
                 up = EPOLLOUT;
         else {
@@ -194,11 +202,25 @@ static int pipe_rearm(Pipe *p) {
         return r;
 }
 
+static int pipe_connect(Pipe *p, const struct sockaddr_in *to);
+
 /* Everything either side can do now, in both directions. */
 static int pipe_step(Pipe *p) {
         uint64_t allowance;
         int r;
 
+        if (p->choosing) {
+                char first;
+                ssize_t n = recv(p->down, &first, 1, MSG_PEEK | MSG_DONTWAIT);
+
+                if (n < 0)
+                        return errno == EAGAIN || errno == EINTR ? pipe_rearm(p) : -errno;
+                if (n == 0)
+                        return 1; /* closed before it asked anything */
+                r = pipe_connect(p, first == 'C' ? &p->x->relay->proxy : &p->x->relay->front);
+                if (r < 0)
+                        return log_warning_errno(r, "Egress: %s: failed to relay a connection to the proxy", p->x->id);
+        }
         if (p->connecting) {
                 int error = 0;
                 socklen_t len = sizeof(error);
@@ -271,8 +293,9 @@ void pipe_free(Pipe *p) {
         relay_fed(x->relay);
 }
 
-/* The connection to the proxy, from the execution's address: the proxy knows the execution by it. */
-static int connect_up(const Execution *x, int *ret) {
+/* The connection to the proxy at to, from the execution's address: the proxy knows the execution
+ * by it. */
+static int connect_up(const Execution *x, const struct sockaddr_in *to, int *ret) {
         struct sockaddr_in from = {.sin_family = AF_INET, .sin_addr = x->address};
         cleanup_close int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
@@ -280,10 +303,31 @@ static int connect_up(const Execution *x, int *ret) {
                 return -errno;
         if (bind(fd, (const struct sockaddr *) &from, sizeof(from)) < 0)
                 return -errno;
-        if (connect(fd, (const struct sockaddr *) &x->relay->proxy, sizeof(x->relay->proxy)) < 0 && errno != EINPROGRESS)
+        if (connect(fd, (const struct sockaddr *) to, sizeof(*to)) < 0 && errno != EINPROGRESS)
                 return -errno;
         *ret = TAKE_FD(fd);
         return 0;
+}
+
+/* p's connection up, to the proxy at to, started: watched until connect() has ended. */
+static int pipe_connect(Pipe *p, const struct sockaddr_in *to) {
+        struct sockaddr_in own = {};
+        socklen_t len = sizeof(own);
+        int r;
+
+        r = connect_up(p->x, to, &p->up);
+        if (r < 0)
+                return r;
+        p->choosing = false;
+        p->connecting = true;
+        /* The proxy's log names the connection by it: the execution's end waits for it. */
+        if (getsockname(p->up, (struct sockaddr *) &own, &len) >= 0)
+                p->up_port = ntohs(own.sin_port);
+        audit_expect(p->x, p->up_port);
+        r = sd_event_add_io(p->x->relay->event, &p->up_source, p->up, EPOLLOUT, on_io, p);
+        if (r < 0)
+                return r;
+        return pipe_rearm(p);
 }
 
 int pipe_start(Execution *x, int down) {
@@ -294,7 +338,7 @@ int pipe_start(Execution *x, int down) {
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
-        *p = (Pipe){.x = x, .down = TAKE_FD(d), .up = -1, .connecting = true, .next = x->pipes, .to_up = {.r = -1, .w = -1}, .to_down = {.r = -1, .w = -1}};
+        *p = (Pipe){.x = x, .down = TAKE_FD(d), .up = -1, .choosing = true, .next = x->pipes, .to_up = {.r = -1, .w = -1}, .to_down = {.r = -1, .w = -1}};
         if (x->pipes)
                 x->pipes->prev = p;
         x->pipes = p;
@@ -303,21 +347,7 @@ int pipe_start(Execution *x, int down) {
         if (r >= 0)
                 r = buffer_open(&p->to_down, x->relay);
         if (r >= 0)
-                r = connect_up(x, &p->up);
-        if (r >= 0) {
-                struct sockaddr_in own = {};
-                socklen_t len = sizeof(own);
-
-                /* The proxy's log names the connection by it: the execution's end waits for it. */
-                if (getsockname(p->up, (struct sockaddr *) &own, &len) >= 0)
-                        p->up_port = ntohs(own.sin_port);
-                audit_expect(x, p->up_port);
-                r = sd_event_add_io(x->relay->event, &p->down_source, p->down, 0, on_io, p);
-        }
-        if (r >= 0)
-                r = sd_event_add_io(x->relay->event, &p->up_source, p->up, EPOLLOUT, on_io, p);
-        if (r >= 0)
-                r = pipe_rearm(p);
+                r = sd_event_add_io(x->relay->event, &p->down_source, p->down, EPOLLIN, on_io, p);
         if (r < 0) {
                 (void) log_warning_errno(r, "Egress: %s: failed to relay a connection to the proxy", x->id);
                 pipe_free(p);

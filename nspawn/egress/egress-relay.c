@@ -18,7 +18,8 @@
  *
  * Each connection the code opens is accepted here and relayed to the proxy from an address of the
  * execution's own in 127.64.0.0/10, which names it to the proxy: the proxy's helper reads the list
- * written under that address (egress-acl.c). The code never reaches the proxy but through its own
+ * written under that address (egress-acl.c). A tunnel (CONNECT) goes to Squid's tunnel port, any
+ * other request to the front, HAProxy, which passes the address on to Squid (egress-pipe.c). The code never reaches the proxy but through its own
  * socket, so it can neither widen its list nor speak as another execution. */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -432,6 +433,7 @@ static const char *env_or(const char *name, const char *def) {
 static int relay_setup(Relay *r) {
         const char *lists = env_or("SANDBOXD_EGRESS_LISTS", "/run/sandboxd/egress");
         const char *proxy = env_or("SANDBOXD_EGRESS_PROXY", "127.0.0.1:3129");
+        const char *front = env_or("SANDBOXD_EGRESS_FRONT", "127.0.0.1:3131");
         const char *max = env_or("SANDBOXD_EGRESS_MAX_CONNECTIONS", "32");
         const char *audit = env_or("SANDBOXD_EGRESS_AUDIT", "127.0.0.1:3130");
         const char *rate = env_or("SANDBOXD_EGRESS_RATE_BYTES", "104857600");
@@ -454,6 +456,8 @@ static int relay_setup(Relay *r) {
                 return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_RATE_BYTES=%s is not a number of bytes a second (0: no limit)", rate);
         if (relay_parse_address(proxy, &r->proxy) < 0)
                 return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_PROXY=%s is not ADDRESS:PORT", proxy);
+        if (relay_parse_address(front, &r->front) < 0)
+                return log_error_errno(EINVAL, "Egress: SANDBOXD_EGRESS_FRONT=%s is not ADDRESS:PORT", front);
         if (mkdir(lists, 0755) < 0 && errno != EEXIST)
                 return log_error_errno(errno, "Egress: failed to make %s", lists);
         r->lists_fd = open(lists, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -39,6 +39,7 @@ struct Pipe {
         int down, up;
         uint16_t up_port; /* up's own port, which the proxy's log names */
         sd_event_source *down_source, *up_source;
+        bool choosing;           /* no up yet: waiting for down's first byte, which says where to */
         bool connecting;         /* up's connect() is in progress */
         bool up_shut, down_shut; /* their write sides, shut once their buffer ended */
         PipeBuffer to_up, to_down;
@@ -84,7 +85,8 @@ struct Relay {
         int audit_fd; /* the proxy's access log comes here (UDP, SANDBOXD_EGRESS_AUDIT); -1: none */
         sd_event_source *audit_source;
         int lists_fd; /* the directory of the executions' lists, which the proxy's helper reads */
-        struct sockaddr_in proxy;
+        struct sockaddr_in proxy; /* Squid's port for tunnels (CONNECT) */
+        struct sockaddr_in front; /* HAProxy's, in front of Squid, for every other request */
         unsigned max_connections; /* one execution's connections at once */
         uint64_t rate;            /* bytes a second one execution may relay, both ways; 0: no limit */
         uint32_t next_address;    /* the next of 127.64/10 to try */

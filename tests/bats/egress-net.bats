@@ -167,6 +167,40 @@ metadata 403" ]
     [ "$(requests_to 169.254.169.254)" = "$metadata" ]
 }
 
+# ask_host HOST...: an execution allowed www and other.egress.test asks the proxy its environment
+# names for http://www.egress.test/index.html with each HOST in its Host header, on a socket of its
+# own (as code can write it), and prints each answer's status.
+ask_host() {
+    # (Not "code": the response's status is the helpers' $code.)
+    local snippet='import os, socket
+proxy = os.environ["HTTP_PROXY"].rsplit("/", 1)[1].split(":")
+for host in HOSTS:
+    s = socket.create_connection((proxy[0], int(proxy[1])), timeout=10)
+    s.sendall(("GET http://www.egress.test/index.html HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % host).encode())
+    print(s.recv(4096).split(b" ")[1].decode())'
+    snippet="HOSTS = $(printf '%s\n' "$@" | jq -R . | jq -sc .)
+$snippet"
+    fetch '["www.egress.test", "other.egress.test"]' "$snippet"
+}
+
+@test "a plain request whose Host names another host than its URL is refused, and the host never asked" {
+    local seen refusals
+    seen=$(requests_to 192.0.2.10)
+    refusals=$(metric sandboxd_egress_refusals_total)
+    # Control: its own name, with the port or without, reaches the host.
+    ask_host www.egress.test www.egress.test:80
+    expect_status 200
+    [ "$(field .stdout)" = "200
+200" ]
+    [ "$(requests_to 192.0.2.10)" = $((seen + 2)) ]
+    # Another name, allowed too: a 400 from the front, and the host never asked.
+    ask_host other.egress.test
+    expect_status 200
+    [ "$(field .stdout)" = 400 ]
+    [ "$(requests_to 192.0.2.10)" = $((seen + 2)) ]
+    [ "$(metric sandboxd_egress_refusals_total)" -ge $((refusals + 1)) ]
+}
+
 @test "node and bash get the proxy in their environment too" {
     execute "$(jq -cn '{language: "bash", code: "echo $HTTP_PROXY $https_proxy $npm_config_https_proxy", network: {allow: ["www.egress.test"]}}')"
     expect_status 200

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # The egress chain on its own (nspawn/egress/): Debian's Squid with sandboxd's squid.conf and
-# helper, and the relay (sandboxd-egress), in a network namespace whose only routes lead to the test
-# "internet" that tests/egress/net makes. The first tests speak to Squid as the relay would: from
-# an execution's address, 127.64.0.1, whose list is the file lists/127.64.0.1. The last ones go through the relay from a
+# helper, Debian's HAProxy in front of it for plain HTTP (haproxy.cfg.in), and the relay
+# (sandboxd-egress), in a network namespace whose only routes lead to the test "internet" that
+# tests/egress/net makes. The first tests speak to Squid and HAProxy as the relay would: from an
+# execution's address, 127.64.0.1, whose list is the file lists/127.64.0.1. The last ones go through the relay from a
 # namespace that stands for a sandbox's, with no route anywhere (relay-client.py stands for the
 # runner and the worker). Every check that something is refused comes after its positive control.
 
@@ -20,17 +21,22 @@ setup_file() {
     # this tree: the template and the helper, the test's resolver and an access log to read.
     mkdir -p "$EG/lib"
     install -m 0755 "$BUILD/sandboxd-egress-acl" "$EG/lib/sandboxd-egress-acl"
-    install -m 0644 "$BATS_TEST_DIRNAME/../../nspawn/egress/squid.conf.in" "$EG/lib/squid.conf.in"
+    install -m 0644 "$BATS_TEST_DIRNAME/../../nspawn/egress/squid.conf.in" "$BATS_TEST_DIRNAME/../../nspawn/egress/haproxy.cfg.in" "$EG/lib/"
     printf '%s\n' 'dns_nameservers 192.0.2.53' "access_log stdio:$EG/run/access.log" >"$EG/extra.conf"
     chmod -R a+rX "$EG"
     chown nobody "$EG/lists"
     ip netns exec sbxeg-proxy env SANDBOXD_EGRESS_LIBDIR="$EG/lib" SANDBOXD_EGRESS_SQUID_EXTRA="$EG/extra.conf" \
         SANDBOXD_EGRESS_PROXY=127.0.0.1:3128 SANDBOXD_EGRESS_LISTS="$EG/lists" \
         "$BATS_TEST_DIRNAME/../../nspawn/egress/sandboxd-egress-setup" "$EG/run"
+    ip netns exec sbxeg-proxy env SANDBOXD_EGRESS_LIBDIR="$EG/lib" "$BATS_TEST_DIRNAME/../../nspawn/egress/sandboxd-egress-setup" --front "$EG/front"
     : >"$EG/run/access.log"
     chown proxy "$EG/run/access.log"
     ip netns exec sbxeg-proxy setsid setpriv --reuid=proxy --regid=proxy --clear-groups \
         /usr/sbin/squid -N -f "$EG/run/squid.conf" >"$EG/squid.out" 2>&1 </dev/null &
+    # HAProxy as its unit runs it, in the foreground.
+    ip netns exec sbxeg-proxy setsid setpriv --reuid=haproxy --regid=haproxy --clear-groups \
+        /usr/sbin/haproxy -db -f "$EG/front/haproxy.cfg" >"$EG/front.out" 2>&1 </dev/null &
+    echo $! >"$EG/front.pid"
     # The relay, as an unprivileged user, beside Squid; it writes the executions' lists.
     mkdir -p "$EG/relay"
     chown nobody "$EG/relay"
@@ -45,18 +51,20 @@ setup_file() {
     done
     head -c 10485760 /dev/urandom >"$EG/net/www-192.0.2.10/big.bin"
     for _ in $(seq 200); do
-        if ip netns exec sbxeg-proxy ss -Hltn 'sport = :3128' | grep -q . && [ -S "$EG/relay/egress.sock" ]; then
+        if ip netns exec sbxeg-proxy ss -Hltn 'sport = :3128' | grep -q . && [ -S "$EG/relay/egress.sock" ] &&
+            ip netns exec sbxeg-proxy ss -Hltn 'sport = :3131' | grep -q .; then
             return 0
         fi
         sleep 0.05
     done
-    cat "$EG/squid.out" "$EG/relay.out" >&2
+    cat "$EG/squid.out" "$EG/relay.out" "$EG/front.out" >&2
     return 1
 }
 
 teardown_file() {
     [ ! -f "$EG/run/squid.pid" ] || kill "$(cat "$EG/run/squid.pid")" 2>/dev/null || true
     [ ! -f "$EG/relay.pid" ] || kill "$(cat "$EG/relay.pid")" 2>/dev/null || true
+    [ ! -f "$EG/front.pid" ] || kill "$(cat "$EG/front.pid")" 2>/dev/null || true
     ip netns del sbxeg-sbx 2>/dev/null || true
     ip netns del sbxeg-sbx2 2>/dev/null || true
     "$BATS_TEST_DIRNAME/net" down "$EG/net"
@@ -68,15 +76,41 @@ allow() {
     printf '%s\n' "$@" >"$EG/lists/127.64.0.1"
 }
 
-# get URL [CURL OPTIONS]: through the proxy; the status in $status_code, the body in $out.
+# get URL [CURL OPTIONS]: as the relay sends it, HTTPS (a tunnel) to Squid's tunnel port, anything
+# else to the front; the status in $status_code, the body in $out.
 get() {
-    local url=$1
+    local url=$1 proxy=http://127.0.0.1:3131
     shift
-    out=$(ip netns exec sbxeg-proxy curl -sS -m 10 --interface 127.64.0.1 -x http://127.0.0.1:3128 --cacert "$EG/net/ca.pem" \
+    [[ $url != https:* ]] || proxy=http://127.0.0.1:3128
+    get_via "$proxy" "$url" "$@"
+}
+
+# get_via PROXY URL [CURL OPTIONS]: through PROXY, whichever the URL.
+get_via() {
+    local proxy=$1 url=$2
+    shift 2
+    out=$(ip netns exec sbxeg-proxy curl -sS -m 10 --interface 127.64.0.1 -x "$proxy" --cacert "$EG/net/ca.pem" \
         -w '\n%{http_code}' "$@" "$url" 2>"$BATS_TEST_TMPDIR/curl.err") || true
     status_code=${out##*$'\n'}
     out=${out%$'\n'*}
     out=${out%$'\n'}
+}
+
+# raw_front REQUEST: REQUEST (with printf's escapes) sent to the front as is, from 127.64.0.1; the
+# code of the answer's status line in $status_code.
+raw_front() {
+    # shellcheck disable=SC2059 # the request is the format: its \r\n are printf's
+    status_code=$(printf "$1" | ip netns exec sbxeg-proxy python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 3131), timeout=10, source_address=("127.64.0.1", 0))
+s.sendall(sys.stdin.buffer.read())
+answer = b""
+while b"\r\n" not in answer:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    answer += chunk
+print(answer.split(b" ")[1].decode() if answer else "none")')
 }
 
 # requests_to ADDR: how many requests the test host at ADDR has served.
@@ -138,7 +172,7 @@ requests_to() {
     [ "$(requests_to 169.254.169.254)" = "$metadata" ]
 }
 
-@test "a tunnel whose TLS SNI names another host is cut; a plain request reaches only its URL's host" {
+@test "a tunnel whose TLS SNI names another host is cut" {
     allow www.egress.test
     # Control: the SNI that names the CONNECT's host, verified by the test CA. (curl sends the
     # URL's name as SNI and, with --connect-to, asks the proxy for the other host.)
@@ -150,13 +184,56 @@ requests_to() {
     [ "$status_code" != 200 ]
     [[ $out != *"hello from"* ]]
     grep -q 'CONNECT www.egress.test:443' "$EG/run/access.log"
-    # A Host header that names another host: Squid, a forward proxy, forwards the URL's host
-    # (RFC 9112, 3.2.2), so the server sees only the allowed name.
+}
+
+@test "a plain request whose Host names another host than its URL is refused by the front, and the host never asked" {
     local seen
-    seen=$(wc -l <"$EG/net/http-192.0.2.10.log")
-    get http://www.egress.test/index.html -H 'Host: other.egress.test'
+    allow www.egress.test
+    # Control: its own name in Host, with the port or without.
+    seen=$(requests_to 192.0.2.10)
+    get http://www.egress.test/index.html -H 'Host: www.egress.test'
     [ "$status_code" = 200 ]
-    [ "$(wc -l <"$EG/net/http-192.0.2.10.log")" -gt "$seen" ]
+    get http://www.egress.test/index.html -H 'Host: www.egress.test:80'
+    [ "$status_code" = 200 ]
+    [ "$(requests_to 192.0.2.10)" = $((seen + 2)) ]
+    # Another name, allowed or not, and a second Host header: 400, and nothing reaches the host.
+    get http://www.egress.test/index.html -H 'Host: other.egress.test'
+    [ "$status_code" = 400 ]
+    allow www.egress.test other.egress.test
+    get http://www.egress.test/index.html -H 'Host: other.egress.test'
+    [ "$status_code" = 400 ]
+    # (curl sends one Host header at most: this one is written by hand.)
+    raw_front 'GET http://www.egress.test/index.html HTTP/1.1\r\nHost: www.egress.test\r\nHost: other.egress.test\r\nConnection: close\r\n\r\n'
+    [ "$status_code" = 400 ]
+    raw_front 'GET http://www.egress.test/index.html HTTP/1.1\r\nHost: www.egress.test\r\nConnection: close\r\n\r\n'
+    [ "$status_code" = 200 ]
+    seen=$((seen + 1))
+    [ "$(requests_to 192.0.2.10)" = $((seen + 2)) ]
+}
+
+@test "each port takes its own: Squid's tunnel port no plain request, the front no CONNECT and no HTTP/2" {
+    allow www.egress.test
+    # Controls: a plain request through the front, a tunnel through Squid's port.
+    get_via http://127.0.0.1:3131 http://www.egress.test/index.html
+    [ "$status_code" = 200 ]
+    get_via http://127.0.0.1:3128 https://www.egress.test/index.html
+    [ "$status_code" = 200 ]
+    # Each the other way round: refused, and nothing reaches the host.
+    local seen
+    seen=$(requests_to 192.0.2.10)
+    get_via http://127.0.0.1:3128 http://www.egress.test/index.html
+    [ "$status_code" = 403 ]
+    get_via http://127.0.0.1:3131 https://www.egress.test/index.html
+    [ "$status_code" != 200 ]
+    grep -q 'CONNECT tunnel failed, response 403' "$BATS_TEST_TMPDIR/curl.err"
+    # HTTP/2 with prior knowledge: not taken.
+    run ip netns exec sbxeg-proxy curl -sS -m 5 --interface 127.64.0.1 --http2-prior-knowledge -o /dev/null -w '%{http_code}' http://127.0.0.1:3131/
+    [ "$output" != 200 ]
+    # Squid's port behind the front: nothing without a PROXY header, and none from the relay's
+    # addresses (only the front's, 127.0.0.1).
+    get_via http://127.0.0.1:3132 http://www.egress.test/index.html
+    [ "$status_code" != 200 ]
+    [ "$(requests_to 192.0.2.10)" = "$seen" ]
 }
 
 @test "an allowed name that resolves to the proxy's own host is refused, and the host never asked" {
@@ -181,7 +258,10 @@ requests_to() {
     [ "$status_code" = 403 ]
     get http://www.egress.test/squid-internal-mgr/menu
     [ "$status_code" = 403 ]
+    # Another scheme: the front takes its Host's port for one the URL does not name.
     get ftp://www.egress.test/
+    [ "$status_code" = 400 ]
+    get_via http://127.0.0.1:3128 ftp://www.egress.test/
     [ "$status_code" = 403 ]
 }
 
@@ -211,6 +291,11 @@ through() {
     [ "$(jq -r .status <<<"$out")" != 0 ]
     jq -e '.usage.hosts == [] and .usage.refused_hosts == ["other.egress.test"]' <<<"$out"
     grep -qE '127\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\.[0-9]+\.[0-9]+ TCP_DENIED/403 [0-9]* GET http://other.egress.test/index.html' "$EG/run/access.log"
+    # A Host that is not the URL's host: the front refuses it, and the report counts the refusal.
+    through x5 www.egress.test curl -sS -m 10 -o "$EG/relay/x5.body" -H 'Host: other.egress.test' http://www.egress.test/index.html
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    grep -q '400 Bad request' "$EG/relay/x5.body"
+    jq -e '.usage.hosts == [] and .usage.refused == 1 and .usage.connections == 1' <<<"$out"
 }
 
 @test "through the relay: the sandbox itself has no route and no resolver" {
