@@ -316,13 +316,17 @@ wait_up() {
 
 # What a test changes in the host's own files, kept until the test puts it back: outside the test's
 # temporary directory, as a run cut short leaves the change, and the next run's setup_suite puts
-# those files back before anything else (tests/bats/setup_suite.bash).
-TEST_SAVES=/var/tmp/sandboxd-tests
+# those files back before anything else (tests/bats/setup_suite.bash). Root's own directory: what
+# is in it is written over the host's files.
+TEST_SAVES=/var/lib/sandboxd-tests
 
 # file_save PATH TAG: the file as it is (or that there is none), for file_restore (in teardown)
-# to put back.
+# to put back. The first save stands until restored: a run cut short, then another that saves the
+# same file before any setup_suite, keeps what the first found, not the first run's changes.
 file_save() {
-    mkdir -p "$TEST_SAVES"
+    [ -d "$TEST_SAVES" ] || mkdir -m 0700 "$TEST_SAVES"
+    [ ! -f "$TEST_SAVES/$2.path" ] || return 0
+    rm -f "$TEST_SAVES/$2.saved" "$TEST_SAVES/$2.absent"
     if [ -e "$1" ]; then
         cp "$1" "$TEST_SAVES/$2.saved"
     else
