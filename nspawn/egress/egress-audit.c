@@ -32,6 +32,7 @@ typedef struct AuditLine {
         uint16_t port;
         bool refused; /* by the proxy's rules: its access control, or a tunnel cut for its SNI */
         bool reached; /* sent on to the name (Squid's TCP_ statuses but TCP_DENIED) */
+        bool aside;   /* the front's line for a connection that went or timed out: Squid's tells */
         char host[EGRESS_ENTRY_MAX + 1]; /* "" when none was read (a connection that asked nothing) */
 } AuditLine;
 
@@ -42,8 +43,12 @@ static int audit_line_parse(char *line, AuditLine *ret) {
         char *end = NULL;
         size_t n = 0;
 
-        for (char *t = strtok_r(line, " ", &save); t && n < ELEMENTSOF(field); t = strtok_r(NULL, " ", &save))
+        for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+                /* A line with more fields is none of ours: no field of ours has a space. */
+                if (n == ELEMENTSOF(field))
+                        return -EINVAL;
                 field[n++] = t;
+        }
         if (n != ELEMENTSOF(field) || inet_pton(AF_INET, field[0], &ret->address) != 1)
                 return -EINVAL;
         errno = 0;
@@ -52,13 +57,14 @@ static int audit_line_parse(char *line, AuditLine *ret) {
                 return -EINVAL;
         ret->port = (uint16_t) port;
         /* TCP_DENIED: its access rules; a tunnel that ended as "terminate": its SNI named another
-         * host; FRONT_DENIED: the front's (HAProxy's, haproxy.cfg.in), a Host that is not the URL's
-         * host or a request it does not take. Another TCP_ status went on to the name (its answer
-         * may still be the server's error); NONE_ is a step that decided nothing (a tunnel's peek,
-         * a refusal's error page), and FRONT_ERROR a connection the front saw end badly, which
-         * Squid logs too if it reached it. */
-        ret->refused = strncmp(field[2], "TCP_DENIED", 10) == 0 || strncmp(field[2], "FRONT_DENIED", 12) == 0 ||
+         * host; FRONT_P: the front (HAProxy, haproxy.cfg.in) refused the request itself, a Host
+         * that is not the URL's host or a request it does not take. Another TCP_ status went on to
+         * the name (its answer may still be the server's error); NONE_ is a step that decided
+         * nothing (a tunnel's peek, a refusal's error page). Another FRONT_ line is a connection
+         * that went or timed out: Squid's own line, if it got that far, says what happened. */
+        ret->refused = strncmp(field[2], "TCP_DENIED", 10) == 0 || strncmp(field[2], "FRONT_P", 7) == 0 ||
                        strcmp(field[4], "terminate") == 0;
+        ret->aside = !ret->refused && strncmp(field[2], "FRONT_", 6) == 0;
         ret->reached = !ret->refused && strncmp(field[2], "TCP_", 4) == 0;
         ret->host[0] = 0;
         /* A name or an address as Squid parsed it: nothing else goes into a record. */
@@ -98,8 +104,8 @@ static Execution *execution_by_address(Relay *r, struct in_addr a) {
 static void audit_take(Relay *r, const AuditLine *l) {
         Execution *x = execution_by_address(r, l->address);
 
-        if (!x)
-                return; /* one that ended: its report went without it */
+        if (!x || l->aside)
+                return; /* one that ended: its report went without it; or nothing to count */
         /* A step that decided nothing (a tunnel's peek) is not its connection's last line. */
         if (l->refused || l->reached || !l->host[0])
                 pending_drop(x, l->port);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* A sandbox's connection relayed to the egress proxy, byte for byte, from the event loop. Its first
- * byte says where: a CONNECT (the only method that starts with a C, as HTTP clients send them) goes
- * to Squid's port for tunnels, anything else to the front (HAProxy), which checks a plain request's
- * Host against its target before Squid sees it. A connection sent the wrong way is refused there,
- * never let through: Squid's tunnel port takes nothing but CONNECT, the front no CONNECT. Then each
+ * byte says where: a C to Squid's port for tunnels (CONNECT; WebDAV's COPY and CHECKOUT go there
+ * too, and are refused), anything else to the front (HAProxy), which checks a plain request's Host
+ * against its target before Squid sees it. A connection sent the wrong way is refused there, never
+ * let through: Squid's tunnel port takes nothing but CONNECT, the front no CONNECT. (Peeking at one
+ * byte: a socket holding fewer bytes than a longer peek wants stays readable, and the loop would
+ * spin until the rest came.) Then each
  * side is read while the buffer toward the other has room and written while it holds bytes, so a
  * slow reader slows its writer and nothing grows. The buffers are kernel pipes that splice() fills
  * and drains: the bytes go from socket to socket without a copy through the relay (copied, a 10 MiB
@@ -220,6 +222,9 @@ static int pipe_step(Pipe *p) {
                 r = pipe_connect(p, first == 'C' ? &p->x->relay->proxy : &p->x->relay->front);
                 if (r < 0)
                         return log_warning_errno(r, "Egress: %s: failed to relay a connection to the proxy", p->x->id);
+                /* Its connect() has only begun (SO_ERROR reads 0 meanwhile): up's EPOLLOUT says
+                 * when it ended. */
+                return 0;
         }
         if (p->connecting) {
                 int error = 0;

@@ -207,7 +207,15 @@ requests_to() {
     [ "$status_code" = 400 ]
     raw_front 'GET http://www.egress.test/index.html HTTP/1.1\r\nHost: www.egress.test\r\nConnection: close\r\n\r\n'
     [ "$status_code" = 200 ]
-    seen=$((seen + 1))
+    # A query may hold an "@" (control); an authority may not: HAProxy would read the host after it
+    # ("other"), Squid before the "?" or "#" ("www").
+    raw_front 'GET http://www.egress.test/index.html?to=@other.egress.test HTTP/1.1\r\nHost: www.egress.test\r\nConnection: close\r\n\r\n'
+    [ "$status_code" = 200 ]
+    seen=$((seen + 2))
+    raw_front 'GET http://www.egress.test?@other.egress.test/index.html HTTP/1.1\r\nHost: other.egress.test\r\nConnection: close\r\n\r\n'
+    [ "$status_code" = 400 ]
+    raw_front 'GET http://www.egress.test#@other.egress.test/index.html HTTP/1.1\r\nHost: other.egress.test\r\nConnection: close\r\n\r\n'
+    [ "$status_code" = 400 ]
     [ "$(requests_to 192.0.2.10)" = $((seen + 2)) ]
 }
 
@@ -296,6 +304,13 @@ through() {
     [ "$(jq -r .status <<<"$out")" = 0 ]
     grep -q '400 Bad request' "$EG/relay/x5.body"
     jq -e '.usage.hosts == [] and .usage.refused == 1 and .usage.connections == 1' <<<"$out"
+    # A request cut short by its client: no refusal, though the front logs it.
+    through x6 www.egress.test python3 -c 'import socket
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"GET http://www.egress.test/index.html HTTP/1.1\r\nHo")
+s.close()'
+    [ "$(jq -r .status <<<"$out")" = 0 ]
+    jq -e '.usage.refused == 0 and .usage.connections == 1' <<<"$out"
 }
 
 @test "through the relay: the sandbox itself has no route and no resolver" {
