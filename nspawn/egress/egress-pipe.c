@@ -320,7 +320,13 @@ static int pipe_connect(Pipe *p, const struct sockaddr_in *to) {
         socklen_t len = sizeof(own);
         int r;
 
-        r = connect_up(p->x, to, &p->up);
+        /* Its buffers only now: a connection that never says anything holds no pipe, large or
+         * small (an execution's connections at once are bounded; their silence is not). */
+        r = buffer_open(&p->to_up, p->x->relay);
+        if (r >= 0)
+                r = buffer_open(&p->to_down, p->x->relay);
+        if (r >= 0)
+                r = connect_up(p->x, to, &p->up);
         if (r < 0)
                 return r;
         p->choosing = false;
@@ -348,11 +354,7 @@ int pipe_start(Execution *x, int down) {
                 x->pipes->prev = p;
         x->pipes = p;
         x->n_pipes++;
-        r = buffer_open(&p->to_up, x->relay);
-        if (r >= 0)
-                r = buffer_open(&p->to_down, x->relay);
-        if (r >= 0)
-                r = sd_event_add_io(x->relay->event, &p->down_source, p->down, EPOLLIN, on_io, p);
+        r = sd_event_add_io(x->relay->event, &p->down_source, p->down, EPOLLIN, on_io, p);
         if (r < 0) {
                 (void) log_warning_errno(r, "Egress: %s: failed to relay a connection to the proxy", x->id);
                 pipe_free(p);
