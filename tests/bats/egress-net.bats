@@ -309,15 +309,9 @@ in_session() {
     jq -e 'has("network") | not' <<<"$body"
 }
 
-# proxy_listening: Squid's port is open, in the proxy's namespace (fails after 10 s).
+# proxy_listening: Squid's port is open, in the proxy's namespace (fails after poll's 5 s).
 proxy_listening() {
-    for _ in $(seq 200); do
-        if in_systemd ip netns exec sbxeg-proxy ss -Hltn 'sport = :3129' | grep -q .; then
-            return 0
-        fi
-        sleep 0.05
-    done
-    return 1
+    poll in_systemd ip netns exec sbxeg-proxy ss -Hltn 'sport = :3129' >/dev/null
 }
 
 @test "the proxy stopped seconds after its start ends inactive, not failed, and serves again when started" {

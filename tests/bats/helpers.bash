@@ -348,7 +348,7 @@ file_restore() {
 }
 
 # leftovers_restore: what an earlier run cut short left changed, put back: the files it saved, the
-# drop-ins it wrote. Prints each; fails when there was nothing. (Tags and paths have no spaces.)
+# drop-ins it wrote. Prints each; fails when there was nothing.
 leftovers_restore() {
     local f path tag found=1
     # The newest first: a file saved twice (the egress stack's list, then a test's over it) ends as
