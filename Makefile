@@ -86,7 +86,7 @@ EGRESS_ACL_SRCS := nspawn/egress/egress-acl.c lib/egress.c lib/fd-util.c
 # libsystemd and json-c.
 EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c nspawn/egress/egress-pipe.c nspawn/egress/egress-audit.c lib/egress.c lib/fd-util.c lib/time-util.c lib/log.c lib/error.c lib/utf8.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
+CTL_SRCS    := $(wildcard ctl/*.c) nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS) $(EGRESS_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl sandboxd-egress
@@ -105,7 +105,7 @@ $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
 $(BUILD)/tests/test-fd-wait:      $(call objs,lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-cgroup-util:  $(call objs,lib/cgroup-util.c)
 $(BUILD)/tests/test-worker-slots: $(call objs,fcgi/worker-slots.c)
-$(BUILD)/tests/test-inflight:     $(call objs,fcgi/inflight.c fcgi/route.c fcgi/session-route.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-inflight:     $(call objs,fcgi/inflight.c fcgi/route.c fcgi/session-route.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-path-util:    $(call objs,lib/path-util.c)
 $(BUILD)/tests/test-image-name:   $(call objs,lib/image-name.c)
 $(BUILD)/tests/test-egress:       $(call objs,lib/egress.c)
@@ -115,7 +115,7 @@ $(BUILD)/tests/test-proc-stat:    $(call objs,nspawn/runner/proc-stat.c)
 $(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner/runner-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-error:        $(call objs,lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
-$(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c lib/image-name.c lib/error-count.c)
+$(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/error-count.c)
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
@@ -123,7 +123,7 @@ $(BUILD)/tests/test-poold-proto:  $(call objs,nspawn/pool/poold-proto.c)
 $(BUILD)/tests/test-poold-queue:  $(call objs,nspawn/pool/poold-queue.c)
 $(BUILD)/tests/test-poold-cpu:    $(call objs,nspawn/pool/poold-cpu.c)
 $(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
-$(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/broker/broker-proto.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-mcp-rpc:      $(call objs,fcgi/mcp-rpc.c lib/b64.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-mcp-args:     $(call objs,fcgi/mcp-args.c lib/b64.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-mcp-db:       $(call objs,db/db.c db/mcp-db.c db/requests.c db/metrics-db.c lib/error-count.c lib/time-util.c)

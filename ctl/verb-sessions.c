@@ -11,6 +11,7 @@
 #include "ctl/api.h"
 #include "ctl/ctl.h"
 #include "lib/macro.h"
+#include "nspawn/unit-name.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -58,10 +59,9 @@ static int sessions_list(const CtlOptions *o, bool json) {
         return EXIT_SUCCESS;
 }
 
-/* A session id as the API makes them: "session-" and 12 of [a-z2-7]; anything else would be
- * another path. */
+/* A session id as the API makes them (nspawn/unit-name.h); anything else would be another path. */
 static bool is_session_id(const char *s) {
-        return strncmp(s, "session-", 8) == 0 && strlen(s) == 20 && strspn(s + 8, "abcdefghijklmnopqrstuvwxyz234567") == 12;
+        return session_id_valid(s);
 }
 
 static int sessions_rm(const CtlOptions *o, int argc, char *argv[], bool json) {
@@ -71,7 +71,7 @@ static int sessions_rm(const CtlOptions *o, int argc, char *argv[], bool json) {
                 return ctl_usage("sessions", "rm needs the id of a session");
         for (int i = 0; i < argc; i++)
                 if (!is_session_id(argv[i]))
-                        return ctl_usage("sessions", "'%s' is not a session id (session-XXXXXXXXXXXX)", argv[i]);
+                        return ctl_usage("sessions", "'%s' is not a session id (session-XXXXXXXXXXXX, or session-MEMBER-XXXXXXXXXXXX)", argv[i]);
         for (int i = 0; i < argc; i++) {
                 cleanup_json struct json_object *answer = NULL;
                 char path[64];

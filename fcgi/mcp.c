@@ -42,6 +42,7 @@
 #include "lib/time-util.h"
 #include "lib/utf8.h"
 #include "nspawn/broker/broker-client.h"
+#include "nspawn/unit-name.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -401,7 +402,8 @@ static struct json_object *initialize_result(const char *version) {
 }
 
 /* initialize: a new session, of the request's key, at the version agreed on. Its id is 128 random
- * bits in hex: visible ASCII, and not to be guessed. */
+ * bits in hex: visible ASCII, and not to be guessed; on a cluster's member, after its name and '-',
+ * which the front routes the session's later messages by (README, "Several hosts"). */
 static int initialize(Request *req, Context *ctx, const McpMessage *m) {
         struct json_object *v = NULL;
         const char *version = mcp_version_negotiate(json_object_object_get_ex(m->params, "protocolVersion", &v) &&
@@ -409,15 +411,17 @@ static int initialize(Request *req, Context *ctx, const McpMessage *m) {
                                                             ? json_object_get_string(v)
                                                             : NULL);
         uint8_t rnd[16];
-        char id[2 * sizeof(rnd) + 1];
+        char id[MEMBER_NAME_MAX + 1 + 2 * sizeof(rnd) + 1];
+        size_t n;
         int r;
 
         if (header(req, "HTTP_MCP_SESSION_ID"))
                 return refuse(req, 400, MCP_INVALID_REQUEST, MSG_MCP_INIT_SESSION);
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a session id");
+        n = (size_t) snprintf(id, sizeof(id), "%s%s", ctx->config->member, ctx->config->member[0] ? "-" : "");
         for (size_t i = 0; i < sizeof(rnd); i++)
-                (void) snprintf(id + 2 * i, 3, "%02x", rnd[i]);
+                (void) snprintf(id + n + 2 * i, 3, "%02x", rnd[i]);
         r = db_mcp_session_create(ctx->db, id, req->key_name[0] ? req->key_name : NULL, version);
         if (r < 0)
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));

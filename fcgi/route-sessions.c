@@ -469,13 +469,16 @@ answer_error:
         return r;
 }
 
-/* A new session name: "session-" and 12 random characters, as every unit of sandboxd's is named. */
-static int new_session_id(char ret[SANDBOX_ID_MAX]) {
+/* A new session name: "session-" and 12 random characters, as every unit of sandboxd's is named; on
+ * a cluster's member, its name between them, which the front routes by (unit-name.h). */
+static int new_session_id(const Config *config, char ret[SANDBOX_ID_MAX]) {
         uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
+        char prefix[8 + MEMBER_NAME_MAX];
 
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
                 return -EIO;
-        return unit_name_sandbox_id("session", rnd, ret);
+        (void) snprintf(prefix, sizeof(prefix), "session%s%s", config->member[0] ? "-" : "", config->member);
+        return unit_name_sandbox_id(prefix, rnd, ret);
 }
 
 /* One file operation on the session's runner, with the session's turn held: the reply object, and
@@ -672,7 +675,7 @@ static int session_create(Request *req, Context *ctx) {
                 if (r <= 0)
                         return r;
         }
-        if (new_session_id(id) < 0)
+        if (new_session_id(ctx->config, id) < 0)
                 return reply_error(req, 500, MSG_INTERNAL, "no random bytes for a session name");
         r = session_quota_create(req, ctx, id, c.ttl_s);
         if (r == -EDQUOT || r == -ENOSPC)

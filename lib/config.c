@@ -40,6 +40,31 @@ static bool plain(const char *s, const char *set, size_t min, size_t max) {
         return n >= min && n <= max && strspn(s, set) == n;
 }
 
+/* The cluster's settings: none, or all three. Each etcd URL is http:// and plain (the members' and
+ * sandboxctl's client joins them into requests); the member's name fits a session's id
+ * (nspawn/unit-name.h); its address is HOST:PORT, which the front's map and agent check take. */
+static const char *cluster_invalid(const Config *c) {
+        const char *url = c->etcd;
+
+        if (!c->etcd[0] && !c->member[0] && !c->member_address[0])
+                return NULL;
+        if (!plain(c->member, "abcdefghijklmnopqrstuvwxyz0123456789", 1, 16))
+                return "SANDBOXD_MEMBER";
+        if (!plain(c->member_address, "abcdefghijklmnopqrstuvwxyz0123456789.-:[]", 3, 100) || !strrchr(c->member_address, ':'))
+                return "SANDBOXD_MEMBER_ADDRESS";
+        if (!plain(c->etcd, "abcdefghijklmnopqrstuvwxyz0123456789.-:/[],", 8, 1000))
+                return "SANDBOXD_ETCD";
+        for (;;) {
+                const char *end = strchrnul(url, ',');
+
+                if (strncmp(url, "http://", 7) != 0 || end - url <= 7)
+                        return "SANDBOXD_ETCD";
+                if (!*end)
+                        return NULL;
+                url = end + 1;
+        }
+}
+
 /* The numeric settings: name, field, bounds and default. */
 static const struct {
         const char *name;
@@ -114,7 +139,7 @@ static const char *words_invalid(const Config *c) {
             (c->egress_ca_bundle[0] != '/' || strstr(c->egress_ca_bundle, "/..") ||
              !plain(c->egress_ca_bundle, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./", 2, 200)))
                 return "SANDBOXD_EGRESS_CA_BUNDLE";
-        return NULL;
+        return cluster_invalid(c);
 }
 
 int config_parse(const char *(*get)(const char *name), Config *ret, const char **reterr_name) {
@@ -134,6 +159,9 @@ int config_parse(const char *(*get)(const char *name), Config *ret, const char *
                 .egress_allow_path = get_str(get, "SANDBOXD_EGRESS_ALLOW", "/etc/sandboxd/egress.allow"),
                 .egress_socket = get_str(get, "SANDBOXD_EGRESS_SOCKET", "/run/sandboxd/egress.sock"),
                 .egress_ca_bundle = get_str(get, "SANDBOXD_EGRESS_CA_BUNDLE", "/etc/sandboxd/egress-ca.pem"),
+                .etcd = get_str(get, "SANDBOXD_ETCD", ""),
+                .member = get_str(get, "SANDBOXD_MEMBER", ""),
+                .member_address = get_str(get, "SANDBOXD_MEMBER_ADDRESS", ""),
         };
         const char *policy = get_str(get, "SANDBOXD_IMPORT_POLICY", "off");
         const char *keys = get_str(get, "SANDBOXD_API_KEYS", "off");

@@ -67,6 +67,12 @@ typedef struct Config {
          * bundle bound read-only into every machine started while it exists (MACHINE_EGRESS_CA);
          * absent or "": the image's own only. */
         const char *egress_ca_bundle;
+        /* Several hosts (README, "Several hosts"): etcd's client URLs, comma-separated ("" for a single
+         * host), this member's name (its sessions' ids carry it, unit-name.h) and the address the
+         * front reaches its nginx at, HOST:PORT. All three or none. */
+        const char *etcd;
+        const char *member;
+        const char *member_address;
         const char *lib_dir; /* sandboxd-runner, toolrunner.py and etc/ for the sandbox user; must lie under /usr */
         const char *slice;
 } Config;

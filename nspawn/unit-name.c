@@ -41,3 +41,34 @@ int unit_name_from_id(const char *id, char *ret, size_t size) {
                 return -ENAMETOOLONG;
         return 0;
 }
+
+int member_name_valid(const char *name) {
+        size_t n = strlen(name);
+
+        return n > 0 && n < MEMBER_NAME_MAX && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789") == n;
+}
+
+int session_id_member(const char *id, char ret[static MEMBER_NAME_MAX]) {
+        size_t n = strlen(id), member;
+
+        if (strncmp(id, "session-", 8) != 0 || n < 8 + SANDBOX_ID_RANDOM_CHARS ||
+            strspn(id + n - SANDBOX_ID_RANDOM_CHARS, "abcdefghijklmnopqrstuvwxyz234567") != SANDBOX_ID_RANDOM_CHARS)
+                return -EINVAL;
+        if (n == 8 + SANDBOX_ID_RANDOM_CHARS) {
+                ret[0] = 0;
+                return 0;
+        }
+        /* "session-" NAME "-" RANDOM */
+        member = n - 8 - SANDBOX_ID_RANDOM_CHARS - 1;
+        if (id[n - SANDBOX_ID_RANDOM_CHARS - 1] != '-' || member == 0 || member >= MEMBER_NAME_MAX)
+                return -EINVAL;
+        memcpy(ret, id + 8, member);
+        ret[member] = 0;
+        return member_name_valid(ret) ? 0 : -EINVAL;
+}
+
+int session_id_valid(const char *id) {
+        char member[MEMBER_NAME_MAX];
+
+        return session_id_member(id, member) >= 0;
+}

@@ -16,6 +16,9 @@ int broker_id_valid(const char *id, const char *prefix) {
 
         if (!prefix)
                 return broker_id_valid(id, "machine") || broker_id_valid(id, "tool");
+        /* A cluster member's sessions carry its name too (unit-name.h). */
+        if (strcmp(prefix, "session") == 0)
+                return session_id_valid(id);
         n = strlen(prefix);
         if (strncmp(id, prefix, n) != 0 || id[n] != '-')
                 return 0;

@@ -29,14 +29,21 @@
 #define UNMOUNT_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
 /* Into q: the session's machine unit, its disk <session_dir>/<id>.img, and the mount unit of
- * SESSION_DISK_DIR/<12 characters> while mounted. where (if not NULL) gets the mount point. */
+ * SESSION_DISK_DIR/<what follows "session-"> while mounted. where (if not NULL) gets the mount point. */
 static int session_paths(Request *q, char *where, size_t size) {
         const char *suffix = strchr(q->req.id, '-') + 1; /* broker_request_check() made sure of the form */
 
         if ((size_t) snprintf(q->image, sizeof(q->image), "%s/%s.img", q->broker->config->session_dir, q->req.id) >= sizeof(q->image))
                 return -ENAMETOOLONG;
-        if (where)
-                (void) snprintf(where, size, SESSION_DISK_DIR "/%s", suffix);
+        if (where) {
+                /* A member's "m1-<12>" is mounted at m1/<12>: a mount point's unit name has no escapes
+                 * (sandbox.c), and its name is the same "run-sandboxd-disks-m1-<12>.mount". */
+                if ((size_t) snprintf(where, size, SESSION_DISK_DIR "/%s", suffix) >= size)
+                        return -ENAMETOOLONG;
+                for (char *c = where + strlen(SESSION_DISK_DIR) + 1; *c; c++)
+                        if (*c == '-')
+                                *c = '/';
+        }
         (void) snprintf(q->mount_unit, sizeof(q->mount_unit), "run-sandboxd-disks-%s.mount", suffix);
         return unit_name_from_id(q->req.id, q->unit, sizeof(q->unit));
 }

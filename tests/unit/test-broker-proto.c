@@ -37,6 +37,13 @@ static const IdCase id_cases[] = {
         {"dbus-abcdefghijkl", NULL, 0},
         {"", NULL, 0},
         {"-abcdefghijkl", NULL, 0},
+        /* A cluster member's sessions carry its name; machines and tools never do. */
+        {"session-abcdefghijkl", "session", 1},
+        {"session-m1-abcdefghijkl", "session", 1},
+        {"session-m1-abcdefghijkl", NULL, 0},
+        {"machine-m1-abcdefghijkl", "machine", 0},
+        {"session-m-1-abcdefghijkl", "session", 0},
+        {"session-m1-abcdefghijk", "session", 0},
 };
 
 static void test_ids(void) {

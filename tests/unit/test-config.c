@@ -456,6 +456,44 @@ static void test_session_dir(void) {
 }
 
 /* The pool's most follows the host: half its memory in machine budgets, bounded by its CPUs. */
+static void test_cluster(void) {
+        static const struct {
+                const char *etcd, *member, *address, *bad; /* bad: the name refused, NULL for none */
+        } cases[] = {
+                {"", "", "", NULL},
+                {"http://10.0.0.1:2379", "m1", "10.0.0.1:8080", NULL},
+                {"http://e1:2379,http://e2:2379,http://e3:2379", "host7", "h7.example:8080", NULL},
+                {"http://10.0.0.1:2379", "", "10.0.0.1:8080", "SANDBOXD_MEMBER"},
+                {"", "m1", "", "SANDBOXD_MEMBER_ADDRESS"},
+                {"", "m1", "10.0.0.1:8080", "SANDBOXD_ETCD"},
+                {"http://10.0.0.1:2379", "M1", "10.0.0.1:8080", "SANDBOXD_MEMBER"},
+                {"http://10.0.0.1:2379", "m-1", "10.0.0.1:8080", "SANDBOXD_MEMBER"},
+                {"http://10.0.0.1:2379", "abcdefghijklmnopq", "10.0.0.1:8080", "SANDBOXD_MEMBER"},
+                {"http://10.0.0.1:2379", "m1", "10.0.0.1", "SANDBOXD_MEMBER_ADDRESS"},
+                {"http://10.0.0.1:2379", "m1", "10.0.0.1:80 80", "SANDBOXD_MEMBER_ADDRESS"},
+                {"https://10.0.0.1:2379", "m1", "10.0.0.1:8080", "SANDBOXD_ETCD"},
+                {"http://10.0.0.1:2379,", "m1", "10.0.0.1:8080", "SANDBOXD_ETCD"},
+                {"http://a?b", "m1", "10.0.0.1:8080", "SANDBOXD_ETCD"},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const Var env[] = {{"SANDBOXD_ETCD", cases[i].etcd},
+                                   {"SANDBOXD_MEMBER", cases[i].member},
+                                   {"SANDBOXD_MEMBER_ADDRESS", cases[i].address},
+                                   {NULL, NULL}};
+                const char *name = NULL;
+                Config c;
+                int r = parse(env, &c, &name);
+
+                if (cases[i].bad)
+                        tap_ok(r == -EINVAL && name && strcmp(name, cases[i].bad) == 0, "etcd '%s', member '%s', address '%s': %s refused",
+                               cases[i].etcd, cases[i].member, cases[i].address, cases[i].bad);
+                else
+                        tap_ok(r == 0 && strcmp(c.member, cases[i].member) == 0, "etcd '%s', member '%s', address '%s' taken",
+                               cases[i].etcd, cases[i].member, cases[i].address);
+        }
+}
+
 static void test_pool_max(void) {
         static const struct {
                 uint64_t mem;
@@ -517,6 +555,7 @@ static void test_inflight_auto(void) {
 }
 
 int main(void) {
+        test_cluster();
         test_inflight_auto();
         test_pool_max();
         test_pool_auto();

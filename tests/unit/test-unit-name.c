@@ -124,7 +124,47 @@ static void test_from_id_size(void) {
         tap_is_int(unit_name_from_id("abc", unit, strlen("abc.service")), -ENAMETOOLONG, "one byte short: -ENAMETOOLONG");
 }
 
+typedef struct SessionCase {
+        const char *id;
+        const char *member; /* NULL: -EINVAL */
+} SessionCase;
+
+static const SessionCase session_cases[] = {
+        {"session-abcdefghijkl", ""},
+        {"session-m1-abcdefghijkl", "m1"},
+        {"session-host0123456789ab-abcdefghijkl", "host0123456789ab"}, /* 16 characters: the most */
+        {"session-host0123456789abc-abcdefghijkl", NULL},
+        {"session--abcdefghijkl", NULL},
+        {"session-m-1-abcdefghijkl", NULL}, /* a member name has no '-' */
+        {"session-M1-abcdefghijkl", NULL},
+        {"session-m1_abcdefghijkl", NULL},
+        {"session-m1abcdefghijkl", NULL}, /* no '-' before the random part */
+        {"session-abcdefghijk1", NULL},   /* 1 is not of base32's alphabet */
+        {"session-abcdefghijk", NULL},
+        {"session-m1-abcdefghijklm", NULL}, /* "m1-a" is no member name */
+        {"sandbox-abcdefghijkl", NULL},
+        {"session-", NULL},
+        {"", NULL},
+};
+
+static void test_session_id(void) {
+        for (size_t i = 0; i < ELEMENTSOF(session_cases); i++) {
+                const SessionCase *c = &session_cases[i];
+                char member[MEMBER_NAME_MAX] = "untouched";
+                int r = session_id_member(c->id, member);
+
+                tap_is_int(r, c->member ? 0 : -EINVAL, "session id '%s'", c->id);
+                if (c->member)
+                        tap_is_str(member, c->member, "... names member '%s'", c->member);
+                tap_is_int(session_id_valid(c->id), !!c->member, "... valid: %d", !!c->member);
+        }
+        tap_is_int(member_name_valid("m1"), 1, "member name m1");
+        tap_is_int(member_name_valid(""), 0, "empty member name");
+        tap_is_int(member_name_valid("a.b"), 0, "member name with a dot");
+}
+
 int main(void) {
+        test_session_id();
         test_sandbox_id();
         test_sandbox_id_alphabet();
         test_from_id();
