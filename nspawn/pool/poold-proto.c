@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ static const struct {
         [POOLD_DONE] = {"done", 0},
         [POOLD_SWEEP] = {"sweep", 0},
         [POOLD_SESSIONS] = {"sessions", 0},
+        [POOLD_WATCH] = {"watch", 0},
 };
 
 /* The next word of [*p, end) into buf: -EBADMSG unless it is plain and fits, and is followed by one
@@ -95,5 +97,38 @@ int poold_claim_reply_parse(const char *line, char *ret_id, size_t id_size, char
         memcpy(ret_id, id, strlen(id) + 1);
         memcpy(ret_socket, socket, strlen(socket) + 1);
         *ret_executions = executions;
+        return 0;
+}
+
+void poold_pool_line_format(const PoolCountsLine *c, char *buf, size_t size) {
+        (void) snprintf(buf, size, "pool %u %u %u %u %u", c->ready, c->claimed, c->starting, c->waiting, c->max);
+}
+
+int poold_pool_line_parse(const char *line, PoolCountsLine *ret) {
+        unsigned *fields[] = {&ret->ready, &ret->claimed, &ret->starting, &ret->waiting, &ret->max};
+        unsigned v[5];
+        const char *p = line;
+
+        if (strncmp(p, "pool", 4) != 0)
+                return -EBADMSG;
+        p += 4;
+        /* Each number after one space, digits only (strtoul() would take a sign or white space). */
+        for (size_t i = 0; i < 5; i++) {
+                unsigned long x;
+                char *end;
+
+                if (*p != ' ' || p[1] < '0' || p[1] > '9')
+                        return -EBADMSG;
+                errno = 0;
+                x = strtoul(p + 1, &end, 10);
+                if (errno != 0 || x > UINT_MAX)
+                        return -EBADMSG;
+                v[i] = (unsigned) x;
+                p = end;
+        }
+        if (*p != 0)
+                return -EBADMSG;
+        for (size_t i = 0; i < 5; i++)
+                *fields[i] = v[i];
         return 0;
 }

@@ -16,6 +16,9 @@
  *   done                             ->  (the turn is over)
  *   sweep                            ->  (a worker died: sweep what no row owns soon)
  *   sessions                         ->  (a key was revoked: look at the sessions now)
+ *   watch                            ->  (the cluster's member, sandboxd-member: its counts)
+ *                                    <-  pool READY CLAIMED STARTING WAITING MAX, now and after
+ *                                        every change (a line per turn of the loop at most)
  *
  * The connection is the claim, or the turn: when it closes without "release" the machine is
  * retired, its state in doubt; without "done" the turn passes on. A worker that stops waiting
@@ -32,6 +35,7 @@ typedef enum PooldOp {
         POOLD_DONE,
         POOLD_SWEEP,
         POOLD_SESSIONS,
+        POOLD_WATCH,
         _POOLD_OP_MAX,
 } PooldOp;
 
@@ -52,3 +56,14 @@ int poold_msg_parse(const char *line, size_t len, PooldMsg *ret);
  * "failing", its reason into reason (size bytes); -EBADMSG otherwise. Pure. */
 int poold_claim_reply_parse(const char *line, char *ret_id, size_t id_size, char *ret_socket, size_t socket_size, int64_t *ret_executions,
                             char *reason, size_t size);
+
+/* The machines' counts, as "watch" tells them. */
+typedef struct PoolCountsLine {
+        unsigned ready, claimed, starting, waiting, max;
+} PoolCountsLine;
+
+/* The line that tells c, without its "\n", into buf (size bytes, POOLD_LINE_MAX is plenty). Pure. */
+void poold_pool_line_format(const PoolCountsLine *c, char *buf, size_t size);
+
+/* A "pool ..." line (without its "\n") into *ret: 0, or -EBADMSG. Pure. */
+int poold_pool_line_parse(const char *line, PoolCountsLine *ret);

@@ -138,6 +138,12 @@ static void conn_message(Poold *p, Conn *c, const char *line, size_t len) {
         case POOLD_SESSIONS:
                 p->next_sessions = 0; /* a key was revoked */
                 break;
+        case POOLD_WATCH:
+                if (c->state == CONN_IDLE) {
+                        c->state = CONN_WATCHING;
+                        p->counts_told[0] = 0; /* the newcomer hears the counts now */
+                }
+                break;
         default:
                 break;
         }
@@ -164,6 +170,36 @@ static bool conn_read(Poold *p, size_t i) {
         }
         /* A line longer than any message: not a worker's. */
         return c->len < sizeof(c->buf);
+}
+
+/* The member's daemon learns the pool's counts as they change, so that the front's weights and the
+ * cluster's registry follow without anyone asking: one line per turn of the loop at most, and
+ * none while nothing changed. */
+static void watchers_tell(Poold *p) {
+        PoolCountsLine c = {.max = p->config->pool_max};
+        char line[POOLD_LINE_MAX];
+        bool any = false;
+
+        for (size_t i = 0; i < p->n_conns; i++) {
+                any = any || p->conns[i].state == CONN_WATCHING;
+                c.waiting += p->conns[i].state == CONN_CLAIM_WAITING;
+        }
+        if (!any)
+                return;
+        for (size_t i = 0; i < p->n_machines; i++) {
+                c.ready += p->machines[i].state == MACHINE_READY;
+                c.claimed += p->machines[i].state == MACHINE_CLAIMED;
+                c.starting += p->machines[i].state == MACHINE_STARTING;
+        }
+        poold_pool_line_format(&c, line, sizeof(line) - 1);
+        if (strcmp(line, p->counts_told) == 0)
+                return;
+        memcpy(p->counts_told, line, sizeof(line));
+        (void) strcat(line, "\n");
+        /* A watcher too slow to take a line is gone for this one; the next change tells it again. */
+        for (size_t i = 0; i < p->n_conns; i++)
+                if (p->conns[i].state == CONN_WATCHING)
+                        (void) conn_send(&p->conns[i], line);
 }
 
 /* Sweeps now (sweep.h), and sets when next: soon while a removal fails, else after the slow interval. */
@@ -390,6 +426,7 @@ static int run(Poold *p) {
                 r = poll_events(p);
                 if (r < 0)
                         return log_error_errno(r, "Pool: poll failed");
+                watchers_tell(p);
         }
 
         (void) sd_notify(0, "STOPPING=1");

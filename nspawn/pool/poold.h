@@ -46,6 +46,7 @@ typedef enum ConnState {
         CONN_CLAIM_HELD,
         CONN_TURN_WAITING,
         CONN_TURN_HELD,
+        CONN_WATCHING, /* sandboxd-member's: told the counts as they change */
 } ConnState;
 
 typedef struct Conn {
@@ -87,6 +88,7 @@ typedef struct Poold {
         uint64_t next_sweep;
         uint64_t next_prune;
         uint64_t next_sessions; /* the sessions' next idle end, retention or leftover (0: now) */
+        char counts_told[POOLD_LINE_MAX]; /* the last "pool" line the watchers got */
 } Poold;
 
 /* poold-machines.c */
