@@ -30,7 +30,7 @@ DEB_PACKAGES := build-essential gcc make pkg-config libc6-dev libfcgi-dev libjso
                 systemd systemd-container dbus $(NGINX_PACKAGE) python3 sqlite3 util-linux \
                 bats jq curl bubblewrap mmdebstrap clang libclang-rt-dev libseccomp-dev \
                 procps shellcheck clang-format clang-tidy file python3-jsonschema prometheus dpkg-dev debhelper \
-                libcurl4-openssl-dev squid-openssl haproxy dnsmasq-base
+                libcurl4-openssl-dev squid-openssl haproxy dnsmasq-base etcd-server etcd-client
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
            -Wpointer-arith -Wundef -Wwrite-strings -Wvla -Wimplicit-fallthrough \
@@ -85,11 +85,19 @@ EGRESS_ACL_SRCS := nspawn/egress/egress-acl.c lib/egress.c lib/fd-util.c
 # sandboxd-egress: the relay between sandboxes and the egress proxy (user sandboxd); libc,
 # libsystemd and json-c.
 EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c nspawn/egress/egress-pipe.c nspawn/egress/egress-audit.c lib/egress.c lib/fd-util.c lib/time-util.c lib/log.c lib/error.c lib/utf8.c
+# sandboxd-member: a host's part in a cluster (user sandboxd): its record in etcd, the front's agent
+# check; libsystemd, json-c, sqlite and libcurl. sandboxd-front-watch: the front's, etcd's members
+# into HAProxy; json-c and libcurl.
+MEMBER_SRCS := cluster/member.c cluster/member-record.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
+               lib/utf8.c lib/fd-util.c lib/log.c lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
+WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c cluster/member-record.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
+               lib/fd-util.c lib/log.c lib/time-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
+CTL_SRCS    := $(wildcard ctl/*.c) cluster/etcd.c cluster/member-record.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
-SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS) $(EGRESS_SRCS))
-BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl sandboxd-egress
+SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS) $(EGRESS_SRCS) $(MEMBER_SRCS) $(WATCH_SRCS))
+BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl sandboxd-egress \
+               sandboxd-member sandboxd-front-watch
 
 # Each unit test links its own test program and the modules it tests, nothing else.
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
@@ -117,6 +125,8 @@ $(BUILD)/tests/test-error:        $(call objs,lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/error-count.c)
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
+$(BUILD)/tests/test-etcd:         $(call objs,cluster/etcd.c lib/b64.c lib/error.c lib/utf8.c)
+$(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-poold-proto:  $(call objs,nspawn/pool/poold-proto.c)
@@ -174,6 +184,12 @@ $(BUILD)/sandboxd-poold: $(call objs,$(POOLD_SRCS))
 
 $(BUILD)/sandboxctl: $(call objs,$(CTL_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcurl libcrypto 2>/dev/null)
+
+$(BUILD)/sandboxd-member: $(call objs,$(MEMBER_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcurl 2>/dev/null) -pthread
+
+$(BUILD)/sandboxd-front-watch: $(call objs,$(WATCH_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c libcurl 2>/dev/null)
 
 $(BUILD)/sandboxd-egress-acl: $(call objs,$(EGRESS_ACL_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^
@@ -297,7 +313,8 @@ fuzz: build/fuzz/fuzz-request
 
 UNITS := sandboxd.target sandbox.slice sandbox-api.socket sandbox-api.service sandboxd-broker.socket \
          sandboxd-broker.service sandboxd-poold.socket sandboxd-poold.service sandboxd-nginx.service \
-         sandboxd-egress.socket sandboxd-egress.service sandboxd-egress-proxy.service sandboxd-egress-front.service
+         sandboxd-egress.socket sandboxd-egress.service sandboxd-egress-proxy.service sandboxd-egress-front.service \
+         sandboxd-member.service sandboxd-front-watch.service
 
 # The paths of this install written into the units and the scripts.
 INSTALL_SED := sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@UNITDIR@|$(UNITDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
@@ -316,6 +333,9 @@ install: all
 	install -m 0644 $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime*.list $(DESTDIR)$(LIBDIR)/
 	install -m 0644 docs/openapi.json nspawn/egress/squid.conf.in nspawn/egress/haproxy.cfg.in $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(LIBDIR)/front/errors
+	install -m 0644 cluster/haproxy.cfg $(DESTDIR)$(LIBDIR)/front/haproxy.cfg.in
+	install -m 0644 cluster/errors/*.http $(DESTDIR)$(LIBDIR)/front/errors/
 	$(INSTALL_SED) nspawn/egress/sandboxd-egress-setup >$(DESTDIR)$(LIBDIR)/sandboxd-egress-setup
 	chmod 0755 $(DESTDIR)$(LIBDIR)/sandboxd-egress-setup
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/

@@ -37,3 +37,6 @@ int verb_sessions(const CtlOptions *o, int argc, char *argv[]);
 int verb_machines(const CtlOptions *o, int argc, char *argv[]);
 int verb_run(const CtlOptions *o, int argc, char *argv[]);
 int verb_logs(const CtlOptions *o, int argc, char *argv[]);
+int verb_cluster(const CtlOptions *o, int argc, char *argv[]);
+int verb_drain(const CtlOptions *o, int argc, char *argv[]);
+int verb_undrain(const CtlOptions *o, int argc, char *argv[]);

@@ -17,6 +17,9 @@ static const CtlVerb verbs[] = {
         {"run", "run FILE in a sandbox: its output, and its exit code as ours", verb_run},
         {"logs", "the last requests, or every journal entry of one and its cost", verb_logs},
         {"key", "API keys and their quotas: add, list, revoke", verb_key},
+        {"cluster", "the cluster's members: address, state, pool, sessions", verb_cluster},
+        {"drain", "take this member out of the front's rotation (its sessions stay)", verb_drain},
+        {"undrain", "put this member back into the front's rotation", verb_undrain},
         {},
 };
 

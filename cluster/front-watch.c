@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/* sandboxd-front-watch: keeps the front's HAProxy current from etcd's registry of members
+ * (cluster/member-record.h), through HAProxy's runtime API, without a reload (README, "Several
+ * hosts"). Event-driven: it reads the registry once, then follows etcd's watch of it; each change
+ * becomes a few commands:
+ *   - a member that registers: a server of backend "work" (executions, tool calls, new sessions,
+ *     balanced leastconn by the member's agent check), and its address in the map that sends a
+ *     session's routes to the member its id names;
+ *   - a member that drains: its server drained (no new work; its sessions still reach it);
+ *   - a member whose lease ended: both removed; its sessions then answer 503 (the front's config).
+ * It also writes the servers and the map into files that HAProxy reads when it starts, so that a
+ * restarted HAProxy routes at once, before the watcher (restarted with it) has looked again.
+ *
+ * Settings from the environment: SANDBOXD_ETCD (etcd's client URLs), SANDBOXD_FRONT_SOCKET (HAProxy's
+ * admin socket) and SANDBOXD_FRONT_DIR (where members.cfg and members.map live). */
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "cluster/etcd.h"
+#include "cluster/haproxy-cli.h"
+#include "cluster/member-record.h"
+#include "lib/fd-util.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+
+#define BACKEND "work"
+#define MEMBERS_MAX 256
+/* What a server of "work" is checked with: its nginx every second (two failures take it out, one
+ * success brings it back), and its weight and drain from the member's agent. The same in
+ * members.cfg, through the front config's defaults. */
+#define SERVER_CHECKS "check inter 1s fall 2 rise 1 agent-check agent-inter 1s"
+#define RETRY_USEC (1 * USEC_PER_SEC)
+
+typedef struct Entry {
+        MemberRecord rec;
+        char ip[64]; /* the address resolved, for HAProxy, which takes no name at run time */
+        unsigned port;
+        char agent_ip[64];
+        unsigned agent_port;
+        bool seen; /* in the registry as last read */
+} Entry;
+
+typedef struct Front {
+        const char *socket, *dir;
+        char map[512];
+        Entry entries[MEMBERS_MAX];
+        size_t n;
+} Front;
+
+static const char *env_or(const char *name, const char *def) {
+        const char *v = getenv(name);
+
+        return v && *v ? v : def;
+}
+
+/* One command; its output logged when it is not what success says. */
+static int cli(Front *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cli(Front *f, const char *fmt, ...) {
+        cleanup_free char *command = NULL, *out = NULL;
+        Error err = {};
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&command, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        r = haproxy_cli(f->socket, command, &out, &err);
+        if (r < 0)
+                return log_warning_errno(r, "Front: %s", error_message(&err, r));
+        /* Successes say nothing, or these; anything else is HAProxy's refusal. */
+        if (out[strspn(out, "\n")] != 0 && !strstr(out, "New server registered") && !strstr(out, "Server deleted") &&
+            !strstr(out, "IP changed") && !strstr(out, "no need to change")) {
+                out[strcspn(out, "\n")] = 0;
+                log_warning("Front: HAProxy refused '%s': %s", command, out);
+                return -EREMOTEIO;
+        }
+        return 0;
+}
+
+/* HOST:PORT into a numeric address and a port (HAProxy's runtime API takes no name). */
+static int resolve(const char *address, char *ip, size_t size, unsigned *ret_port) {
+        struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *ai = NULL;
+        char host[MEMBER_ADDRESS_MAX];
+        const char *colon = strrchr(address, ':');
+        int r;
+
+        (void) snprintf(host, sizeof(host), "%.*s", (int) (colon - address), address);
+        if (host[0] == '[') {
+                host[strlen(host) - 1] = 0;
+                memmove(host, host + 1, strlen(host));
+        }
+        r = getaddrinfo(host, colon + 1, &hints, &ai);
+        if (r != 0)
+                return -EADDRNOTAVAIL;
+        r = getnameinfo(ai->ai_addr, ai->ai_addrlen, ip, (socklen_t) size, NULL, 0, NI_NUMERICHOST);
+        freeaddrinfo(ai);
+        *ret_port = (unsigned) strtoul(colon + 1, NULL, 10);
+        return r == 0 ? 0 : -EADDRNOTAVAIL;
+}
+
+static Entry *entry_find(Front *f, const char *name) {
+        for (size_t i = 0; i < f->n; i++)
+                if (strcmp(f->entries[i].rec.name, name) == 0)
+                        return &f->entries[i];
+        return NULL;
+}
+
+/* members.cfg and members.map as they are now, each written whole and renamed into place. */
+static int write_file(const char *dir, const char *name, const char *text) {
+        cleanup_free char *path = NULL, *tmp = NULL;
+        FILE *out;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s/.%s.tmp", dir, name) < 0)
+                return -ENOMEM;
+        out = fopen(tmp, "we");
+        if (!out)
+                return -errno;
+        if (fputs(text, out) < 0 || fflush(out) != 0 || fsync(fileno(out)) < 0) {
+                (void) fclose(out);
+                (void) unlink(tmp);
+                return -EIO;
+        }
+        if (fclose(out) != 0 || rename(tmp, path) < 0) {
+                (void) unlink(tmp);
+                return -errno;
+        }
+        return 0;
+}
+
+static void files_write(Front *f) {
+        cleanup_free char *cfg = NULL, *map = NULL;
+        size_t cfg_len = 0, map_len = 0;
+        FILE *c = open_memstream(&cfg, &cfg_len), *m = open_memstream(&map, &map_len);
+        int r;
+
+        if (!c || !m) {
+                if (c)
+                        (void) fclose(c);
+                if (m)
+                        (void) fclose(m);
+                return;
+        }
+        fprintf(c, "# Written by sandboxd-front-watch from etcd's registry of members; HAProxy reads it when it\n"
+                   "# starts (the watcher changes the running HAProxy itself). Do not edit.\n"
+                   "backend " BACKEND " from " BACKEND "-settings\n");
+        fprintf(m, "# Written by sandboxd-front-watch: a member's name, and where its nginx is.\n");
+        for (size_t i = 0; i < f->n; i++) {
+                const Entry *e = &f->entries[i];
+
+                fprintf(c, "    server %s %s:%u weight %u agent-addr %s agent-port %u\n", e->rec.name, e->ip, e->port,
+                        e->rec.draining ? 0U : 100U, e->agent_ip, e->agent_port);
+                fprintf(m, "%s %s/%u\n", e->rec.name, e->ip, e->port);
+        }
+        if (fclose(c) != 0 || fclose(m) != 0)
+                return;
+        r = write_file(f->dir, "members.cfg", cfg);
+        if (r >= 0)
+                r = write_file(f->dir, "members.map", map);
+        if (r < 0)
+                (void) log_warning_errno(r, "Front: cannot write the members' files in %s: a restarted HAProxy waits for the watcher", f->dir);
+}
+
+static void server_remove(Front *f, const char *name) {
+        (void) cli(f, "set server " BACKEND "/%s state maint", name);
+        (void) cli(f, "shutdown sessions server " BACKEND "/%s", name);
+        (void) cli(f, "del server " BACKEND "/%s", name);
+}
+
+static int server_add(Front *f, const Entry *e) {
+        int r = cli(f, "add server " BACKEND "/%s %s:%u weight 100 " SERVER_CHECKS " agent-addr %s agent-port %u", e->rec.name, e->ip,
+                    e->port, e->agent_ip, e->agent_port);
+
+        if (r < 0)
+                return r;
+        /* A server added at run time starts in maintenance, its checks off. */
+        (void) cli(f, "enable health " BACKEND "/%s", e->rec.name);
+        (void) cli(f, "enable agent " BACKEND "/%s", e->rec.name);
+        return cli(f, "set server " BACKEND "/%s state %s", e->rec.name, e->rec.draining ? "drain" : "ready");
+}
+
+static void map_set(Front *f, const Entry *e) {
+        if (cli(f, "set map %s %s %s/%u", f->map, e->rec.name, e->ip, e->port) < 0)
+                (void) cli(f, "add map %s %s %s/%u", f->map, e->rec.name, e->ip, e->port);
+}
+
+/* A member's record, new or changed. */
+static int member_apply(Front *f, const MemberRecord *rec) {
+        Entry *e = entry_find(f, rec->name), next = {.rec = *rec, .seen = true};
+        int r;
+
+        r = resolve(rec->address, next.ip, sizeof(next.ip), &next.port);
+        if (r >= 0)
+                r = resolve(rec->agent, next.agent_ip, sizeof(next.agent_ip), &next.agent_port);
+        if (r < 0) {
+                log_warning("Front: member %s's address %s or %s does not resolve; leaving it out", rec->name, rec->address, rec->agent);
+                return 0;
+        }
+        if (e && strcmp(e->ip, next.ip) == 0 && e->port == next.port && strcmp(e->agent_ip, next.agent_ip) == 0 &&
+            e->agent_port == next.agent_port) {
+                if (e->rec.draining != rec->draining) {
+                        log_info("Front: member %s %s", rec->name, rec->draining ? "drains" : "is ready again");
+                        (void) cli(f, "set server " BACKEND "/%s state %s", rec->name, rec->draining ? "drain" : "ready");
+                }
+                *e = next;
+                return 1;
+        }
+        if (e)
+                server_remove(f, rec->name);
+        else if (f->n == MEMBERS_MAX) {
+                log_warning("Front: more than %d members; leaving %s out", MEMBERS_MAX, rec->name);
+                return 0;
+        } else
+                e = &f->entries[f->n++];
+        *e = next;
+        log_info("Front: member %s at %s:%u joins%s", rec->name, next.ip, next.port, rec->draining ? ", draining" : "");
+        (void) server_add(f, e);
+        map_set(f, e);
+        return 1;
+}
+
+static void member_gone(Front *f, const char *name) {
+        Entry *e = entry_find(f, name);
+
+        if (!e)
+                return;
+        log_info("Front: member %s left the registry; its sessions answer 503 until it is back", name);
+        server_remove(f, name);
+        (void) cli(f, "del map %s %s", f->map, name);
+        *e = f->entries[--f->n];
+}
+
+static int on_change(const char *key, const char *value, int64_t revision, void *userdata) {
+        Front *f = userdata;
+        MemberRecord rec;
+
+        (void) revision;
+        if (!value) {
+                member_gone(f, key + strlen(MEMBER_PREFIX));
+                files_write(f);
+                return 0;
+        }
+        if (member_record_parse(value, &rec) < 0 || strcmp(rec.name, key + strlen(MEMBER_PREFIX)) != 0) {
+                log_warning("Front: ignoring %s, which is no member's record", key);
+                return 0;
+        }
+        if (member_apply(f, &rec) > 0)
+                files_write(f);
+        return 0;
+}
+
+/* What HAProxy has now (servers of "work", from members.cfg or an earlier watcher), as entries to
+ * compare the registry with. */
+static void haproxy_read(Front *f) {
+        cleanup_free char *out = NULL;
+        Error err = {};
+        char *line, *save = NULL;
+
+        f->n = 0;
+        if (haproxy_cli(f->socket, "show servers state " BACKEND, &out, &err) < 0) {
+                log_warning("Front: %s", error_message(&err, -EIO));
+                return;
+        }
+        /* "be_id be_name srv_id srv_name srv_addr ... srv_port(19th) ... srv_agent_addr srv_agent_port" */
+        for (line = strtok_r(out, "\n", &save); line && f->n < MEMBERS_MAX; line = strtok_r(NULL, "\n", &save)) {
+                char name[MEMBER_NAME_MAX + 8], addr[64], fqdn[256], agent[64];
+                unsigned port, agent_port;
+                Entry *e;
+
+                if (line[0] == '#' ||
+                    sscanf(line, "%*d %*s %*d %24s %63s %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %255s %u %*s %*d %*d %*s %63s %u", name,
+                           addr, fqdn, &port, agent, &agent_port) != 6 ||
+                    !member_name_valid(name))
+                        continue;
+                e = &f->entries[f->n++];
+                *e = (Entry){.port = port, .agent_port = agent_port};
+                memcpy(e->rec.name, name, strlen(name) + 1); /* member_name_valid(): it fits */
+                (void) snprintf(e->ip, sizeof(e->ip), "%s", addr);
+                (void) snprintf(e->agent_ip, sizeof(e->agent_ip), "%s", agent);
+        }
+}
+
+/* The registry read whole and HAProxy made to match it; the revision to watch from into *ret. */
+static int sync_all(Front *f, Etcd *etcd, int64_t *ret) {
+        EtcdKv *kvs = NULL;
+        size_t n = 0;
+        Error err = {};
+        int r = etcd_range_prefix(etcd, MEMBER_PREFIX, &kvs, &n, ret, &err);
+
+        if (r < 0)
+                return log_warning_errno(r, "Front: cannot read the registry: %s", error_message(&err, r));
+        haproxy_read(f);
+        for (size_t i = 0; i < n; i++)
+                (void) on_change(kvs[i].key, kvs[i].value, *ret, f);
+        /* Members HAProxy has that the registry no longer lists. */
+        for (size_t i = 0; i < f->n;) {
+                bool listed = false;
+
+                for (size_t k = 0; k < n; k++)
+                        listed = listed || strcmp(kvs[k].key + strlen(MEMBER_PREFIX), f->entries[i].rec.name) == 0;
+                if (listed) {
+                        i++;
+                        continue;
+                }
+                member_gone(f, f->entries[i].rec.name);
+        }
+        etcd_kvs_free(kvs, n);
+        /* The map's keys of members that left while nobody watched. */
+        for (size_t i = 0; i < f->n; i++)
+                map_set(f, &f->entries[i]);
+        files_write(f);
+        log_info("Front: %zu member%s in the registry", f->n, f->n == 1 ? "" : "s");
+        return 0;
+}
+
+int main(void) {
+        static Front f;
+        Etcd *etcd = NULL;
+        bool ready = false;
+        int r;
+
+        f.socket = env_or("SANDBOXD_FRONT_SOCKET", "/run/haproxy/sandboxd-front.sock");
+        f.dir = env_or("SANDBOXD_FRONT_DIR", "/var/lib/sandboxd-front");
+        (void) snprintf(f.map, sizeof(f.map), "%s/members.map", f.dir);
+        r = etcd_new(env_or("SANDBOXD_ETCD", ""), &etcd);
+        if (r < 0) {
+                (void) log_error_errno(r, "Front: SANDBOXD_ETCD names no etcd (http://HOST:PORT, comma-separated)");
+                return EXIT_FAILURE;
+        }
+        for (;;) {
+                int64_t revision = 0;
+                Error err = {};
+
+                r = sync_all(&f, etcd, &revision);
+                if (r >= 0) {
+                        if (!ready)
+                                (void) sd_notify(0, "READY=1");
+                        ready = true;
+                        r = etcd_watch_prefix(etcd, MEMBER_PREFIX, revision + 1, on_change, &f, &err);
+                        log_warning("Front: the watch ended (%s); reading the registry again", error_message(&err, r));
+                }
+                /* etcd unreachable: HAProxy keeps routing as it was; its checks see dead members. */
+                (void) usleep((useconds_t) RETRY_USEC);
+        }
+}

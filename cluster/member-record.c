@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/member-record.h"
+#include "lib/macro.h"
+
+DEFINE_JSON_CLEANUP
+
+/* The port after the last ':' into *ret; its host part's length into *ret_host_len. */
+static int split_address(const char *s, size_t *ret_host_len, unsigned *ret_port) {
+        const char *colon = strrchr(s, ':');
+        unsigned long port;
+        char *end;
+
+        if (!colon || colon == s || colon[1] < '1' || colon[1] > '9')
+                return -EINVAL;
+        port = strtoul(colon + 1, &end, 10);
+        if (*end != 0 || port > 65535)
+                return -EINVAL;
+        *ret_host_len = (size_t) (colon - s);
+        *ret_port = (unsigned) port;
+        return 0;
+}
+
+bool member_address_valid(const char *s) {
+        size_t host, n = strlen(s);
+        unsigned port;
+
+        if (n >= MEMBER_ADDRESS_MAX || split_address(s, &host, &port) < 0)
+                return false;
+        if (s[0] == '[')
+                return host > 2 && s[host - 1] == ']' && strspn(s + 1, "0123456789abcdef:") == host - 2;
+        return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789.-") == host && s[0] != '-' && s[0] != '.';
+}
+
+int member_agent_address(const char *address, char ret[static MEMBER_ADDRESS_MAX]) {
+        size_t host;
+        unsigned port;
+
+        if (!member_address_valid(address) || split_address(address, &host, &port) < 0 || port >= 65535)
+                return -EINVAL;
+        (void) snprintf(ret, MEMBER_ADDRESS_MAX, "%.*s:%u", (int) host, address, port + 1);
+        return 0;
+}
+
+static int add_int(struct json_object *o, const char *name, int64_t v) {
+        struct json_object *j = json_object_new_int64(v);
+
+        if (!j || json_object_object_add(o, name, j) < 0) {
+                json_object_put(j);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int add_str(struct json_object *o, const char *name, const char *v) {
+        struct json_object *j = json_object_new_string(v);
+
+        if (!j || json_object_object_add(o, name, j) < 0) {
+                json_object_put(j);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+char *member_record_format(const MemberRecord *m) {
+        cleanup_json struct json_object *o = json_object_new_object();
+        struct json_object *pool = json_object_new_object(), *sessions = json_object_new_object();
+
+        if (!o || !pool || !sessions || json_object_object_add(o, "pool", pool) < 0) {
+                json_object_put(pool);
+                json_object_put(sessions);
+                return NULL;
+        }
+        if (json_object_object_add(o, "sessions", sessions) < 0) {
+                json_object_put(sessions);
+                return NULL;
+        }
+        if (add_str(o, "name", m->name) < 0 || add_str(o, "address", m->address) < 0 || add_str(o, "agent", m->agent) < 0 ||
+            add_str(o, "state", m->draining ? "draining" : "ready") < 0 || add_int(pool, "warm", m->warm) < 0 ||
+            add_int(pool, "in_flight", m->in_flight) < 0 || add_int(pool, "starting", m->starting) < 0 ||
+            add_int(pool, "waiting", m->waiting) < 0 || add_int(pool, "max", m->max) < 0 || add_int(pool, "target", m->target) < 0 ||
+            add_int(pool, "created_total", m->created_total) < 0 || add_int(sessions, "active", m->sessions_active) < 0 ||
+            add_int(sessions, "paused", m->sessions_paused) < 0)
+                return NULL;
+        return strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+}
+
+static int get_str(struct json_object *o, const char *name, char *buf, size_t size) {
+        struct json_object *v;
+
+        if (!json_object_object_get_ex(o, name, &v) || !json_object_is_type(v, json_type_string) ||
+            (size_t) json_object_get_string_len(v) >= size)
+                return -EBADMSG;
+        memcpy(buf, json_object_get_string(v), (size_t) json_object_get_string_len(v) + 1);
+        return 0;
+}
+
+static int get_count(struct json_object *o, const char *name, int64_t *ret) {
+        struct json_object *v;
+
+        if (!json_object_object_get_ex(o, name, &v) || !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+                return -EBADMSG;
+        *ret = json_object_get_int64(v);
+        return 0;
+}
+
+int member_record_parse(const char *json, MemberRecord *ret) {
+        cleanup_json struct json_object *o = json_tokener_parse(json);
+        struct json_object *pool, *sessions;
+        char state[16];
+        MemberRecord m = {};
+
+        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "pool", &pool) ||
+            !json_object_object_get_ex(o, "sessions", &sessions) || get_str(o, "name", m.name, sizeof(m.name)) < 0 ||
+            get_str(o, "address", m.address, sizeof(m.address)) < 0 || get_str(o, "agent", m.agent, sizeof(m.agent)) < 0 ||
+            get_str(o, "state", state, sizeof(state)) < 0 || get_count(pool, "warm", &m.warm) < 0 ||
+            get_count(pool, "in_flight", &m.in_flight) < 0 || get_count(pool, "starting", &m.starting) < 0 ||
+            get_count(pool, "waiting", &m.waiting) < 0 || get_count(pool, "max", &m.max) < 0 || get_count(pool, "target", &m.target) < 0 ||
+            get_count(pool, "created_total", &m.created_total) < 0 || get_count(sessions, "active", &m.sessions_active) < 0 ||
+            get_count(sessions, "paused", &m.sessions_paused) < 0)
+                return -EBADMSG;
+        if (!member_name_valid(m.name) || !member_address_valid(m.address) || !member_address_valid(m.agent))
+                return -EBADMSG;
+        if (strcmp(state, "ready") != 0 && strcmp(state, "draining") != 0)
+                return -EBADMSG;
+        m.draining = strcmp(state, "draining") == 0;
+        *ret = m;
+        return 0;
+}
