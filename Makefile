@@ -153,7 +153,7 @@ $(BUILD)/tests/test-ctl-http:     $(call objs,ctl/http.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/format.c lib/env-file.c)
 
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
-        images fuzz openapi-check openapi-client man-check mcp-clients
+        test-cluster images fuzz openapi-check openapi-client man-check mcp-clients
 
 all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(BUILD)/sandboxctl
 
@@ -473,6 +473,16 @@ test-modes: deps
 # A session run of 10 minutes streamed through nginx to its end (tests/stream-long), on a stack of
 # its own; CI runs it beside the VMs, as it mostly waits.
 .PHONY: test-stream-long
+# Several hosts on this one: three members, each a whole stack in a network namespace of its own
+# with its own private systemd; three etcd; HAProxy and the watcher in front (tests/cluster). About
+# N minutes; nothing of the host's own stack may run meanwhile (it is stopped first).
+test-cluster: deps
+	$(MAKE) install
+	$(MAKE) images
+	$(MAKE) stop
+	status=0; SANDBOXD_FRONT_WATCH=$(LIBDIR)/sandboxd-front-watch bats tests/cluster/cluster.bats || status=$$?; \
+	    tests/cluster/down-all || status=1; tests/check-down || status=1; exit $$status
+
 test-stream-long: deps
 	$(MAKE) install
 	$(MAKE) stop

@@ -1,0 +1,288 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Several hosts (README, "Several hosts"), on this one machine: three members, each a whole sandboxd
+# stack in a network namespace of its own with its own private systemd, state and settings
+# (tests/cluster/member); three etcd (tests/cluster/etcd); HAProxy with cluster/haproxy.cfg and
+# sandboxd-front-watch in front (tests/cluster/front). Every address is 10.77.0.0/24, held by those
+# namespaces (tests/cluster/net). make test-cluster runs it.
+
+C=$BATS_TEST_DIRNAME
+FRONT=http://127.0.0.1:8080
+
+setup_file() {
+    "$C/down-all" >&3 2>&1 || true
+    "$C/net" up
+    "$C/etcd" up 3
+    for n in 1 2 3; do "$C/member" "$n" up; done
+    "$C/front" up
+    wait_members 3 30
+}
+
+teardown_file() {
+    "$C/down-all"
+}
+
+# curl from the front's namespace, as a client of the cluster.
+fcurl() {
+    "$C/front" curl -s --max-time 120 "$@"
+}
+
+etcdctl_front() {
+    ip netns exec sbxcl-front env ETCDCTL_API=3 etcdctl --endpoints "$("$C/etcd" endpoints)" "$@"
+}
+
+registered() {
+    etcdctl_front get --prefix /sandboxd/members/ --keys-only | grep -c '^/sandboxd/members/' || true
+}
+
+# The servers of HAProxy's backend "work" that are up, one name a line: "NAME OPSTATE ADMINSTATE".
+servers() {
+    "$C/front" cli "show servers state work" | awk 'NF > 20 && $1 ~ /^[0-9]+$/ { print $4, $6, $7 }'
+}
+
+servers_up() {
+    servers | awk '$2 == 2' | wc -l
+}
+
+# Until n members are registered and HAProxy has them all up, at most s seconds.
+wait_members() {
+    local n=$1 s=$2
+    for _ in $(seq $((s * 10))); do
+        if [ "$(registered)" -eq "$n" ] && [ "$(servers_up)" -eq "$n" ]; then return 0; fi
+        sleep 0.1
+    done
+    echo "registered: $(registered), HAProxy: $(servers)" >&2
+    return 1
+}
+
+execute() {
+    fcurl -D - -X POST "$FRONT/v1/execute" -H 'content-type: application/json' -d "{\"code\":\"print($1)\"}"
+}
+
+# The member that answered a response with headers (curl -D -).
+member_of() {
+    tr -d '\r' <<<"$1" | awk -F': ' 'tolower($1) == "x-sandboxd-member" { print $2 }'
+}
+
+@test "members register in etcd with their address, state and pool, and HAProxy has each" {
+    run etcdctl_front get --prefix /sandboxd/members/ --print-value-only
+    [ "$status" -eq 0 ]
+    for n in 1 2 3; do
+        [[ $output == *"\"name\":\"m$n\""*"\"address\":\"10.77.0.$n:8080\""* ]]
+    done
+    [[ $output == *'"state":"ready"'* ]]
+    run "$C/member" 1 run sandboxctl cluster --json
+    [ "$status" -eq 0 ]
+    [ "$(jq length <<<"$output")" -eq 3 ]
+    [ "$(jq -r '[.[].name] | join(" ")' <<<"$output")" = "m1 m2 m3" ]
+    [ "$(jq -r '[.[].pool.max] | min' <<<"$output")" -gt 0 ]
+    run servers
+    [ "$(wc -l <<<"$output")" -eq 3 ]
+}
+
+@test "executions through the front run on every member" {
+    local seen="" out i
+    for i in $(seq 12); do
+        out=$(execute "$i * 7")
+        [[ $out == *"HTTP/1.1 200"* ]]
+        [[ $out == *"\"stdout\":\"$((i * 7))\\n\""* ]]
+        seen="$seen $(member_of "$out")"
+    done
+    for n in 1 2 3; do
+        [[ $seen == *" m$n"* ]]
+    done
+}
+
+@test "a session's routes go to the member its id names, on both of its paths" {
+    local sid holder out i
+    run fcurl -X POST "$FRONT/v1/sessions" -H 'content-type: application/json' -d '{}'
+    [ "$status" -eq 0 ]
+    sid=$(jq -r .session_id <<<"$output")
+    [[ $sid =~ ^session-m[123]-[a-z2-7]{12}$ ]]
+    holder=$(cut -d- -f2 <<<"$sid")
+    # A variable kept from run to run: the same interpreter, so the same host, each time.
+    for i in 1 2 3 4; do
+        out=$(fcurl -D - -X POST "$FRONT/v1/sessions/$sid/run" -H 'content-type: application/json' \
+            -d '{"language":"python","code":"n = globals().get(\"n\", 0) + 1\nprint(n)"}')
+        [ "$(member_of "$out")" = "$holder" ]
+        [[ $out == *"\"stdout\":\"$i\\n\""* ]]
+    done
+    out=$(fcurl -D - -X POST "$FRONT/session/$sid/run" -H 'content-type: application/json' -d '{"language":"python","code":"print(n)"}')
+    [ "$(member_of "$out")" = "$holder" ]
+    [[ $out == *'"stdout":"4\n"'* ]]
+    run fcurl -X DELETE "$FRONT/v1/sessions/$sid"
+    [ "$status" -eq 0 ]
+}
+
+@test "a session id naming no registered member answers 503 with JSON, not another host's 404" {
+    # Control: an id of a registered member's form reaches that member, which says 404.
+    run fcurl -w '\n%{http_code}' "$FRONT/v1/sessions/session-m1-aaaaaaaaaaaa"
+    [ "${lines[-1]}" = 404 ]
+    run fcurl -w '\n%{http_code}' "$FRONT/v1/sessions/session-m9-aaaaaaaaaaaa"
+    [ "${lines[-1]}" = 503 ]
+    [ "$(jq -r .error <<<"${lines[0]}")" = "the host that holds this session (m9) is not available - try again when it is back" ]
+}
+
+@test "a drained member takes no new work, keeps its sessions, and takes work again when undrained" {
+    local sid="" out i seen=""
+    # A session on m2, made before the drain.
+    for _ in $(seq 12); do
+        sid=$(fcurl -X POST "$FRONT/v1/sessions" -H 'content-type: application/json' -d '{}' | jq -r .session_id)
+        [[ $sid == session-m2-* ]] && break
+        fcurl -X DELETE "$FRONT/v1/sessions/$sid" >/dev/null
+        sid=""
+    done
+    [ -n "$sid" ]
+    run "$C/member" 2 run sandboxctl drain
+    [ "$status" -eq 0 ]
+    for _ in $(seq 50); do
+        servers | grep -q '^m2 .* 8$' && break
+        sleep 0.1
+    done
+    run servers
+    [[ $output == *"m2 2 8"* ]]
+    run "$C/member" 1 run sandboxctl cluster
+    [[ $output == *m2*draining* ]]
+    for i in $(seq 12); do
+        out=$(execute "$i")
+        [[ $out == *"HTTP/1.1 200"* ]]
+        seen="$seen $(member_of "$out")"
+    done
+    [[ $seen != *m2* ]]
+    out=$(fcurl -D - -X POST "$FRONT/v1/sessions/$sid/run" -H 'content-type: application/json' -d '{"language":"python","code":"print(5)"}')
+    [ "$(member_of "$out")" = m2 ]
+    [[ $out == *'"stdout":"5\n"'* ]]
+    run "$C/member" 2 run sandboxctl undrain
+    [ "$status" -eq 0 ]
+    wait_members 3 10
+    seen=""
+    for i in $(seq 12); do
+        out=$(execute "$i")
+        seen="$seen $(member_of "$out")"
+    done
+    [[ $seen == *m2* ]]
+    fcurl -X DELETE "$FRONT/v1/sessions/$sid" >/dev/null
+}
+
+@test "a member killed: its sessions answer 503, executions go on elsewhere at once, and its sessions resume with their files" {
+    local sid holder n out started i inflight fails=0
+    sid=$(fcurl -X POST "$FRONT/v1/sessions" -H 'content-type: application/json' -d '{}' | jq -r .session_id)
+    holder=$(cut -d- -f2 <<<"$sid")
+    n=${holder#m}
+    run fcurl -w '\n%{http_code}' -X PUT "$FRONT/v1/sessions/$sid/files/kept.txt" -H 'content-type: application/octet-stream' --data-binary 'written before the crash'
+    [ "${lines[-1]}" = 201 ] || { echo "$output" >&2; false; }
+    # Control: the file is there before.
+    run fcurl "$FRONT/v1/sessions/$sid/files/kept.txt"
+    [ "$output" = "written before the crash" ]
+
+    # A run in flight on it when it dies: its client gets a clear error, not a hang or an empty reply.
+    fcurl -w '\n%{http_code}' -X POST "$FRONT/v1/sessions/$sid/run" -H 'content-type: application/json' \
+        -d '{"language":"python","code":"import time\nprint(\"started\", flush=True)\ntime.sleep(30)"}' >"$BATS_TEST_TMPDIR/inflight" &
+    inflight=$!
+    sleep 2
+    "$C/member" "$n" kill
+    started=$(date +%s%N)
+    wait "$inflight"
+    run cat "$BATS_TEST_TMPDIR/inflight"
+    [ "${lines[-1]}" = 502 ]
+    [ "$(jq -r .error <<<"${lines[0]}")" = "the host running this request went away before it answered - try again" ]
+    for i in $(seq 10); do
+        out=$(execute "$i")
+        [[ $out == *"HTTP/1.1 200"* ]] || fails=$((fails + 1))
+        [ "$(member_of "$out")" != "$holder" ]
+    done
+    echo "# executions failed after the kill: $fails of 10, in $((($(date +%s%N) - started) / 1000000)) ms" >&3
+    [ "$fails" -eq 0 ]
+    run fcurl -w '\n%{http_code}' "$FRONT/v1/sessions/$sid/files/kept.txt"
+    [ "${lines[-1]}" = 503 ]
+    [[ $(jq -r .error <<<"${lines[0]}") == "the host that holds this session"*"is not available - try again when it is back" ]]
+
+    "$C/member" "$n" up
+    wait_members 3 30
+    run fcurl "$FRONT/v1/sessions/$sid/files/kept.txt"
+    [ "$output" = "written before the crash" ]
+    out=$(fcurl -D - -X POST "$FRONT/v1/sessions/$sid/run" -H 'content-type: application/json' -d '{"language":"python","code":"print(open(\"/workspace/kept.txt\").read())"}')
+    [[ $out == *"written before the crash"* ]]
+    fcurl -X DELETE "$FRONT/v1/sessions/$sid" >/dev/null
+}
+
+@test "a member that joins takes work within 5 s of its registration" {
+    local t0 out seen=""
+    "$C/member" 3 down
+    wait_members 2 15
+    # Control: without it, nothing runs on m3.
+    for i in $(seq 6); do
+        seen="$seen $(member_of "$(execute "$i")")"
+    done
+    [[ $seen != *m3* ]]
+    "$C/member" 3 up &
+    for _ in $(seq 300); do
+        etcdctl_front get /sandboxd/members/m3 --keys-only | grep -q m3 && break
+        sleep 0.1
+    done
+    t0=$(date +%s%N)
+    while [ $(($(date +%s%N) - t0)) -lt 5000000000 ]; do
+        out=$(execute 1)
+        [ "$(member_of "$out")" = m3 ] && break
+    done
+    wait
+    echo "# m3 took its first execution $((($(date +%s%N) - t0) / 1000000)) ms after it registered" >&3
+    [ "$(member_of "$out")" = m3 ]
+    wait_members 3 10
+}
+
+@test "etcd losing one of three changes nothing: registration, drain and the front go on" {
+    "$C/etcd" kill 1
+    for i in $(seq 6); do
+        run execute "$i"
+        [[ $output == *"HTTP/1.1 200"* ]]
+    done
+    # A write through etcd still reaches the front: a drain, then its end.
+    run "$C/member" 3 run sandboxctl drain
+    [ "$status" -eq 0 ]
+    for _ in $(seq 50); do
+        servers | grep -q '^m3 2 8$' && break
+        sleep 0.1
+    done
+    run servers
+    [[ $output == *"m3 2 8"* ]]
+    run "$C/member" 3 run sandboxctl undrain
+    wait_members 3 10
+    run "$C/member" 2 run sandboxctl cluster --json
+    [ "$(jq length <<<"$output")" -eq 3 ]
+    "$C/etcd" start 1
+}
+
+@test "the watcher restarting and HAProxy reloading lose no request" {
+    local pid log=$BATS_TEST_TMPDIR/requests
+    /usr/bin/python3 "$C/load.py" --url "$FRONT" --sessions 0 --requests 150 --concurrency 4 --netns sbxcl-front >"$log" 2>&1 &
+    pid=$!
+    sleep 1
+    "$C/front" restart-watcher
+    sleep 1
+    "$C/front" reload-haproxy
+    sleep 1
+    "$C/front" restart-watcher
+    wait "$pid"
+    cat "$log" >&3
+    grep -q '^lost 0$' "$log"
+    # Control: HAProxy was reloaded (a new process) and still has every member.
+    wait_members 3 10
+}
+
+@test "HAProxy restarted while the watcher is away routes at once from the members it last had" {
+    "$C/front" stop-watcher
+    "$C/front" restart-haproxy --without-watcher
+    run execute 6
+    [[ $output == *"HTTP/1.1 200"* ]]
+    run servers
+    [ "$(wc -l <<<"$output")" -eq 3 ]
+    "$C/front" restart-watcher
+}
+
+@test "1,000 mixed requests with sessions through the front: none lost, every member serving a fifth" {
+    run /usr/bin/python3 "$C/load.py" --url "$FRONT" --sessions 6 --requests 1000 --concurrency 12 --netns sbxcl-front --members m1,m2,m3
+    echo "$output" >&3
+    [ "$status" -eq 0 ]
+    [[ $output == *"lost 0"* ]]
+}
