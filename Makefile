@@ -56,7 +56,7 @@ LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/l
 # The workers' and the pool manager's side of the broker and of the pool.
 CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c lib/stream-frame.c nspawn/pool/session-usage.c nspawn/unit-name.c \
                nspawn/pool/poold-proto.c lib/fd-wait.c
-DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c
+DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c db/cluster-db.c lib/error-count.c lib/quota.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/egress-check.c fcgi/egress-link.c fcgi/machine-claim.c \
@@ -65,7 +65,8 @@ FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/req
                fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c fcgi/live-settings.c nspawn/pool/poold-client.c \
                nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
-               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c lib/api-key.c lib/json-util.c lib/language.c
+               lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c lib/api-key.c lib/json-util.c lib/language.c \
+               cluster/etcd.c cluster/member-record.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c lib/listen-util.c nspawn/broker/broker-bus.c nspawn/broker/broker-spec.c nspawn/broker/broker-machine.c \
                nspawn/broker/broker-tool.c nspawn/broker/broker-session.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
@@ -88,12 +89,12 @@ EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c nspawn/egress/egre
 # sandboxd-member: a host's part in a cluster (user sandboxd): its record in etcd, the front's agent
 # check; libsystemd, json-c, sqlite and libcurl. sandboxd-front-watch: the front's, etcd's members
 # into HAProxy; json-c and libcurl.
-MEMBER_SRCS := cluster/member.c cluster/member-record.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
+MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
                lib/utf8.c lib/fd-util.c lib/log.c lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c cluster/member-record.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
                lib/fd-util.c lib/log.c lib/time-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) cluster/etcd.c cluster/member-record.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
+CTL_SRCS    := $(wildcard ctl/*.c) cluster/etcd.c cluster/member-record.c cluster/key-record.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS) $(EGRESS_SRCS) $(MEMBER_SRCS) $(WATCH_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl sandboxd-egress \
@@ -127,6 +128,7 @@ $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c nspaw
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-etcd:         $(call objs,cluster/etcd.c lib/b64.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c nspawn/unit-name.c)
+$(BUILD)/tests/test-key-record:  $(call objs,cluster/key-record.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-poold-proto:  $(call objs,nspawn/pool/poold-proto.c)
@@ -174,7 +176,7 @@ $(BUILD)/libdir.txt: FORCE
 .PHONY: FORCE
 
 $(BUILD)/sandboxd-fcgi: $(call objs,$(FCGI_SRCS))
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcrypto 2>/dev/null) -lfcgi -pthread
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcrypto libcurl 2>/dev/null) -lfcgi -pthread
 
 $(BUILD)/sandboxd-broker: $(call objs,$(BROKER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd 2>/dev/null)

@@ -340,6 +340,52 @@ int etcd_delete(Etcd *e, const char *key, Error *err) {
         return etcd_call(e, "kv/deleterange", req, &answer, err);
 }
 
+int etcd_put_new(Etcd *e, const char *key, const char *value, Error *err) {
+        cleanup_json struct json_object *compare = object_of("key", b64_string(key), "target", json_object_new_string("CREATE"), "result",
+                                                             json_object_new_string("EQUAL")),
+                                        *put = object_of("request_put", object_of("key", b64_string(key), "value", b64_string(value), NULL, NULL),
+                                                         NULL, NULL, NULL, NULL),
+                                        *compares = json_object_new_array(), *successes = json_object_new_array(), *req = NULL,
+                                        *answer = NULL;
+        struct json_object *v;
+        int r;
+
+        /* Only if nobody made it: its creation revision is 0 while it does not exist. */
+        if (!compare || !put || !compares || !successes || json_object_object_add(compare, "create_revision", json_object_new_string("0")) < 0 ||
+            json_object_array_add(compares, json_object_get(compare)) < 0 || json_object_array_add(successes, json_object_get(put)) < 0 ||
+            !(req = object_of("compare", json_object_get(compares), "success", json_object_get(successes), NULL, NULL)))
+                return error_set(err, -ENOMEM, "out of memory");
+        r = etcd_call(e, "kv/txn", req, &answer, err);
+        if (r < 0)
+                return r;
+        /* The gateway leaves out a false "succeeded". */
+        if (!json_object_object_get_ex(answer, "succeeded", &v) || !json_object_get_boolean(v))
+                return error_set(err, -EEXIST, "%s exists already", key);
+        return 0;
+}
+
+int etcd_get(Etcd *e, const char *key, char **ret, Error *err) {
+        cleanup_json struct json_object *req = object_of("key", b64_string(key), NULL, NULL, NULL, NULL), *answer = NULL;
+        struct json_object *kvs;
+        char *value;
+        int r;
+
+        if (!req)
+                return error_set(err, -ENOMEM, "out of memory");
+        r = etcd_call(e, "kv/range", req, &answer, err);
+        if (r < 0)
+                return r;
+        if (!json_object_object_get_ex(answer, "kvs", &kvs) || !json_object_is_type(kvs, json_type_array) || json_object_array_length(kvs) == 0)
+                return error_set(err, -ENOENT, "%s does not exist", key);
+        value = json_object_object_get_ex(json_object_array_get_idx(kvs, 0), "value", NULL)
+                        ? b64_field(json_object_array_get_idx(kvs, 0), "value")
+                        : strdup("");
+        if (!value)
+                return error_set(err, -EBADMSG, "etcd's value of %s is not base64", key);
+        *ret = value;
+        return 0;
+}
+
 void etcd_kvs_free(EtcdKv *kvs, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 free(kvs[i].key);

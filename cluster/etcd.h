@@ -29,6 +29,10 @@ int etcd_lease_revoke(Etcd *e, int64_t id, Error *err);
 /* lease 0: none. */
 int etcd_put(Etcd *e, const char *key, const char *value, int64_t lease, Error *err);
 int etcd_delete(Etcd *e, const char *key, Error *err);
+/* A put only if key does not exist (one transaction): -EEXIST when it does. */
+int etcd_put_new(Etcd *e, const char *key, const char *value, Error *err);
+/* key's value into *ret (caller frees): -ENOENT when there is none. */
+int etcd_get(Etcd *e, const char *key, char **ret, Error *err);
 
 typedef struct EtcdKv {
         char *key;

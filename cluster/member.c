@@ -8,9 +8,10 @@
  * pool manager tells it the counts as they change ("watch", poold-proto.h); nothing here asks on a
  * timer but the lease's renewal.
  *
- * Two threads: the loop (signals, the pool manager, the agent check), which never waits on etcd,
- * so that a slow etcd never makes HAProxy's check time out; and the registrar, which does every
- * etcd call, the record's writes at most every PUT_GAP_USEC. */
+ * Three threads: the loop (signals, the pool manager, the agent check), which never waits on etcd,
+ * so that a slow etcd never makes HAProxy's check time out; the registrar, which does every etcd
+ * write, the record's at most every PUT_GAP_USEC; and the mirror (cluster/mirror.c), which follows
+ * the cluster's members and keys into this member's sqlite for the workers. */
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -29,6 +30,7 @@
 
 #include "cluster/etcd.h"
 #include "cluster/member-record.h"
+#include "cluster/mirror.h"
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/sessions.h"
@@ -409,6 +411,7 @@ static int loop(Member *m) {
 int main(int argc, char *argv[]) {
         Config config;
         Member m = {.config = &config, .signal_fd = -1, .agent_fd = -1, .poold_fd = -1, .drain_fd = -1};
+        pthread_t mirror;
         int r;
 
         r = daemon_reload_main(argc, argv);
@@ -443,8 +446,10 @@ int main(int argc, char *argv[]) {
         }
         poold_connect(&m);
         r = pthread_create(&m.registrar, NULL, registrar_run, &m);
+        if (r == 0)
+                r = pthread_create(&mirror, NULL, mirror_run, &config);
         if (r != 0) {
-                (void) log_error_errno(r, "Member: cannot start the registrar");
+                (void) log_error_errno(r, "Member: cannot start its threads");
                 return EXIT_FAILURE;
         }
         log_info("Member: %s, at %s, registering in etcd (%s)%s", config.member, config.member_address, config.etcd,

@@ -4,7 +4,11 @@
  * writes there directly, as the database's owner (the services' user), so that nothing it creates
  * (a -wal or -shm file) is root's. The database is the one the services use: SANDBOXD_DB from the
  * environment, else from /etc/sandboxd/sandboxd.conf, else the default. A token is printed once,
- * when its key is made; only its SHA-256 is kept. */
+ * when its key is made; only its SHA-256 is kept.
+ *
+ * On a cluster's member (SANDBOXD_ETCD), add and revoke write the key to etcd instead
+ * (cluster/key-record.h), whence every member's sandboxd-member puts it into its own sqlite within
+ * milliseconds; list reads this member's copy. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,8 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cluster/etcd.h"
+#include "cluster/key-record.h"
 #include "ctl/ctl.h"
 #include "ctl/settings.h"
 #include "db/db.h"
@@ -27,6 +34,7 @@
 #include "lib/config.h"
 #include "lib/egress.h"
 #include "lib/macro.h"
+#include "lib/time-util.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -191,10 +199,52 @@ static int print_added(const CtlOptions *o, const ApiKey *k, const char *token) 
         return EXIT_SUCCESS;
 }
 
+/* The cluster's etcd when this host is a member (NULL when not); -1 after an error said. */
+static int cluster_etcd(Etcd **ret) {
+        Config cfg;
+
+        *ret = NULL;
+        if (read_settings(&cfg) != 0)
+                return -1;
+        if (cfg.etcd[0] && etcd_new(cfg.etcd, ret) < 0)
+                return ctl_fail("SANDBOXD_ETCD names no etcd"), -1;
+        return 0;
+}
+
+/* Now as sqlite writes it (strftime('%Y-%m-%dT%H:%M:%fZ')), for a key made in etcd. */
+static void now_text(char *buf, size_t size) {
+        uint64_t usec = now_usec(CLOCK_REALTIME);
+        time_t sec = (time_t) (usec / USEC_PER_SEC);
+        struct tm tm;
+
+        (void) gmtime_r(&sec, &tm);
+        (void) snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100,
+                        tm.tm_hour % 100, tm.tm_min % 100, tm.tm_sec % 100, (unsigned) (usec % USEC_PER_SEC / 1000) % 1000);
+}
+
+/* A new key into etcd, unless one of its name exists (revoked ones keep their names there too). */
+static int cluster_key_add(Etcd *etcd, ApiKey *k) {
+        cleanup_free char *record = NULL, *path = NULL;
+        Error err = {};
+        int r;
+
+        now_text(k->created_at, sizeof(k->created_at));
+        record = key_record_format(k);
+        if (!record || asprintf(&path, KEY_PREFIX "%s", k->name) < 0)
+                return ctl_fail("out of memory");
+        r = etcd_put_new(etcd, path, record, &err);
+        if (r == -EEXIST)
+                return ctl_fail("a key named '%s' exists already in the cluster (revoked keys keep their names)", k->name);
+        if (r < 0)
+                return ctl_fail("cannot add the key to the cluster: %s", error_message(&err, r));
+        return 0;
+}
+
 /* Gives k a new token, stores it and prints the token. */
 static int store_key(const CtlOptions *o, ApiKey *k) {
         char token[API_KEY_TOKEN_LEN + 1];
         sqlite3 *db = NULL;
+        Etcd *etcd = NULL;
         int r;
 
         r = api_key_token_new(token);
@@ -203,6 +253,16 @@ static int store_key(const CtlOptions *o, ApiKey *k) {
         r = api_key_hash(token, k->token_sha256);
         if (r < 0)
                 return ctl_fail("libcrypto computes no SHA-256: %s", strerror(-r));
+        if (cluster_etcd(&etcd) < 0)
+                return EXIT_FAILURE;
+        if (etcd) {
+                r = cluster_key_add(etcd, k);
+                etcd = etcd_free(etcd);
+                if (r == 0)
+                        r = print_added(o, k, token);
+                explicit_bzero(token, sizeof(token));
+                return r;
+        }
         if (open_db(&db) != 0)
                 return EXIT_FAILURE;
         r = db_key_add(db, k);
@@ -441,12 +501,42 @@ static void revoke_stamp_touch(void) {
                 (void) close(fd);
 }
 
+/* The key's record in etcd, revoked: every member's mirror revokes it, and pauses its sessions. */
+static int cluster_key_revoke(Etcd *etcd, const char *name) {
+        cleanup_free char *path = NULL, *record = NULL, *revoked = NULL;
+        Error err = {};
+        ApiKey k;
+        int r;
+
+        if (asprintf(&path, KEY_PREFIX "%s", name) < 0)
+                return ctl_fail("out of memory");
+        r = etcd_get(etcd, path, &record, &err);
+        if (r == -ENOENT)
+                return ctl_fail("no key named '%s' in the cluster", name);
+        if (r < 0)
+                return ctl_fail("cannot read the key from the cluster: %s", error_message(&err, r));
+        if (key_record_parse(record, &k) < 0)
+                return ctl_fail("the cluster's record of '%s' is no key", name);
+        if (k.revoked_at[0])
+                return ctl_fail("the key '%s' is revoked already", name);
+        now_text(k.revoked_at, sizeof(k.revoked_at));
+        revoked = key_record_format(&k);
+        if (!revoked)
+                return ctl_fail("out of memory");
+        r = etcd_put(etcd, path, revoked, 0, &err);
+        if (r < 0)
+                return ctl_fail("cannot revoke the key in the cluster: %s", error_message(&err, r));
+        printf("Key '%s' revoked on every member.\n", name);
+        return EXIT_SUCCESS;
+}
+
 static int key_revoke(int argc, char *argv[]) {
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
         sqlite3 *db = NULL;
+        Etcd *etcd = NULL;
         int c, r;
 
         optind = 0;
@@ -462,6 +552,13 @@ static int key_revoke(int argc, char *argv[]) {
         if (optind != argc - 1) {
                 help_revoke(stderr);
                 return 2;
+        }
+        if (cluster_etcd(&etcd) < 0)
+                return EXIT_FAILURE;
+        if (etcd) {
+                r = cluster_key_revoke(etcd, argv[optind]);
+                etcd = etcd_free(etcd);
+                return r;
         }
         if (open_db(&db) != 0)
                 return EXIT_FAILURE;

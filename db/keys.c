@@ -51,6 +51,24 @@ int db_key_add(sqlite3 *db, const ApiKey *key) {
         return r < 0 ? r : 0;
 }
 
+int db_key_put(sqlite3 *db, const ApiKey *key) {
+        int r = db_run(db,
+                       "INSERT INTO api_keys (name, token_sha256, max_concurrent, executions_per_minute, cpu_seconds_per_day, "
+                       "max_sessions, max_paused_sessions, session_disk_bytes, images, egress, created_at, revoked_at) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, nullif(?9, ''), nullif(?10, ''), ?11, nullif(?12, '')) "
+                       "ON CONFLICT (name) DO UPDATE SET token_sha256 = excluded.token_sha256, max_concurrent = excluded.max_concurrent, "
+                       "executions_per_minute = excluded.executions_per_minute, cpu_seconds_per_day = excluded.cpu_seconds_per_day, "
+                       "max_sessions = excluded.max_sessions, max_paused_sessions = excluded.max_paused_sessions, "
+                       "session_disk_bytes = excluded.session_disk_bytes, images = excluded.images, egress = excluded.egress, "
+                       "created_at = excluded.created_at, revoked_at = excluded.revoked_at",
+                       "tt?I?I?I?I?I?Itttt", key->name, key->token_sha256, key->max_concurrent > 0, key->max_concurrent,
+                       key->executions_per_minute > 0, key->executions_per_minute, key->cpu_seconds_per_day > 0, key->cpu_seconds_per_day,
+                       key->max_sessions > 0, key->max_sessions, key->max_paused_sessions > 0, key->max_paused_sessions,
+                       key->session_disk_bytes > 0, key->session_disk_bytes, key->images, key->egress, key->created_at, key->revoked_at);
+
+        return r < 0 ? r : 0;
+}
+
 int db_key_list(sqlite3 *db, bool active_only, ApiKey **ret, size_t *ret_n) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         cleanup_free ApiKey *keys = NULL;

@@ -51,6 +51,10 @@ int db_key_images(sqlite3 *db, const char *name, char *ret, size_t size);
  * ret (size bytes): 0, or -ENOENT when no key of that name is in force. */
 int db_key_egress(sqlite3 *db, const char *name, char *ret, size_t size);
 
+/* A key as a cluster's registry has it (cluster/key-record.h), made or replaced whole, revoked_at and
+ * created_at too: sandboxd-member's mirror of etcd's keys. -EEXIST when another key has its hash. */
+int db_key_put(sqlite3 *db, const ApiKey *key);
+
 /* Revokes a key: -ENOENT when there is none of that name, -EALREADY when it is revoked already. */
 int db_key_revoke(sqlite3 *db, const char *name);
 

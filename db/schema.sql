@@ -305,3 +305,10 @@ ALTER TABLE requests ADD COLUMN network_rx_bytes INTEGER;
 ALTER TABLE requests ADD COLUMN network_tx_bytes INTEGER;
 ALTER TABLE requests ADD COLUMN network_hosts TEXT;
 ALTER TABLE requests ADD COLUMN network_refused TEXT;
+-- step 17
+-- A cluster's member (README, "Several hosts"): the members as etcd's registry has them, mirrored
+-- by sandboxd-member, each its record (cluster/member-record.h): what GET /v1/pool sums.
+CREATE TABLE cluster_members (
+    name   TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);

@@ -80,6 +80,80 @@ member_of() {
     [ "$(wc -l <<<"$output")" -eq 3 ]
 }
 
+@test "GET /v1/pool through the front answers the cluster's totals, in the reference's shape" {
+    local want
+    run fcurl "$FRONT/v1/pool"
+    [ "$status" -eq 0 ]
+    [ "$(jq -r 'keys | join(",")' <<<"$output")" = "created_total,in_flight,target,warm" ]
+    # Each member's target is 1 (tests/cluster/member): the front's is theirs together.
+    [ "$(jq -r .target <<<"$output")" -eq 3 ]
+    want=$(etcdctl_front get --prefix /sandboxd/members/ --print-value-only | jq -s '[.[].pool.created_total] | add')
+    [ "$(jq -r .created_total <<<"$output")" -ge $((want - 3)) ]
+    # A member that leaves counts no more, at once: its clean stop ends its lease.
+    "$C/member" 3 down
+    run fcurl "$FRONT/v1/pool"
+    [ "$(jq -r .target <<<"$output")" -eq 2 ]
+    "$C/member" 3 up
+    wait_members 3 30
+    run fcurl "$FRONT/v1/pool"
+    [ "$(jq -r .target <<<"$output")" -eq 3 ]
+}
+
+# SANDBOXD_API_KEYS on or off on every member: a reload applies it (README, "Configuration").
+keys_set() {
+    local n
+    for n in 1 2 3; do
+        "$C/member" "$n" run sed -i -e '/^SANDBOXD_API_KEYS=/d' -e "\$a SANDBOXD_API_KEYS=$1" /etc/sandboxd/sandboxd.conf
+        "$C/member" "$n" exec systemctl reload sandboxd.target
+    done
+}
+
+# The status of one execution straight to member n, with token (may be empty).
+status_on() {
+    "$C/front" curl -s -o /dev/null -w '%{http_code}' --max-time 60 -X POST "http://10.77.0.$1:8080/v1/execute" \
+        -H "Authorization: Bearer $2" -H 'content-type: application/json' -d '{"code":"print(1)"}'
+}
+
+# Until status_on n token says want, at most 1 s; prints the milliseconds it took.
+within_1s() {
+    local t0 got
+    t0=$(date +%s%N)
+    while :; do
+        got=$(status_on "$1" "$2")
+        [ "$got" = "$3" ] && { echo $((($(date +%s%N) - t0) / 1000000)); return 0; }
+        [ $(($(date +%s%N) - t0)) -lt 1000000000 ] || { echo "member $1 still answers $got" >&2; return 1; }
+        sleep 0.02
+    done
+}
+
+@test "a key added or revoked on one member holds on every member within 1 s" {
+    local token ms n
+    keys_set on
+    # Control: with keys on, no key is no entry, on each member.
+    for n in 1 2 3; do
+        [ "$(status_on "$n" "")" = 401 ]
+    done
+    run "$C/member" 1 run sandboxctl --json key add cluster-test --max-concurrent 4
+    [ "$status" -eq 0 ]
+    token=$(jq -r .token <<<"$output")
+    for n in 2 3 1; do
+        ms=$(within_1s "$n" "$token" 200)
+        echo "# the key added on m1 let in on m$n after $ms ms" >&3
+    done
+    run "$C/member" 2 run sandboxctl key revoke cluster-test
+    [ "$status" -eq 0 ]
+    for n in 1 3 2; do
+        ms=$(within_1s "$n" "$token" 401)
+        echo "# the key revoked on m2 refused on m$n after $ms ms" >&3
+    done
+    # Its name stays taken, on any member.
+    run "$C/member" 3 run sandboxctl key add cluster-test
+    [ "$status" -ne 0 ]
+    [[ $output == *"exists already in the cluster"* ]]
+    keys_set off
+    [ "$(status_on 1 "")" = 200 ]
+}
+
 @test "executions through the front run on every member" {
     local seen="" out i
     for i in $(seq 12); do

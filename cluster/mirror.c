@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* What a member keeps of the cluster's shared state in its own sqlite, so that the workers, which
+ * reach no network (their unit allows AF_UNIX alone), read it there as they read everything else:
+ * the members' records (GET /v1/pool's totals) and the API keys (cluster/key-record.h). It reads
+ * /sandboxd/ whole, then follows etcd's watch of it: a key added or revoked on any member is in
+ * force here within milliseconds. A thread of sandboxd-member's; it blocks in etcd's watch only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster/etcd.h"
+#include "cluster/key-record.h"
+#include "cluster/member-record.h"
+#include "cluster/mirror.h"
+#include "db/cluster-db.h"
+#include "db/db.h"
+#include "db/keys.h"
+#include "db/session-revoke.h"
+#include "lib/config.h"
+#include "lib/log.h"
+#include "lib/macro.h"
+#include "lib/time-util.h"
+
+#define MIRROR_PREFIX "/sandboxd/"
+#define RETRY_USEC (1 * USEC_PER_SEC)
+
+typedef struct Mirror {
+        const Config *config;
+        sqlite3 *db;
+} Mirror;
+
+/* The pool manager pauses a revoked key's sessions at once: it watches this file (session-revoke.h). */
+static void revoke_stamp_touch(const Mirror *m) {
+        char path[4096];
+        int fd;
+
+        if (db_revoke_stamp_path(m->config->db_path, path, sizeof(path)) < 0)
+                return;
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0)
+                (void) close(fd);
+}
+
+static void key_apply(Mirror *m, const char *name, const char *value) {
+        ApiKey k, old;
+        bool was_in_force;
+        int r;
+
+        if (!value)
+                return; /* a key is revoked, never deleted: a deletion changes nothing here */
+        if (key_record_parse(value, &k) < 0 || strcmp(k.name, name) != 0) {
+                log_warning("Member: ignoring the key record %s%s, which is no key", KEY_PREFIX, name);
+                return;
+        }
+        was_in_force = db_key_get(m->db, k.name, &old) >= 0;
+        r = db_key_put(m->db, &k);
+        if (r < 0) {
+                (void) log_warning_errno(r, "Member: cannot store the key '%s': %s", k.name, db_errmsg(m->db));
+                return;
+        }
+        if (k.revoked_at[0] && was_in_force) {
+                log_info("Member: key '%s' revoked", k.name);
+                revoke_stamp_touch(m);
+        } else if (!k.revoked_at[0] && !was_in_force)
+                log_info("Member: key '%s' in force", k.name);
+}
+
+static void member_apply(Mirror *m, const char *name, const char *value) {
+        MemberRecord rec;
+        int r;
+
+        if (!value)
+                r = db_cluster_member_delete(m->db, name);
+        else if (member_record_parse(value, &rec) < 0 || strcmp(rec.name, name) != 0) {
+                log_warning("Member: ignoring %s%s, which is no member's record", MEMBER_PREFIX, name);
+                return;
+        } else
+                r = db_cluster_member_put(m->db, name, value);
+        if (r < 0)
+                (void) log_warning_errno(r, "Member: cannot store member %s's record: %s", name, db_errmsg(m->db));
+}
+
+static int on_change(const char *key, const char *value, int64_t revision, void *userdata) {
+        Mirror *m = userdata;
+
+        (void) revision;
+        if (strncmp(key, KEY_PREFIX, strlen(KEY_PREFIX)) == 0)
+                key_apply(m, key + strlen(KEY_PREFIX), value);
+        else if (strncmp(key, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) == 0)
+                member_apply(m, key + strlen(MEMBER_PREFIX), value);
+        return 0;
+}
+
+/* Everything under /sandboxd/ read whole: the members' rows made anew, the keys put. */
+static int sync_all(Mirror *m, Etcd *etcd, int64_t *ret_revision) {
+        EtcdKv *kvs = NULL;
+        size_t n = 0;
+        Error err = {};
+        int r = etcd_range_prefix(etcd, MIRROR_PREFIX, &kvs, &n, ret_revision, &err);
+
+        if (r < 0)
+                return log_warning_errno(r, "Member: cannot read the cluster's state from etcd, trying again: %s", error_message(&err, r));
+        (void) db_cluster_members_clear(m->db);
+        for (size_t i = 0; i < n; i++)
+                (void) on_change(kvs[i].key, kvs[i].value, *ret_revision, m);
+        etcd_kvs_free(kvs, n);
+        return 0;
+}
+
+void *mirror_run(void *userdata) {
+        Mirror m = {.config = userdata};
+        Etcd *etcd = NULL;
+        int r;
+
+        r = etcd_new(m.config->etcd, &etcd);
+        if (r >= 0)
+                r = db_open(m.config->db_path, &m.db);
+        if (r < 0) {
+                (void) log_error_errno(r, "Member: the mirror of the cluster's state cannot start");
+                return NULL;
+        }
+        for (;;) {
+                int64_t revision = 0;
+                Error err = {};
+
+                if (sync_all(&m, etcd, &revision) >= 0) {
+                        r = etcd_watch_prefix(etcd, MIRROR_PREFIX, revision + 1, on_change, &m, &err);
+                        log_warning("Member: the watch of the cluster's state ended (%s); reading it again", error_message(&err, r));
+                }
+                (void) usleep((useconds_t) RETRY_USEC);
+        }
+}
