@@ -66,7 +66,7 @@ FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/req
                nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c lib/api-key.c lib/json-util.c lib/language.c \
-               cluster/etcd.c cluster/member-record.c
+               cluster/member-record.c cluster/session-record.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c lib/listen-util.c nspawn/broker/broker-bus.c nspawn/broker/broker-spec.c nspawn/broker/broker-machine.c \
                nspawn/broker/broker-tool.c nspawn/broker/broker-session.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
@@ -89,7 +89,7 @@ EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c nspawn/egress/egre
 # sandboxd-member: a host's part in a cluster (user sandboxd): its record in etcd, the front's agent
 # check; libsystemd, json-c, sqlite and libcurl. sandboxd-front-watch: the front's, etcd's members
 # into HAProxy; json-c and libcurl.
-MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
+MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
                lib/utf8.c lib/fd-util.c lib/log.c lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c cluster/member-record.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
                lib/fd-util.c lib/log.c lib/time-util.c
@@ -129,6 +129,7 @@ $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-etcd:         $(call objs,cluster/etcd.c lib/b64.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c nspawn/unit-name.c)
 $(BUILD)/tests/test-key-record:  $(call objs,cluster/key-record.c)
+$(BUILD)/tests/test-session-record: $(call objs,cluster/session-record.c nspawn/unit-name.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-poold-proto:  $(call objs,nspawn/pool/poold-proto.c)
@@ -176,7 +177,7 @@ $(BUILD)/libdir.txt: FORCE
 .PHONY: FORCE
 
 $(BUILD)/sandboxd-fcgi: $(call objs,$(FCGI_SRCS))
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcrypto libcurl 2>/dev/null) -lfcgi -pthread
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcrypto 2>/dev/null) -lfcgi -pthread
 
 $(BUILD)/sandboxd-broker: $(call objs,$(BROKER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd 2>/dev/null)

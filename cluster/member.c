@@ -31,6 +31,7 @@
 #include "cluster/etcd.h"
 #include "cluster/member-record.h"
 #include "cluster/mirror.h"
+#include "cluster/session-record.h"
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/sessions.h"
@@ -70,6 +71,7 @@ typedef struct Member {
         pthread_cond_t wake;
         /* Under lock: */
         bool stop, dirty, known, draining;
+        bool sessions_dirty; /* the pool manager looked at the sessions since they were published */
         PoolCountsLine counts;
 } Member;
 
@@ -181,6 +183,8 @@ static void poold_read(Member *m) {
                 *nl = 0;
                 if (poold_pool_line_parse(m->buf, &c) >= 0) {
                         (void) pthread_mutex_lock(&m->lock);
+                        if (!m->known || c.sessions != m->counts.sessions)
+                                m->sessions_dirty = true;
                         m->counts = c;
                         m->known = m->dirty = true;
                         (void) pthread_cond_signal(&m->wake);
@@ -217,10 +221,25 @@ static char *record_now(Member *m, sqlite3 *db) {
         return member_record_format(&rec);
 }
 
+/* The member's sessions as the others list them (cluster/session-record.h); NULL when sqlite cannot
+ * be read. */
+static char *sessions_now(Member *m, sqlite3 *db) {
+        cleanup_free Session *list = NULL;
+        size_t n = 0;
+
+        (void) pthread_mutex_lock(&m->lock);
+        m->sessions_dirty = false;
+        (void) pthread_mutex_unlock(&m->lock);
+        if (db_session_list(db, &list, &n) < 0)
+                return NULL;
+        return session_record_format(list, n);
+}
+
 typedef struct Registration {
         Etcd *etcd;
         sqlite3 *db;
         char key[sizeof(MEMBER_PREFIX) + MEMBER_NAME_MAX];
+        char sessions_key[sizeof(SESSIONS_PREFIX) + MEMBER_NAME_MAX];
         int64_t lease;
         uint64_t next_keepalive, next_put, retry_at;
         bool failing; /* logged once per spell of failures */
@@ -234,8 +253,8 @@ static void registration_failed(Registration *g, const char *what, int r, const 
 }
 
 /* One step of the registrar, lock not held: a lease when there is none, the renewal when due, the
- * record when it changed (or the lease is new). */
-static void registrar_step(Member *m, Registration *g, bool put) {
+ * record and the sessions when they changed (or the lease is new). */
+static void registrar_step(Member *m, Registration *g, bool put, bool put_sessions) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         Error err = {};
         int r;
@@ -245,7 +264,7 @@ static void registrar_step(Member *m, Registration *g, bool put) {
                 if (r < 0)
                         return registration_failed(g, "a lease from etcd", r, &err);
                 g->next_keepalive = now + KEEPALIVE_USEC;
-                put = true;
+                put = put_sessions = true;
         } else if (now >= g->next_keepalive) {
                 int64_t ttl = 0;
 
@@ -256,7 +275,7 @@ static void registrar_step(Member *m, Registration *g, bool put) {
                         /* It ended while we could not renew it: the record went with it. */
                         log_warning("Member: etcd ended the lease; registering again");
                         g->lease = 0;
-                        return registrar_step(m, g, true);
+                        return registrar_step(m, g, true, true);
                 }
                 g->next_keepalive = now + KEEPALIVE_USEC;
         }
@@ -274,6 +293,20 @@ static void registrar_step(Member *m, Registration *g, bool put) {
                 }
                 g->next_put = now + PUT_GAP_USEC;
         }
+        if (put_sessions) {
+                cleanup_free char *sessions = sessions_now(m, g->db);
+
+                if (!sessions)
+                        return registration_failed(g, "reading the sessions", -EIO, NULL);
+                r = etcd_put(g->etcd, g->sessions_key, sessions, g->lease, &err);
+                if (r < 0) {
+                        (void) pthread_mutex_lock(&m->lock);
+                        m->sessions_dirty = true;
+                        (void) pthread_mutex_unlock(&m->lock);
+                        return registration_failed(g, "writing the member's sessions", r, &err);
+                }
+                g->next_put = now + PUT_GAP_USEC;
+        }
         if (g->failing)
                 log_info("Member: registered in etcd again");
         g->failing = false;
@@ -287,6 +320,7 @@ static void *registrar_run(void *userdata) {
         int r;
 
         (void) snprintf(g.key, sizeof(g.key), MEMBER_PREFIX "%s", m->config->member);
+        (void) snprintf(g.sessions_key, sizeof(g.sessions_key), SESSIONS_PREFIX "%s", m->config->member);
         r = etcd_new(m->config->etcd, &g.etcd);
         if (r >= 0)
                 r = db_open(m->config->db_path, &g.db);
@@ -298,16 +332,16 @@ static void *registrar_run(void *userdata) {
         (void) pthread_mutex_lock(&m->lock);
         while (!m->stop) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC), until;
-                bool put = m->dirty && m->known && now >= g.next_put;
+                bool put = m->dirty && m->known && now >= g.next_put, put_sessions = m->sessions_dirty && m->known && now >= g.next_put;
 
-                if (g.retry_at > 0 ? now >= g.retry_at : (put || g.lease == 0 || now >= g.next_keepalive)) {
+                if (g.retry_at > 0 ? now >= g.retry_at : (put || put_sessions || g.lease == 0 || now >= g.next_keepalive)) {
                         (void) pthread_mutex_unlock(&m->lock);
-                        registrar_step(m, &g, put || g.retry_at > 0);
+                        registrar_step(m, &g, put || g.retry_at > 0, put_sessions || g.retry_at > 0);
                         (void) pthread_mutex_lock(&m->lock);
                         continue;
                 }
                 until = g.retry_at > 0 ? g.retry_at : g.next_keepalive;
-                if (m->dirty && m->known && g.retry_at == 0 && g.next_put < until)
+                if ((m->dirty || m->sessions_dirty) && m->known && g.retry_at == 0 && g.next_put < until)
                         until = g.next_put;
                 (void) pthread_cond_timedwait(&m->wake, &m->lock, &(struct timespec){.tv_sec = (time_t) (until / USEC_PER_SEC), .tv_nsec = (long) (until % USEC_PER_SEC) * 1000});
         }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* What a member keeps of the cluster's shared state in its own sqlite, so that the workers, which
  * reach no network (their unit allows AF_UNIX alone), read it there as they read everything else:
- * the members' records (GET /v1/pool's totals) and the API keys (cluster/key-record.h). It reads
+ * the members' records (GET /v1/pool's totals), the other members' sessions (GET /v1/sessions) and
+ * the API keys (cluster/key-record.h). It reads
  * /sandboxd/ whole, then follows etcd's watch of it: a key added or revoked on any member is in
  * force here within milliseconds. A thread of sandboxd-member's; it blocks in etcd's watch only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include "cluster/key-record.h"
 #include "cluster/member-record.h"
 #include "cluster/mirror.h"
+#include "cluster/session-record.h"
 #include "db/cluster-db.h"
 #include "db/db.h"
 #include "db/keys.h"
@@ -83,6 +86,27 @@ static void member_apply(Mirror *m, const char *name, const char *value) {
                 (void) log_warning_errno(r, "Member: cannot store member %s's record: %s", name, db_errmsg(m->db));
 }
 
+/* Another member's sessions; this member's own are in its sessions table already. */
+static void sessions_apply(Mirror *m, const char *member, const char *value) {
+        Session *list = NULL;
+        size_t n = 0;
+        int r;
+
+        if (strcmp(member, m->config->member) == 0)
+                return;
+        if (!value)
+                r = db_cluster_sessions_delete(m->db, member);
+        else if (!member_name_valid(member) || session_record_parse(value, &list, &n) < 0) {
+                log_warning("Member: ignoring %s%s, which is no list of sessions", SESSIONS_PREFIX, member);
+                return;
+        } else {
+                free(list);
+                r = db_cluster_sessions_put(m->db, member, value);
+        }
+        if (r < 0)
+                (void) log_warning_errno(r, "Member: cannot store member %s's sessions: %s", member, db_errmsg(m->db));
+}
+
 static int on_change(const char *key, const char *value, int64_t revision, void *userdata) {
         Mirror *m = userdata;
 
@@ -91,6 +115,8 @@ static int on_change(const char *key, const char *value, int64_t revision, void 
                 key_apply(m, key + strlen(KEY_PREFIX), value);
         else if (strncmp(key, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) == 0)
                 member_apply(m, key + strlen(MEMBER_PREFIX), value);
+        else if (strncmp(key, SESSIONS_PREFIX, strlen(SESSIONS_PREFIX)) == 0)
+                sessions_apply(m, key + strlen(SESSIONS_PREFIX), value);
         return 0;
 }
 
@@ -104,6 +130,7 @@ static int sync_all(Mirror *m, Etcd *etcd, int64_t *ret_revision) {
         if (r < 0)
                 return log_warning_errno(r, "Member: cannot read the cluster's state from etcd, trying again: %s", error_message(&err, r));
         (void) db_cluster_members_clear(m->db);
+        (void) db_cluster_sessions_clear(m->db);
         for (size_t i = 0; i < n; i++)
                 (void) on_change(kvs[i].key, kvs[i].value, *ret_revision, m);
         etcd_kvs_free(kvs, n);

@@ -312,3 +312,10 @@ CREATE TABLE cluster_members (
     name   TEXT PRIMARY KEY,
     record TEXT NOT NULL
 );
+-- step 18
+-- The other members' sessions (cluster/session-record.h), mirrored by sandboxd-member: a JSON list
+-- per member, which GET /v1/sessions adds to this member's own.
+CREATE TABLE cluster_sessions (
+    member TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster/session-record.h"
+#include "db/cluster-db.h"
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/sessions.h"
@@ -44,6 +46,7 @@
 #include "nspawn/broker/broker-client.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
+#include "nspawn/pool/poold-client.h"
 #include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
 
@@ -725,6 +728,43 @@ static bool session_visible(const Request *req, const Context *ctx, const Sessio
         return !ctx->config->api_keys || (req->key_name[0] && strcmp(s->key_name, req->key_name) == 0);
 }
 
+/* The sessions of list the request's key may see, added to out; db for their network (this
+ * member's own sessions only). */
+static int sessions_add(Request *req, Context *ctx, const Session *list, size_t n, sqlite3 *db, struct json_object *out) {
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *one;
+
+                if (!session_visible(req, ctx, &list[i]))
+                        continue;
+                one = session_json(&list[i], false, db);
+                if (!one || json_object_array_add(out, one) < 0) {
+                        json_object_put(one);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+/* On a cluster's member, the other members' sessions too, as their mirrored lists have them
+ * (cluster/session-record.h: at most some 200 ms behind). */
+static int cluster_sessions_add(Request *req, Context *ctx, struct json_object *out) {
+        char **records = NULL;
+        size_t n = 0;
+        int r = db_cluster_sessions(ctx->db, &records, &n);
+
+        for (size_t i = 0; i < n; i++) {
+                Session *list = NULL;
+                size_t k = 0;
+
+                if (r >= 0 && session_record_parse(records[i], &list, &k) >= 0)
+                        r = sessions_add(req, ctx, list, k, NULL, out);
+                free(list);
+                free(records[i]);
+        }
+        free(records);
+        return r;
+}
+
 static int session_list(Request *req, Context *ctx) {
         cleanup_json struct json_object *out = json_object_new_object(), *list = json_object_new_array();
         cleanup_free Session *sessions = NULL;
@@ -734,19 +774,15 @@ static int session_list(Request *req, Context *ctx) {
         if (!out || !list)
                 return -ENOMEM;
         r = db_session_list(ctx->db, &sessions, &n);
+        if (r >= 0 && ctx->config->etcd[0])
+                r = cluster_sessions_add(req, ctx, list);
+        if (r == -ENOMEM)
+                return r;
         if (r < 0)
                 return reply_error(req, 503, MSG_DB_UNAVAILABLE, db_errmsg(ctx->db));
-        for (size_t i = 0; i < n; i++) {
-                struct json_object *one;
-
-                if (!session_visible(req, ctx, &sessions[i]))
-                        continue;
-                one = session_json(&sessions[i], false, ctx->db);
-                if (!one || json_object_array_add(list, one) < 0) {
-                        json_object_put(one);
-                        return -ENOMEM;
-                }
-        }
+        r = sessions_add(req, ctx, sessions, n, ctx->db, list);
+        if (r < 0)
+                return r;
         if (json_object_object_add(out, "sessions", TAKE_PTR(list)) < 0)
                 return -ENOMEM;
         return reply_json(req, 200, out);
@@ -773,6 +809,10 @@ static int session_delete(Request *req, Context *ctx, const char *id) {
         session_socket_path(id, path, sizeof(path));
         (void) unlink(path);
         session_event(ctx->db, id, "delete", req->id, r < 0 ? err.message : NULL);
+        /* A delete takes no turn of the pool manager's: a cluster's member hears of it this way, and
+         * the other members stop listing the session (cluster/session-record.h). */
+        if (ctx->config->etcd[0])
+                (void) pooldc_notify("sessions");
         if (json_object_object_add(out, "session_id", json_object_new_string(id)) < 0 ||
             json_object_object_add(out, "state", json_object_new_string("deleted")) < 0)
                 return -ENOMEM;

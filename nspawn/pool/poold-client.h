@@ -35,7 +35,7 @@ int pooldc_turn(const char *session, unsigned most, int client_fd, uint64_t dead
 void pooldc_done(int fd);
 
 /* One word to the pool manager, with no answer: "sweep" (a worker died), "sessions" (a key was
- * revoked). 0 when said, -errno when the manager could not be reached (not running, or in another
+ * revoked, or a session deleted). 0 when said, -errno when the manager could not be reached (not running, or in another
  * mount namespace: ctl/systemd.h); callers may ignore that, as the manager looks at it all when it
  * starts. */
 int pooldc_notify(const char *word);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/macro.h"
 #include "nspawn/pool/poold-proto.h"
 
 static const struct {
@@ -101,19 +102,19 @@ int poold_claim_reply_parse(const char *line, char *ret_id, size_t id_size, char
 }
 
 void poold_pool_line_format(const PoolCountsLine *c, char *buf, size_t size) {
-        (void) snprintf(buf, size, "pool %u %u %u %u %u", c->ready, c->claimed, c->starting, c->waiting, c->max);
+        (void) snprintf(buf, size, "pool %u %u %u %u %u %u", c->ready, c->claimed, c->starting, c->waiting, c->max, c->sessions);
 }
 
 int poold_pool_line_parse(const char *line, PoolCountsLine *ret) {
-        unsigned *fields[] = {&ret->ready, &ret->claimed, &ret->starting, &ret->waiting, &ret->max};
-        unsigned v[5];
+        unsigned *fields[] = {&ret->ready, &ret->claimed, &ret->starting, &ret->waiting, &ret->max, &ret->sessions};
+        unsigned v[ELEMENTSOF(fields)];
         const char *p = line;
 
         if (strncmp(p, "pool", 4) != 0)
                 return -EBADMSG;
         p += 4;
         /* Each number after one space, digits only (strtoul() would take a sign or white space). */
-        for (size_t i = 0; i < 5; i++) {
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
                 unsigned long x;
                 char *end;
 
@@ -128,7 +129,7 @@ int poold_pool_line_parse(const char *line, PoolCountsLine *ret) {
         }
         if (*p != 0)
                 return -EBADMSG;
-        for (size_t i = 0; i < 5; i++)
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++)
                 *fields[i] = v[i];
         return 0;
 }

@@ -15,10 +15,11 @@
  *                                    <-  turn | busy (MOST operations wait already)
  *   done                             ->  (the turn is over)
  *   sweep                            ->  (a worker died: sweep what no row owns soon)
- *   sessions                         ->  (a key was revoked: look at the sessions now)
+ *   sessions                         ->  (a key was revoked, a session deleted: look at them now)
  *   watch                            ->  (the cluster's member, sandboxd-member: its counts)
- *                                    <-  pool READY CLAIMED STARTING WAITING MAX, now and after
- *                                        every change (a line per turn of the loop at most)
+ *                                    <-  pool READY CLAIMED STARTING WAITING MAX SESSIONS, now and
+ *                                        after every change (a line per turn of the loop at most);
+ *                                        SESSIONS moves on whenever a session may have changed
  *
  * The connection is the claim, or the turn: when it closes without "release" the machine is
  * retired, its state in doubt; without "done" the turn passes on. A worker that stops waiting
@@ -60,6 +61,7 @@ int poold_claim_reply_parse(const char *line, char *ret_id, size_t id_size, char
 /* The machines' counts, as "watch" tells them. */
 typedef struct PoolCountsLine {
         unsigned ready, claimed, starting, waiting, max;
+        unsigned sessions; /* a count of the pool manager's looks at the sessions (wraps) */
 } PoolCountsLine;
 
 /* The line that tells c, without its "\n", into buf (size bytes, POOLD_LINE_MAX is plenty). Pure. */

@@ -179,6 +179,10 @@ void sessions_housekeeping(Poold *p) {
         char id[SANDBOX_ID_MAX];
         size_t n = 0;
 
+        /* It follows every session operation's turn, and makes the changes of its own: a cluster's
+         * member publishes its sessions again (watchers_tell()). */
+        p->session_looks++;
+
         while (db_session_claim_retained(p->db, now - (double) p->config->session_retain_s, id, sizeof(id)) >= 0) {
                 Error err = {};
                 int r = broker_session_stop(&p->broker, id, true, &err);

@@ -176,7 +176,7 @@ static bool conn_read(Poold *p, size_t i) {
  * cluster's registry follow without anyone asking: one line per turn of the loop at most, and
  * none while nothing changed. */
 static void watchers_tell(Poold *p) {
-        PoolCountsLine c = {.max = p->config->pool_max};
+        PoolCountsLine c = {.max = p->config->pool_max, .sessions = p->session_looks};
         char line[POOLD_LINE_MAX];
         bool any = false;
 

@@ -89,6 +89,7 @@ typedef struct Poold {
         uint64_t next_prune;
         uint64_t next_sessions; /* the sessions' next idle end, retention or leftover (0: now) */
         char counts_told[POOLD_LINE_MAX]; /* the last "pool" line the watchers got */
+        unsigned session_looks;           /* sessions_housekeeping() passes: a session may have changed */
 } Poold;
 
 /* poold-machines.c */

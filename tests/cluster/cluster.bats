@@ -188,6 +188,35 @@ within_1s() {
     [ "$status" -eq 0 ]
 }
 
+@test "GET /v1/sessions through the front lists the sessions of every member" {
+    local sids=() sid holders="" n
+    for _ in $(seq 6); do
+        sid=$(fcurl -X POST "$FRONT/v1/sessions" -H 'content-type: application/json' -d '{}' | jq -r .session_id)
+        sids+=("$sid")
+        holders="$holders $(cut -d- -f2 <<<"$sid")"
+    done
+    # Control: they are on more than one member.
+    [ "$(tr ' ' '\n' <<<"$holders" | sort -u | grep -c m)" -ge 2 ]
+    # The members publish their lists within some 200 ms: every member's answer has all six.
+    sleep 1
+    for n in 1 2 3; do
+        run "$C/front" curl -s "http://10.77.0.$n:8080/v1/sessions"
+        for sid in "${sids[@]}"; do
+            [ "$(jq --arg s "$sid" '[.sessions[] | select(.session_id == $s)] | length' <<<"$output")" -eq 1 ]
+        done
+    done
+    run fcurl "$FRONT/v1/sessions"
+    [ "$(jq '.sessions | length' <<<"$output")" -ge 6 ]
+    for sid in "${sids[@]}"; do
+        fcurl -X DELETE "$FRONT/v1/sessions/$sid" >/dev/null
+    done
+    sleep 1
+    run fcurl "$FRONT/v1/sessions"
+    for sid in "${sids[@]}"; do
+        [ "$(jq --arg s "$sid" '[.sessions[] | select(.session_id == $s)] | length' <<<"$output")" -eq 0 ]
+    done
+}
+
 @test "a session id naming no registered member answers 503 with JSON, not another host's 404" {
     # Control: an id of a registered member's form reaches that member, which says 404.
     run fcurl -w '\n%{http_code}' "$FRONT/v1/sessions/session-m1-aaaaaaaaaaaa"

@@ -85,16 +85,17 @@ static void test_claim_reply(void) {
 }
 
 static void test_pool_line(void) {
-        static const char *const bad[] = {"pool 1 2 3 4", "pool 1 2 3 4 5 6", "pool 1 2 3 4 -5", "pool 1 2 3 4 +5",
-                                          "pool 1 2 3 4 x", "pool 1 2 3 4 5 ", "pol 1 2 3 4 5", "",
-                                          "pool 1 2 3 4 99999999999"};
-        PoolCountsLine c = {3, 1, 2, 0, 128}, back = {};
+        static const char *const bad[] = {"pool 1 2 3 4 5", "pool 1 2 3 4 5 6 7", "pool 1 2 3 4 5 -6", "pool 1 2 3 4 5 +6",
+                                          "pool 1 2 3 4 5 x", "pool 1 2 3 4 5 6 ", "pol 1 2 3 4 5 6", "",
+                                          "pool 1 2 3 4 5 99999999999"};
+        PoolCountsLine c = {3, 1, 2, 0, 128, 7}, back = {};
         char line[POOLD_LINE_MAX];
 
         poold_pool_line_format(&c, line, sizeof(line));
-        tap_is_str(line, "pool 3 1 2 0 128", "pool line formatted");
+        tap_is_str(line, "pool 3 1 2 0 128 7", "pool line formatted");
         tap_is_int(poold_pool_line_parse(line, &back), 0, "... and parsed back");
-        tap_ok(back.ready == 3 && back.claimed == 1 && back.starting == 2 && back.waiting == 0 && back.max == 128, "... the same counts");
+        tap_ok(back.ready == 3 && back.claimed == 1 && back.starting == 2 && back.waiting == 0 && back.max == 128 && back.sessions == 7,
+               "... the same counts");
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 tap_is_int(poold_pool_line_parse(bad[i], &back), -EBADMSG, "pool line '%s' refused", bad[i]);
 }
