@@ -9,7 +9,8 @@
  *   - a member that drains: its server drained (no new work; its sessions still reach it);
  *   - a member whose lease ended: both removed; its sessions then answer 503 (the front's config).
  * It also writes the servers and the map into files that HAProxy reads when it starts, so that a
- * restarted HAProxy routes at once, before the watcher (restarted with it) has looked again.
+ * restarted HAProxy routes at once, before the watcher (restarted with it) has looked again, and
+ * the members' /metrics for Prometheus's file-based service discovery (prometheus.json).
  *
  * Settings from the environment: SANDBOXD_ETCD (etcd's client URLs), SANDBOXD_FRONT_SOCKET (HAProxy's
  * admin socket) and SANDBOXD_FRONT_DIR (where members.cfg and members.map live). */
@@ -139,18 +140,22 @@ static int write_file(const char *dir, const char *name, const char *text) {
 }
 
 static void files_write(Front *f) {
-        cleanup_free char *cfg = NULL, *map = NULL;
-        size_t cfg_len = 0, map_len = 0;
-        FILE *c = open_memstream(&cfg, &cfg_len), *m = open_memstream(&map, &map_len);
+        cleanup_free char *cfg = NULL, *map = NULL, *sd = NULL;
+        size_t cfg_len = 0, map_len = 0, sd_len = 0;
+        FILE *c = open_memstream(&cfg, &cfg_len), *m = open_memstream(&map, &map_len), *p = open_memstream(&sd, &sd_len);
         int r;
 
-        if (!c || !m) {
+        if (!c || !m || !p) {
                 if (c)
                         (void) fclose(c);
                 if (m)
                         (void) fclose(m);
+                if (p)
+                        (void) fclose(p);
                 return;
         }
+        /* Prometheus's file-based service discovery (file_sd_configs): each member's /metrics. */
+        fprintf(p, "[");
         fprintf(c, "# Written by sandboxd-front-watch from etcd's registry of members; HAProxy reads it when it\n"
                    "# starts (the watcher changes the running HAProxy itself). Do not edit.\n"
                    "backend " BACKEND " from " BACKEND "-settings\n");
@@ -161,12 +166,17 @@ static void files_write(Front *f) {
                 fprintf(c, "    server %s %s:%u weight %u agent-addr %s agent-port %u\n", e->rec.name, e->ip, e->port,
                         e->rec.draining ? 0U : 100U, e->agent_ip, e->agent_port);
                 fprintf(m, "%s %s/%u\n", e->rec.name, e->ip, e->port);
+                fprintf(p, "%s\n  {\"targets\": [\"%s\"], \"labels\": {\"job\": \"sandboxd\", \"member\": \"%s\"}}", i > 0 ? "," : "",
+                        e->rec.address, e->rec.name);
         }
-        if (fclose(c) != 0 || fclose(m) != 0)
+        fprintf(p, "\n]\n");
+        if (fclose(c) != 0 || fclose(m) != 0 || fclose(p) != 0)
                 return;
         r = write_file(f->dir, "members.cfg", cfg);
         if (r >= 0)
                 r = write_file(f->dir, "members.map", map);
+        if (r >= 0)
+                r = write_file(f->dir, "prometheus.json", sd);
         if (r < 0)
                 (void) log_warning_errno(r, "Front: cannot write the members' files in %s: a restarted HAProxy waits for the watcher", f->dir);
 }

@@ -78,6 +78,9 @@ member_of() {
     [ "$(jq -r '[.[].pool.max] | min' <<<"$output")" -gt 0 ]
     run servers
     [ "$(wc -l <<<"$output")" -eq 3 ]
+    # Prometheus's file-based discovery: each member's /metrics, with its name.
+    run jq -r '[.[] | .labels.member + "=" + .targets[0]] | join(" ")' "${CLUSTER_DIR:-/var/lib/sandboxd-cluster-test}/front/prometheus.json"
+    [ "$output" = "m1=10.77.0.1:8080 m2=10.77.0.2:8080 m3=10.77.0.3:8080" ]
 }
 
 @test "GET /v1/pool through the front answers the cluster's totals, in the reference's shape" {
@@ -318,6 +321,8 @@ within_1s() {
         seen="$seen $(member_of "$(execute "$i")")"
     done
     [[ $seen != *m3* ]]
+    run jq length "${CLUSTER_DIR:-/var/lib/sandboxd-cluster-test}/front/prometheus.json"
+    [ "$output" -eq 2 ]
     "$C/member" 3 up &
     for _ in $(seq 300); do
         etcdctl_front get /sandboxd/members/m3 --keys-only | grep -q m3 && break
