@@ -339,6 +339,8 @@ install: all
 	install -d $(DESTDIR)$(LIBDIR)/front/errors
 	install -m 0644 cluster/haproxy.cfg $(DESTDIR)$(LIBDIR)/front/haproxy.cfg.in
 	install -m 0644 cluster/errors/*.http $(DESTDIR)$(LIBDIR)/front/errors/
+	$(INSTALL_SED) cluster/sandboxd-front-setup >$(DESTDIR)$(LIBDIR)/sandboxd-front-setup
+	chmod 0755 $(DESTDIR)$(LIBDIR)/sandboxd-front-setup
 	$(INSTALL_SED) nspawn/egress/sandboxd-egress-setup >$(DESTDIR)$(LIBDIR)/sandboxd-egress-setup
 	chmod 0755 $(DESTDIR)$(LIBDIR)/sandboxd-egress-setup
 	install -m 0644 nspawn/runner/passwd nspawn/runner/group $(DESTDIR)$(LIBDIR)/etc/
