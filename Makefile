@@ -89,7 +89,8 @@ EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c nspawn/egress/egre
 # sandboxd-member: a host's part in a cluster (user sandboxd): its record in etcd, the front's agent
 # check; libsystemd, json-c, sqlite and libcurl. sandboxd-front-watch: the front's, etcd's members
 # into HAProxy; json-c and libcurl.
-MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
+MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/usage-record.c \
+               cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
                lib/utf8.c lib/fd-util.c lib/log.c lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c cluster/member-record.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
                lib/fd-util.c lib/log.c lib/time-util.c
@@ -130,6 +131,7 @@ $(BUILD)/tests/test-etcd:         $(call objs,cluster/etcd.c lib/b64.c lib/error
 $(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c nspawn/unit-name.c)
 $(BUILD)/tests/test-key-record:  $(call objs,cluster/key-record.c)
 $(BUILD)/tests/test-session-record: $(call objs,cluster/session-record.c nspawn/unit-name.c)
+$(BUILD)/tests/test-usage-record: $(call objs,cluster/usage-record.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-poold-proto:  $(call objs,nspawn/pool/poold-proto.c)

@@ -32,6 +32,8 @@
 #include "cluster/member-record.h"
 #include "cluster/mirror.h"
 #include "cluster/session-record.h"
+#include "cluster/usage-record.h"
+#include "db/cluster-db.h"
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/sessions.h"
@@ -235,11 +237,24 @@ static char *sessions_now(Member *m, sqlite3 *db) {
         return session_record_format(list, n);
 }
 
+/* The member's use of each key as the others add it to theirs (cluster/usage-record.h); NULL when
+ * sqlite cannot be read. */
+static char *usage_now(sqlite3 *db) {
+        cleanup_free UsageRow *rows = NULL;
+        size_t n = 0;
+
+        if (db_usage_local(db, &rows, &n) < 0)
+                return NULL;
+        return usage_record_format(rows, n);
+}
+
 typedef struct Registration {
         Etcd *etcd;
         sqlite3 *db;
         char key[sizeof(MEMBER_PREFIX) + MEMBER_NAME_MAX];
         char sessions_key[sizeof(SESSIONS_PREFIX) + MEMBER_NAME_MAX];
+        char usage_key[sizeof(USAGE_PREFIX) + MEMBER_NAME_MAX];
+        char *usage_told; /* the usage record last written: none again while it is the same */
         int64_t lease;
         uint64_t next_keepalive, next_put, retry_at;
         bool failing; /* logged once per spell of failures */
@@ -260,6 +275,8 @@ static void registrar_step(Member *m, Registration *g, bool put, bool put_sessio
         int r;
 
         if (g->lease == 0) {
+                /* A new lease: what was written under the old one is gone. */
+                g->usage_told = mfree(g->usage_told);
                 r = etcd_lease_grant(g->etcd, LEASE_TTL_S, &g->lease, &err);
                 if (r < 0)
                         return registration_failed(g, "a lease from etcd", r, &err);
@@ -280,7 +297,22 @@ static void registrar_step(Member *m, Registration *g, bool put, bool put_sessio
                 g->next_keepalive = now + KEEPALIVE_USEC;
         }
         if (put) {
-                cleanup_free char *record = record_now(m, g->db);
+                cleanup_free char *record = record_now(m, g->db), *usage = usage_now(g->db);
+
+                /* What the member's keys use, with its record: the counts it follows change with it. */
+                if (!usage)
+                        return registration_failed(g, "reading the keys' use", -EIO, NULL);
+                if (!g->usage_told || strcmp(usage, g->usage_told) != 0) {
+                        r = etcd_put(g->etcd, g->usage_key, usage, g->lease, &err);
+                        if (r < 0) {
+                                (void) pthread_mutex_lock(&m->lock);
+                                m->dirty = true;
+                                (void) pthread_mutex_unlock(&m->lock);
+                                return registration_failed(g, "writing the keys' use", r, &err);
+                        }
+                        free(g->usage_told);
+                        g->usage_told = TAKE_PTR(usage);
+                }
 
                 if (!record)
                         return registration_failed(g, "reading the pool's counts", -EIO, NULL);
@@ -321,6 +353,7 @@ static void *registrar_run(void *userdata) {
 
         (void) snprintf(g.key, sizeof(g.key), MEMBER_PREFIX "%s", m->config->member);
         (void) snprintf(g.sessions_key, sizeof(g.sessions_key), SESSIONS_PREFIX "%s", m->config->member);
+        (void) snprintf(g.usage_key, sizeof(g.usage_key), USAGE_PREFIX "%s", m->config->member);
         r = etcd_new(m->config->etcd, &g.etcd);
         if (r >= 0)
                 r = db_open(m->config->db_path, &g.db);
@@ -351,6 +384,7 @@ static void *registrar_run(void *userdata) {
                 (void) log_warning_errno(EIO, "Member: could not end the lease, its record goes within %u s: %s", LEASE_TTL_S, err.message);
         g.db = db_close(g.db);
         g.etcd = etcd_free(g.etcd);
+        free(g.usage_told);
         return NULL;
 }
 

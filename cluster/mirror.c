@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* What a member keeps of the cluster's shared state in its own sqlite, so that the workers, which
  * reach no network (their unit allows AF_UNIX alone), read it there as they read everything else:
- * the members' records (GET /v1/pool's totals), the other members' sessions (GET /v1/sessions) and
- * the API keys (cluster/key-record.h). It reads
+ * the members' records (GET /v1/pool's totals), the other members' sessions (GET /v1/sessions), their
+ * use of each key (which the quota checks add to this member's own) and the API keys
+ * (cluster/key-record.h). It reads
  * /sandboxd/ whole, then follows etcd's watch of it: a key added or revoked on any member is in
  * force here within milliseconds. A thread of sandboxd-member's; it blocks in etcd's watch only. */
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "cluster/member-record.h"
 #include "cluster/mirror.h"
 #include "cluster/session-record.h"
+#include "cluster/usage-record.h"
 #include "db/cluster-db.h"
 #include "db/db.h"
 #include "db/keys.h"
@@ -86,25 +88,76 @@ static void member_apply(Mirror *m, const char *name, const char *value) {
                 (void) log_warning_errno(r, "Member: cannot store member %s's record: %s", name, db_errmsg(m->db));
 }
 
+/* A key's sessions on another member, by state, as its session caps count them (db/sessions.c). */
+static int session_counts(const Session *list, size_t n, UsageRow **ret, size_t *ret_n) {
+        UsageRow *rows = calloc(2 * n + 1, sizeof(*rows));
+        size_t k = 0;
+
+        if (!rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const char *kind = strcmp(list[i].state, "paused") == 0 ? "sessions_paused" : "sessions_active";
+                size_t j;
+
+                if (!list[i].key_name[0])
+                        continue;
+                for (j = 0; j < k; j++)
+                        if (strcmp(rows[j].key, list[i].key_name) == 0 && strcmp(rows[j].kind, kind) == 0)
+                                break;
+                if (j == k) {
+                        (void) snprintf(rows[k].key, sizeof(rows[k].key), "%s", list[i].key_name);
+                        (void) snprintf(rows[k].kind, sizeof(rows[k].kind), "%s", kind);
+                        k++;
+                }
+                rows[j].amount++;
+        }
+        *ret = rows;
+        *ret_n = k;
+        return 0;
+}
+
 /* Another member's sessions; this member's own are in its sessions table already. */
 static void sessions_apply(Mirror *m, const char *member, const char *value) {
-        Session *list = NULL;
+        cleanup_free Session *list = NULL;
+        cleanup_free UsageRow *counts = NULL;
+        size_t n = 0, k = 0;
+        int r;
+
+        if (strcmp(member, m->config->member) == 0)
+                return;
+        if (!value) {
+                r = db_cluster_sessions_delete(m->db, member);
+                if (r >= 0)
+                        r = db_cluster_usage_replace(m->db, member, true, NULL, 0);
+        } else if (!member_name_valid(member) || session_record_parse(value, &list, &n) < 0) {
+                log_warning("Member: ignoring %s%s, which is no list of sessions", SESSIONS_PREFIX, member);
+                return;
+        } else {
+                r = db_cluster_sessions_put(m->db, member, value);
+                if (r >= 0)
+                        r = session_counts(list, n, &counts, &k);
+                if (r >= 0)
+                        r = db_cluster_usage_replace(m->db, member, true, counts, k);
+        }
+        if (r < 0)
+                (void) log_warning_errno(r, "Member: cannot store member %s's sessions: %s", member, db_errmsg(m->db));
+}
+
+/* Another member's use of the keys, which this member's quota checks add to its own. */
+static void usage_apply(Mirror *m, const char *member, const char *value) {
+        cleanup_free UsageRow *rows = NULL;
         size_t n = 0;
         int r;
 
         if (strcmp(member, m->config->member) == 0)
                 return;
-        if (!value)
-                r = db_cluster_sessions_delete(m->db, member);
-        else if (!member_name_valid(member) || session_record_parse(value, &list, &n) < 0) {
-                log_warning("Member: ignoring %s%s, which is no list of sessions", SESSIONS_PREFIX, member);
+        if (value && (!member_name_valid(member) || usage_record_parse(value, &rows, &n) < 0)) {
+                log_warning("Member: ignoring %s%s, which is no record of the keys' use", USAGE_PREFIX, member);
                 return;
-        } else {
-                free(list);
-                r = db_cluster_sessions_put(m->db, member, value);
         }
+        r = db_cluster_usage_replace(m->db, member, false, rows, n);
         if (r < 0)
-                (void) log_warning_errno(r, "Member: cannot store member %s's sessions: %s", member, db_errmsg(m->db));
+                (void) log_warning_errno(r, "Member: cannot store member %s's use of the keys: %s", member, db_errmsg(m->db));
 }
 
 static int on_change(const char *key, const char *value, int64_t revision, void *userdata) {
@@ -117,6 +170,8 @@ static int on_change(const char *key, const char *value, int64_t revision, void 
                 member_apply(m, key + strlen(MEMBER_PREFIX), value);
         else if (strncmp(key, SESSIONS_PREFIX, strlen(SESSIONS_PREFIX)) == 0)
                 sessions_apply(m, key + strlen(SESSIONS_PREFIX), value);
+        else if (strncmp(key, USAGE_PREFIX, strlen(USAGE_PREFIX)) == 0)
+                usage_apply(m, key + strlen(USAGE_PREFIX), value);
         return 0;
 }
 
@@ -131,6 +186,7 @@ static int sync_all(Mirror *m, Etcd *etcd, int64_t *ret_revision) {
                 return log_warning_errno(r, "Member: cannot read the cluster's state from etcd, trying again: %s", error_message(&err, r));
         (void) db_cluster_members_clear(m->db);
         (void) db_cluster_sessions_clear(m->db);
+        (void) db_cluster_usage_delete(m->db, NULL);
         for (size_t i = 0; i < n; i++)
                 (void) on_change(kvs[i].key, kvs[i].value, *ret_revision, m);
         etcd_kvs_free(kvs, n);

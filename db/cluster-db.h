@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "cluster/usage-record.h"
 
 typedef struct sqlite3 sqlite3;
 
@@ -23,3 +26,14 @@ int db_cluster_sessions_clear(sqlite3 *db);
 
 /* Every member's list, into *ret (as db_cluster_members()). */
 int db_cluster_sessions(sqlite3 *db, char ***ret, size_t *ret_n);
+
+/* The other members' use of the keys (schema.sql, step 19), which the quota checks add to this
+ * member's own: member's rows of one group made anew, in one transaction: the usage record's kinds
+ * (in_flight, exec, cpu), or (sessions) sessions_active and sessions_paused. */
+int db_cluster_usage_replace(sqlite3 *db, const char *member, bool sessions, const UsageRow *rows, size_t n);
+/* member's rows gone (its lease ended), or (member NULL) every row. */
+int db_cluster_usage_delete(sqlite3 *db, const char *member);
+
+/* This member's own use of each key in force, as its usage record says it (cluster/usage-record.h):
+ * requests in flight, rated work in the last minute by second, CPU in the last day by minute. */
+int db_usage_local(sqlite3 *db, UsageRow **ret, size_t *ret_n);

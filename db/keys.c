@@ -15,6 +15,18 @@
         "created_at, coalesce(revoked_at, ''), coalesce(max_sessions, 0), coalesce(max_paused_sessions, 0), coalesce(session_disk_bytes, 0), " \
         "coalesce(images, ''), coalesce(egress, '')"
 
+/* On a cluster's member, the other members' use of the key (schema.sql, step 19; empty on a single
+ * host): what is in flight there now, and each bucket of rated work or CPU whose end is within the
+ * window, counted at its end. */
+#define NOW_MS "((julianday('now') - 2440587.5) * 86400000)"
+#define CLUSTER_USAGE_NOW(kind) "(SELECT coalesce(sum(amount), 0) FROM cluster_usage WHERE key_name = ?1 AND kind = " kind ")"
+#define CLUSTER_USAGE_SINCE(kind)                                                                                    \
+        "(SELECT coalesce(sum(amount), 0) FROM cluster_usage WHERE key_name = ?1 AND kind = " kind " AND end_ms >= " \
+        "(julianday('now', ?2) - 2440587.5) * 86400000)"
+#define CLUSTER_USES(kind)                                                                                                           \
+        "SELECT CAST(round(max(" NOW_MS " - end_ms, 0)) AS INTEGER), amount FROM cluster_usage WHERE key_name = ?1 AND kind = " kind \
+        " AND end_ms >= (julianday('now', ?2) - 2440587.5) * 86400000"
+
 static void copy_text(char *dst, size_t size, sqlite3_stmt *st, int col) {
         const unsigned char *v = sqlite3_column_text(st, col);
 
@@ -165,7 +177,9 @@ int db_key_in_flight(sqlite3 *db, const char *name, int64_t *ret) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         /* "+": from requests_in_flight (every request in flight, a few), not from the key's index (all its
          * requests ever). */
-        int r = db_prepare(db, &st, "SELECT count(*) FROM requests WHERE +key_name = ?1 AND status IS NULL", "t", name);
+        int r = db_prepare(db, &st,
+                           "SELECT (SELECT count(*) FROM requests WHERE +key_name = ?1 AND status IS NULL) + " CLUSTER_USAGE_NOW("'in_flight'"),
+                           "t", name);
 
         if (r >= 0)
                 r = db_step_row(st);
@@ -175,25 +189,26 @@ int db_key_in_flight(sqlite3 *db, const char *name, int64_t *ret) {
         return 0;
 }
 
-/* Each use's age in ms and amount; the window by started_at, which sorts as time does. */
+/* Each use's age in ms and amount, oldest first. */
 static const char *const window_queries[] = {
         [KEY_WINDOW_EXECUTIONS] = "SELECT CAST(round((julianday('now') - julianday(started_at)) * 86400000) AS INTEGER), 1 FROM requests "
                                   "WHERE key_name = ?1 AND rated = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2) "
-                                  "ORDER BY started_at",
+                                  "UNION ALL " CLUSTER_USES("'exec'") " ORDER BY 1 DESC",
         [KEY_WINDOW_CPU] = "SELECT CAST(round((julianday('now') - julianday(t)) * 86400000) AS INTEGER), cpu_ms FROM ("
                            "SELECT started_at AS t, cpu_ms FROM requests "
                            "WHERE key_name = ?1 AND cpu_ms > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2) "
                            "UNION ALL SELECT at, cpu_ms FROM session_usage "
-                           "WHERE key_name = ?1 AND cpu_ms > 0 AND at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) ORDER BY t",
+                           "WHERE key_name = ?1 AND cpu_ms > 0 AND at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) "
+                           "UNION ALL " CLUSTER_USES("'cpu'") " ORDER BY 1 DESC",
 };
 
 static const char *const sum_queries[] = {
-        [KEY_WINDOW_EXECUTIONS] = "SELECT count(*) FROM requests "
-                                  "WHERE key_name = ?1 AND rated = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)",
+        [KEY_WINDOW_EXECUTIONS] = "SELECT (SELECT count(*) FROM requests "
+                                  "WHERE key_name = ?1 AND rated = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) + " CLUSTER_USAGE_SINCE("'exec'"),
         [KEY_WINDOW_CPU] = "SELECT (SELECT coalesce(sum(cpu_ms), 0) FROM requests "
                            "WHERE key_name = ?1 AND cpu_ms > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) + "
                            "(SELECT coalesce(sum(cpu_ms), 0) FROM session_usage "
-                           "WHERE key_name = ?1 AND cpu_ms > 0 AND at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2))",
+                           "WHERE key_name = ?1 AND cpu_ms > 0 AND at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) + " CLUSTER_USAGE_SINCE("'cpu'"),
 };
 
 int db_key_used(sqlite3 *db, const char *name, KeyWindow what, int64_t window_s, int64_t *ret) {

@@ -319,3 +319,18 @@ CREATE TABLE cluster_sessions (
     member TEXT PRIMARY KEY,
     record TEXT NOT NULL
 );
+-- step 19
+-- What the other members' requests and sessions use of each API key (cluster/usage-record.h), so
+-- that a key's quotas hold across the cluster: mirrored by sandboxd-member, added by the quota
+-- checks to this member's own. kind: 'in_flight' (end_ms 0), 'exec' (rated work in the second
+-- that ends at end_ms, unix ms), 'cpu' (CPU ms in the minute that ends at end_ms),
+-- 'sessions_active', 'sessions_paused' (end_ms 0).
+CREATE TABLE cluster_usage (
+    member   TEXT NOT NULL,
+    key_name TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    end_ms   INTEGER NOT NULL,
+    amount   INTEGER NOT NULL
+);
+CREATE INDEX cluster_usage_key ON cluster_usage(key_name, kind, end_ms);
+CREATE INDEX cluster_usage_member ON cluster_usage(member);

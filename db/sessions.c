@@ -55,7 +55,11 @@ typedef struct Create {
 static int key_sessions(sqlite3 *db, const char *key_name, double retain_s, QuotaSessionCounts *ret, double *ret_idle_at, double *ret_gone_at) {
         cleanup_stmt sqlite3_stmt *st = NULL;
         int r = db_prepare(db, &st,
-                           "SELECT coalesce(sum(state IN ('active', 'pausing')), 0), coalesce(sum(state = 'paused'), 0), "
+                           /* On a cluster's member, the key's sessions on the others too (schema.sql, step 19;
+                            * their lists at most some 200 ms old); when those free a place, this one cannot say. */
+                           "SELECT coalesce(sum(state IN ('active', 'pausing')), 0) + (SELECT coalesce(sum(amount), 0) FROM cluster_usage "
+                           "WHERE key_name = ?1 AND kind = 'sessions_active'), coalesce(sum(state = 'paused'), 0) + "
+                           "(SELECT coalesce(sum(amount), 0) FROM cluster_usage WHERE key_name = ?1 AND kind = 'sessions_paused'), "
                            "min(CASE WHEN state = 'active' THEN last_used + ttl_s END), "
                            "min(coalesce(paused_at, last_used + ttl_s) + ?2) "
                            "FROM sessions WHERE key_name = ?1 AND state != 'deleted'",

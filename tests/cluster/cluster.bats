@@ -157,6 +157,55 @@ within_1s() {
     [ "$(status_on 1 "")" = 200 ]
 }
 
+# POST body to member n with token: its status and body's error (or stdout), one line.
+post_on() {
+    "$C/front" curl -s --max-time 60 -w '\n%{http_code}' -X POST "http://10.77.0.$1:8080$2" -H "Authorization: Bearer $3" \
+        -H 'content-type: application/json' -d "$4"
+}
+
+@test "a key's quotas count its work on every member" {
+    local conc rate sess pids=() n
+    keys_set on
+    conc=$("$C/member" 1 run sandboxctl --json key add q-concurrent --max-concurrent 2 | jq -r .token)
+    rate=$("$C/member" 2 run sandboxctl --json key add q-rate --executions-per-minute 4 | jq -r .token)
+    sess=$("$C/member" 3 run sandboxctl --json key add q-sessions --max-sessions 1 | jq -r .token)
+    for n in 1 2 3; do within_1s "$n" "$conc" 200 >/dev/null; done
+
+    # max-concurrent 2: one long run on m1 and one on m2 fill it; m3 then refuses a third.
+    post_on 1 /v1/execute "$conc" '{"code":"import time; time.sleep(6)"}' >/dev/null &
+    pids+=($!)
+    post_on 2 /v1/execute "$conc" '{"code":"import time; time.sleep(6)"}' >/dev/null &
+    pids+=($!)
+    sleep 2
+    run post_on 3 /v1/execute "$conc" '{"code":"print(3)"}'
+    [ "${lines[-1]}" = 429 ]
+    [[ ${lines[0]} == *"max-concurrent=2"* ]]
+    wait "${pids[@]}"
+    # Control: once they ended, m3 takes it (within the time the others publish their counts).
+    sleep 1
+    run post_on 3 /v1/execute "$conc" '{"code":"print(3)"}'
+    [ "${lines[-1]}" = 200 ]
+
+    # executions-per-minute 4: two on m1 and two on m2 use it up; m3 refuses a fifth.
+    for n in 1 1 2 2; do
+        run post_on "$n" /v1/execute "$rate" '{"code":"print(1)"}'
+        [ "${lines[-1]}" = 200 ]
+    done
+    sleep 1
+    run post_on 3 /v1/execute "$rate" '{"code":"print(5)"}'
+    [ "${lines[-1]}" = 429 ]
+    [[ ${lines[0]} == *"executions-per-minute=4"* ]]
+
+    # max-sessions 1: a session on m1; m2 refuses a second.
+    run post_on 1 /v1/sessions "$sess" '{}'
+    [ "${lines[-1]}" = 201 ]
+    sleep 1
+    run post_on 2 /v1/sessions "$sess" '{}'
+    [ "${lines[-1]}" = 429 ]
+    [[ ${lines[0]} == *"max-sessions=1"* ]]
+    keys_set off
+}
+
 @test "executions through the front run on every member" {
     local seen="" out i
     for i in $(seq 12); do

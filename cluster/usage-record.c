@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/usage-record.h"
+#include "lib/macro.h"
+
+DEFINE_JSON_CLEANUP
+
+int usage_kind_valid(const char *kind) {
+        return strcmp(kind, "in_flight") == 0 || strcmp(kind, "exec") == 0 || strcmp(kind, "cpu") == 0;
+}
+
+char *usage_record_format(const UsageRow *rows, size_t n) {
+        cleanup_json struct json_object *o = json_object_new_object(), *list = json_object_new_array();
+
+        if (!o || !list)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *row = json_object_new_array();
+
+                if (!row || json_object_array_add(row, json_object_new_string(rows[i].key)) < 0 ||
+                    json_object_array_add(row, json_object_new_string(rows[i].kind)) < 0 ||
+                    json_object_array_add(row, json_object_new_int64(rows[i].end_ms)) < 0 ||
+                    json_object_array_add(row, json_object_new_int64(rows[i].amount)) < 0 || json_object_array_add(list, row) < 0) {
+                        json_object_put(row);
+                        return NULL;
+                }
+        }
+        if (json_object_object_add(o, "rows", TAKE_PTR(list)) < 0)
+                return NULL;
+        return strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+}
+
+static int row_parse(struct json_object *a, UsageRow *ret) {
+        struct json_object *key, *kind, *end, *amount;
+        UsageRow r = {};
+        size_t n;
+
+        if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) != 4)
+                return -EBADMSG;
+        key = json_object_array_get_idx(a, 0);
+        kind = json_object_array_get_idx(a, 1);
+        end = json_object_array_get_idx(a, 2);
+        amount = json_object_array_get_idx(a, 3);
+        if (!json_object_is_type(key, json_type_string) || !json_object_is_type(kind, json_type_string) ||
+            !json_object_is_type(end, json_type_int) || !json_object_is_type(amount, json_type_int) ||
+            (size_t) json_object_get_string_len(key) >= sizeof(r.key) || (size_t) json_object_get_string_len(kind) >= sizeof(r.kind) ||
+            json_object_get_int64(end) < 0 || json_object_get_int64(amount) < 0)
+                return -EBADMSG;
+        memcpy(r.key, json_object_get_string(key), (size_t) json_object_get_string_len(key) + 1);
+        memcpy(r.kind, json_object_get_string(kind), (size_t) json_object_get_string_len(kind) + 1);
+        n = strlen(r.key);
+        if (n == 0 || strspn(r.key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n || !usage_kind_valid(r.kind))
+                return -EBADMSG;
+        r.end_ms = json_object_get_int64(end);
+        r.amount = json_object_get_int64(amount);
+        *ret = r;
+        return 0;
+}
+
+int usage_record_parse(const char *json, UsageRow **ret, size_t *ret_n) {
+        cleanup_json struct json_object *o = json_tokener_parse(json);
+        struct json_object *list;
+        UsageRow *out;
+        size_t n;
+
+        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "rows", &list) ||
+            !json_object_is_type(list, json_type_array))
+                return -EBADMSG;
+        n = json_object_array_length(list);
+        out = calloc(n + 1, sizeof(*out));
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (row_parse(json_object_array_get_idx(list, i), &out[i]) < 0) {
+                        free(out);
+                        return -EBADMSG;
+                }
+        *ret = out;
+        *ret_n = n;
+        return 0;
+}
