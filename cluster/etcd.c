@@ -322,14 +322,23 @@ int etcd_lease_revoke(Etcd *e, int64_t id, Error *err) {
         return etcd_call(e, "lease/revoke", req, &answer, err);
 }
 
-int etcd_put(Etcd *e, const char *key, const char *value, int64_t lease, Error *err) {
+int etcd_put_rev(Etcd *e, const char *key, const char *value, int64_t lease, int64_t *ret_revision, Error *err) {
         cleanup_json struct json_object *req = object_of("key", b64_string(key), "value", b64_string(value), lease ? "lease" : NULL,
                                                          lease ? string_of_int(lease) : NULL),
                                         *answer = NULL;
+        struct json_object *header;
+        int r;
 
         if (!req)
                 return error_set(err, -ENOMEM, "out of memory");
-        return etcd_call(e, "kv/put", req, &answer, err);
+        r = etcd_call(e, "kv/put", req, &answer, err);
+        if (r >= 0 && ret_revision)
+                *ret_revision = json_object_object_get_ex(answer, "header", &header) ? int_field(header, "revision") : 0;
+        return r;
+}
+
+int etcd_put(Etcd *e, const char *key, const char *value, int64_t lease, Error *err) {
+        return etcd_put_rev(e, key, value, lease, NULL, err);
 }
 
 int etcd_delete(Etcd *e, const char *key, Error *err) {
@@ -474,7 +483,7 @@ int etcd_watch_message(const char *line, size_t len, EtcdWatchFn fn, void *userd
         return 0;
 }
 
-int etcd_watch_prefix(Etcd *e, const char *prefix, int64_t from, EtcdWatchFn fn, void *userdata, Error *err) {
+int etcd_watch_prefix(Etcd *e, const char *prefix, int64_t from, long timeout_ms, EtcdWatchFn fn, void *userdata, Error *err) {
         cleanup_json struct json_object *create = NULL, *req = NULL;
         char end[256];
         Body b = {.fn = fn, .userdata = userdata, .err = err};
@@ -487,8 +496,8 @@ int etcd_watch_prefix(Etcd *e, const char *prefix, int64_t from, EtcdWatchFn fn,
         req = create ? object_of("create_request", json_object_get(create), NULL, NULL, NULL, NULL) : NULL;
         if (!req)
                 return error_set(err, -ENOMEM, "out of memory");
-        /* No time limit: a watch lasts; the keepalives find a dead peer. */
-        r = post_any(e, "/v3/watch", json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN), 0L, &b, &status, err);
+        /* A watch lasts, unless the caller waits for one answer; the keepalives find a dead peer. */
+        r = post_any(e, "/v3/watch", json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN), timeout_ms, &b, &status, err);
         free(b.data);
         if (r < 0)
                 return r;

@@ -29,6 +29,8 @@ int etcd_lease_revoke(Etcd *e, int64_t id, Error *err);
 /* lease 0: none. */
 int etcd_put(Etcd *e, const char *key, const char *value, int64_t lease, Error *err);
 int etcd_delete(Etcd *e, const char *key, Error *err);
+/* lease 0: none. The store's revision after it into *ret_revision (NULL: not wanted). */
+int etcd_put_rev(Etcd *e, const char *key, const char *value, int64_t lease, int64_t *ret_revision, Error *err);
 /* A put only if key does not exist (one transaction): -EEXIST when it does. */
 int etcd_put_new(Etcd *e, const char *key, const char *value, Error *err);
 /* key's value into *ret (caller frees): -ENOENT when there is none. */
@@ -48,9 +50,10 @@ void etcd_kvs_free(EtcdKv *kvs, size_t n);
 typedef int (*EtcdWatchFn)(const char *key, const char *value, int64_t revision, void *userdata);
 
 /* Calls fn for each change under prefix from revision from on, as etcd sends them; blocks until fn
- * fails, the stream ends (-ECONNRESET) or etcd no longer has that revision (-ESTALE: read the
- * range again). TCP keepalives find a peer that went away silently. */
-int etcd_watch_prefix(Etcd *e, const char *prefix, int64_t from, EtcdWatchFn fn, void *userdata, Error *err);
+ * fails, the stream ends (-ECONNRESET), etcd no longer has that revision (-ESTALE: read the range
+ * again) or timeout_ms passes (-ETIMEDOUT; 0: no end). TCP keepalives find a peer that went away
+ * silently. */
+int etcd_watch_prefix(Etcd *e, const char *prefix, int64_t from, long timeout_ms, EtcdWatchFn fn, void *userdata, Error *err);
 
 /* One message of a watch's stream (a line of JSON) given to fn: 0, what fn returned, -ESTALE
  * (compacted), -EREMOTEIO (etcd's error, or a cancelled watch), -EBADMSG. Pure. */

@@ -356,7 +356,7 @@ int main(void) {
                         if (!ready)
                                 (void) sd_notify(0, "READY=1");
                         ready = true;
-                        r = etcd_watch_prefix(etcd, MEMBER_PREFIX, revision + 1, on_change, &f, &err);
+                        r = etcd_watch_prefix(etcd, MEMBER_PREFIX, revision + 1, 0, on_change, &f, &err);
                         log_warning("Front: the watch ended (%s); reading the registry again", error_message(&err, r));
                 }
                 /* etcd unreachable: HAProxy keeps routing as it was; its checks see dead members. */

@@ -16,6 +16,7 @@
 
 #include "cluster/etcd.h"
 #include "cluster/key-record.h"
+#include "cluster/logs-ask.h"
 #include "cluster/member-record.h"
 #include "cluster/mirror.h"
 #include "cluster/session-record.h"
@@ -35,6 +36,7 @@
 typedef struct Mirror {
         const Config *config;
         sqlite3 *db;
+        Etcd *etcd; /* for the answers to sandboxctl logs (logs_answer()) */
 } Mirror;
 
 /* The pool manager pauses a revoked key's sessions at once: it watches this file (session-revoke.h). */
@@ -160,6 +162,31 @@ static void usage_apply(Mirror *m, const char *member, const char *value) {
                 (void) log_warning_errno(r, "Member: cannot store member %s's use of the keys: %s", member, db_errmsg(m->db));
 }
 
+/* sandboxctl logs ID on another member asks every member for the request's journal entries
+ * (cluster/logs-ask.h): the one that ran it answers. */
+static void logs_answer(Mirror *m, Etcd *etcd, const char *nonce, const char *value) {
+        cleanup_free char *entries = NULL, *key = NULL;
+        char request_id[LOGS_REQUEST_ID_MAX];
+        Error err = {};
+        int64_t lease;
+        int r;
+
+        if (!value || logs_ask_parse(value, request_id, &lease) < 0)
+                return;
+        r = logs_entries(request_id, &entries);
+        if (r == -ENOENT)
+                return;
+        if (r < 0) {
+                (void) log_warning_errno(r, "Member: cannot read the journal for request %s", request_id);
+                return;
+        }
+        if (asprintf(&key, LOGS_ANSWER_PREFIX "%s/%s", nonce, m->config->member) < 0)
+                return;
+        r = etcd_put(etcd, key, entries, lease, &err);
+        if (r < 0)
+                (void) log_warning_errno(r, "Member: cannot answer for request %s: %s", request_id, error_message(&err, r));
+}
+
 static int on_change(const char *key, const char *value, int64_t revision, void *userdata) {
         Mirror *m = userdata;
 
@@ -172,6 +199,8 @@ static int on_change(const char *key, const char *value, int64_t revision, void 
                 sessions_apply(m, key + strlen(SESSIONS_PREFIX), value);
         else if (strncmp(key, USAGE_PREFIX, strlen(USAGE_PREFIX)) == 0)
                 usage_apply(m, key + strlen(USAGE_PREFIX), value);
+        else if (strncmp(key, LOGS_ASK_PREFIX, strlen(LOGS_ASK_PREFIX)) == 0 && m->etcd)
+                logs_answer(m, m->etcd, key + strlen(LOGS_ASK_PREFIX), value);
         return 0;
 }
 
@@ -201,6 +230,7 @@ void *mirror_run(void *userdata) {
         r = etcd_new(m.config->etcd, &etcd);
         if (r >= 0)
                 r = db_open(m.config->db_path, &m.db);
+        m.etcd = etcd;
         if (r < 0) {
                 (void) log_error_errno(r, "Member: the mirror of the cluster's state cannot start");
                 return NULL;
@@ -210,7 +240,7 @@ void *mirror_run(void *userdata) {
                 Error err = {};
 
                 if (sync_all(&m, etcd, &revision) >= 0) {
-                        r = etcd_watch_prefix(etcd, MIRROR_PREFIX, revision + 1, on_change, &m, &err);
+                        r = etcd_watch_prefix(etcd, MIRROR_PREFIX, revision + 1, 0, on_change, &m, &err);
                         log_warning("Member: the watch of the cluster's state ended (%s); reading it again", error_message(&err, r));
                 }
                 (void) usleep((useconds_t) RETRY_USEC);

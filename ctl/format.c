@@ -12,16 +12,6 @@ void format_time(uint64_t usec, char *ret, size_t size) {
                 (void) snprintf(ret, size, "@%llu", (unsigned long long) (usec / 1000000));
 }
 
-void format_time_iso(uint64_t usec, char *ret, size_t size) {
-        time_t t = (time_t) (usec / 1000000);
-        char base[32];
-        struct tm tm;
-
-        if (!gmtime_r(&t, &tm) || strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-                base[0] = 0;
-        (void) snprintf(ret, size, "%s.%06lluZ", base, (unsigned long long) (usec % 1000000));
-}
-
 void format_span(uint64_t usec, char *ret, size_t size) {
         static const struct {
                 const char *unit;

@@ -9,9 +9,6 @@
 /* A wall-clock time (µs since the epoch) as "YYYY-MM-DD HH:MM:SS" in local time. */
 void format_time(uint64_t usec, char *ret, size_t size);
 
-/* The same as ISO 8601 in UTC with microseconds, for JSON: "YYYY-MM-DDTHH:MM:SS.uuuuuuZ". */
-void format_time_iso(uint64_t usec, char *ret, size_t size);
-
 /* A span of µs as "850ms", "42s", "7m", "3h", "2d": the largest unit that is at least 1 (ms below
  * a second). */
 void format_span(uint64_t usec, char *ret, size_t size);

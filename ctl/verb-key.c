@@ -211,24 +211,13 @@ static int cluster_etcd(Etcd **ret) {
         return 0;
 }
 
-/* Now as sqlite writes it (strftime('%Y-%m-%dT%H:%M:%fZ')), for a key made in etcd. */
-static void now_text(char *buf, size_t size) {
-        uint64_t usec = now_usec(CLOCK_REALTIME);
-        time_t sec = (time_t) (usec / USEC_PER_SEC);
-        struct tm tm;
-
-        (void) gmtime_r(&sec, &tm);
-        (void) snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100,
-                        tm.tm_hour % 100, tm.tm_min % 100, tm.tm_sec % 100, (unsigned) (usec % USEC_PER_SEC / 1000) % 1000);
-}
-
 /* A new key into etcd, unless one of its name exists (revoked ones keep their names there too). */
 static int cluster_key_add(Etcd *etcd, ApiKey *k) {
         cleanup_free char *record = NULL, *path = NULL;
         Error err = {};
         int r;
 
-        now_text(k->created_at, sizeof(k->created_at));
+        format_time_iso(now_usec(CLOCK_REALTIME), k->created_at, sizeof(k->created_at));
         record = key_record_format(k);
         if (!record || asprintf(&path, KEY_PREFIX "%s", k->name) < 0)
                 return ctl_fail("out of memory");
@@ -519,7 +508,7 @@ static int cluster_key_revoke(Etcd *etcd, const char *name) {
                 return ctl_fail("the cluster's record of '%s' is no key", name);
         if (k.revoked_at[0])
                 return ctl_fail("the key '%s' is revoked already", name);
-        now_text(k.revoked_at, sizeof(k.revoked_at));
+        format_time_iso(now_usec(CLOCK_REALTIME), k.revoked_at, sizeof(k.revoked_at));
         revoked = key_record_format(&k);
         if (!revoked)
                 return ctl_fail("out of memory");

@@ -1,36 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxctl logs [-n N] [REQUEST_ID]: the journal's account of requests. Every request has one
  * audit entry (fcgi/audit.c: route, status, sandbox, exit code, what it cost) and may have more
- * (errors, pool and session events), all with its REQUEST_ID: the X-Request-Id of its answer. */
+ * (errors, pool and session events), all with its REQUEST_ID: the X-Request-Id of its answer. On a
+ * cluster's member, a request another member ran is asked of them all (cluster/logs-ask.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <json-c/json.h>
 #include <systemd/sd-journal.h>
 
+#include "cluster/etcd.h"
+#include "cluster/logs-ask.h"
 #include "ctl/ctl.h"
-#include "ctl/entry.h"
 #include "ctl/format.h"
+#include "ctl/settings.h"
 #include "ctl/systemd.h"
 #include "ctl/usage.h"
+#include "lib/config.h"
 #include "lib/error.h"
+#include "lib/journal-entry.h"
 #include "lib/macro.h"
 
 DEFINE_JSON_CLEANUP
 
 #define LOGS_DEFAULT_LINES 20
 #define LOGS_MAX_LINES 100000
+/* The member that ran a request answers in milliseconds; none answering within this, none has it. */
+#define LOGS_ASK_TIMEOUT_MS 3000L
+#define LOGS_ASK_LEASE_S 15U
 
 static void help(FILE *f) {
         (void) fputs("Usage: sandboxctl logs [-n N] [--json] [REQUEST_ID]\n"
                      "\n"
                      "Without REQUEST_ID: the audit entries of the last N requests, oldest first, one line\n"
                      "each. With it: every journal entry of that request (the X-Request-Id of its answer),\n"
-                     "and what it cost, from its audit entry.\n"
+                     "and what it cost, from its audit entry. On a cluster's member, a request that another\n"
+                     "member ran comes from that member's journal, asked through etcd.\n"
                      "\n"
                      "Options:\n"
                      "  -n, --lines N  how many requests to list (default 20)\n"
@@ -129,8 +139,70 @@ static int read_request(sd_journal *j, const char *id, struct json_object *entri
         return 0;
 }
 
+typedef struct Answer {
+        struct json_object *entries;
+        char member[32];
+} Answer;
+
+static int on_answer(const char *key, const char *value, int64_t revision, void *userdata) {
+        Answer *a = userdata;
+        struct json_object *list = value ? json_tokener_parse(value) : NULL;
+        const char *slash = strrchr(key, '/');
+
+        (void) revision;
+        if (!list || !json_object_is_type(list, json_type_array)) {
+                json_object_put(list);
+                return 0;
+        }
+        a->entries = list;
+        (void) snprintf(a->member, sizeof(a->member), "%s", slash ? slash + 1 : "?");
+        return -ECANCELED; /* the one answer waited for */
+}
+
+/* On a cluster's member, a request this member's journal does not have: the member that ran it
+ * answers through etcd (cluster/logs-ask.h), within LOGS_ASK_TIMEOUT_MS. 0 and its entries, or
+ * -ENOENT (no member has it, or this host is no member). */
+static int ask_members(const char *id, Answer *ret) {
+        cleanup_free char *ask = NULL, *key = NULL, *prefix = NULL;
+        uint8_t rnd[8];
+        char nonce[2 * sizeof(rnd) + 1];
+        const char *bad = NULL;
+        Etcd *etcd = NULL;
+        int64_t lease = 0, revision = 0;
+        Error err = {};
+        Config cfg;
+        int r;
+
+        if (config_parse(ctl_setting_get, &cfg, &bad) < 0 || !cfg.etcd[0] || etcd_new(cfg.etcd, &etcd) < 0)
+                return -ENOENT;
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd)) {
+                etcd_free(etcd);
+                return -EIO;
+        }
+        for (size_t i = 0; i < sizeof(rnd); i++)
+                (void) snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
+        r = etcd_lease_grant(etcd, LOGS_ASK_LEASE_S, &lease, &err);
+        if (r >= 0)
+                r = logs_ask_format(id, lease, &ask);
+        if (r >= 0 && (asprintf(&key, LOGS_ASK_PREFIX "%s", nonce) < 0 || asprintf(&prefix, LOGS_ANSWER_PREFIX "%s/", nonce) < 0))
+                r = -ENOMEM;
+        if (r >= 0)
+                r = etcd_put_rev(etcd, key, ask, lease, &revision, &err);
+        if (r >= 0) {
+                r = etcd_watch_prefix(etcd, prefix, revision + 1, LOGS_ASK_TIMEOUT_MS, on_answer, ret, &err);
+                r = r == -ECANCELED ? 0 : -ENOENT;
+        } else
+                (void) fprintf(stderr, "sandboxctl: logs: cannot ask the other members: %s\n", error_message(&err, r));
+        /* The ask and every answer go with it. */
+        if (lease)
+                (void) etcd_lease_revoke(etcd, lease, NULL);
+        etcd_free(etcd);
+        return r;
+}
+
 static int logs_request(sd_journal *j, const char *id, bool json) {
         cleanup_json struct json_object *entries = json_object_new_array(), *usage = NULL, *out = NULL;
+        Answer remote = {};
         int r;
 
         if (!entries)
@@ -138,6 +210,17 @@ static int logs_request(sd_journal *j, const char *id, bool json) {
         r = read_request(j, id, entries, &usage);
         if (r < 0)
                 return ctl_fail("cannot read the journal: %s", strerror(-r));
+        if (json_object_array_length(entries) == 0 && ask_members(id, &remote) >= 0) {
+                json_object_put(entries);
+                entries = remote.entries;
+                for (size_t i = 0; i < json_object_array_length(entries); i++)
+                        if (strcmp(entry_get(json_object_array_get_idx(entries, i), "MESSAGE_ID"), ENTRY_AUDIT_MESSAGE_ID) == 0) {
+                                (void) json_object_put(usage);
+                                usage = entry_usage(json_object_array_get_idx(entries, i));
+                        }
+                if (!json)
+                        printf("(from member %s's journal)\n", remote.member);
+        }
         if (json_object_array_length(entries) == 0)
                 return ctl_fail("no journal entry for request %s", id);
 

@@ -17,11 +17,11 @@
 
 #include "ctl/api.h"
 #include "ctl/ctl.h"
-#include "ctl/entry.h"
 #include "ctl/format.h"
 #include "ctl/machines.h"
 #include "ctl/systemd.h"
 #include "lib/error.h"
+#include "lib/journal-entry.h"
 #include "lib/macro.h"
 #include "lib/settings.h"
 #include "lib/time-util.h"

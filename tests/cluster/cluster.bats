@@ -269,6 +269,28 @@ post_on() {
     done
 }
 
+@test "sandboxctl logs ID on any member finds the request on the member that ran it" {
+    local out id member other
+    out=$(execute 41+1)
+    id=$(tr -d '\r' <<<"$out" | awk -F': ' 'tolower($1) == "x-request-id" { print $2 }')
+    member=$(member_of "$out")
+    [[ $id =~ ^[0-9a-f]{32}$ ]]
+    other=$(( ${member#m} % 3 + 1 ))
+    # Control: the member that ran it has it in its own journal.
+    run "$C/member" "${member#m}" run sandboxctl logs "$id"
+    [ "$status" -eq 0 ]
+    [[ $output == *"POST /v1/execute"* ]]
+    [[ $output != *"from member"* ]]
+    run "$C/member" "$other" run sandboxctl logs "$id"
+    [ "$status" -eq 0 ]
+    [[ $output == *"(from member $member's journal)"* ]]
+    [[ $output == *"POST /v1/execute"* ]]
+    # A request no member ran: a clear no, in seconds.
+    run "$C/member" "$other" run sandboxctl logs 00000000000000000000000000000000
+    [ "$status" -ne 0 ]
+    [[ $output == *"no journal entry for request"* ]]
+}
+
 @test "a session id naming no registered member answers 503 with JSON, not another host's 404" {
     # Control: an id of a registered member's form reaches that member, which says 404.
     run fcurl -w '\n%{http_code}' "$FRONT/v1/sessions/session-m1-aaaaaaaaaaaa"

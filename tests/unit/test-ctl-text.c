@@ -6,9 +6,10 @@
 
 #include "ctl/format.h"
 #include "ctl/language.h"
-#include "lib/env-file.h"
 #include "ctl/usage.h"
+#include "lib/env-file.h"
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "tests/unit/tap.h"
 
 static void test_language(void) {

@@ -6,9 +6,9 @@
 #include <json-c/json.h>
 #include <systemd/sd-journal.h>
 
-#include "ctl/entry.h"
-#include "ctl/format.h"
+#include "lib/journal-entry.h"
 #include "lib/macro.h"
+#include "lib/time-util.h"
 #include "lib/utf8.h"
 
 DEFINE_JSON_CLEANUP
