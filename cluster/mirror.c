@@ -139,7 +139,7 @@ static void sessions_apply(Mirror *m, const char *member, const char *value) {
                 if (r >= 0)
                         r = session_counts(list, n, &counts, &k);
                 if (r >= 0)
-                        r = db_cluster_usage_replace(m->db, member, true, counts, k);
+                        r = db_cluster_usage_replace(m->db, member, true, counts, k); /* NOLINT(clang-analyzer-unix.Malloc): counts is cleanup_free, unseen by clang-analyzer 14 */
         }
         if (r < 0)
                 (void) log_warning_errno(r, "Member: cannot store member %s's sessions: %s", member, db_errmsg(m->db));

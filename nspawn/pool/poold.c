@@ -179,6 +179,7 @@ static void watchers_tell(Poold *p) {
         PoolCountsLine c = {.max = p->config->pool_max, .sessions = p->session_looks};
         char line[POOLD_LINE_MAX];
         bool any = false;
+        size_t n;
 
         for (size_t i = 0; i < p->n_conns; i++) {
                 any = any || p->conns[i].state == CONN_WATCHING;
@@ -195,7 +196,10 @@ static void watchers_tell(Poold *p) {
         if (strcmp(line, p->counts_told) == 0)
                 return;
         memcpy(p->counts_told, line, sizeof(line));
-        (void) strcat(line, "\n");
+        /* formatted into one byte less than the buffer: the line's end fits */
+        n = strlen(line);
+        line[n] = '\n';
+        line[n + 1] = 0;
         /* A watcher too slow to take a line is gone for this one; the next change tells it again. */
         for (size_t i = 0; i < p->n_conns; i++)
                 if (p->conns[i].state == CONN_WATCHING)

@@ -291,6 +291,34 @@ post_on() {
     [[ $output == *"no journal entry for request"* ]]
 }
 
+# One MCP message through the front (session id, body): headers and body.
+mcp_post() {
+    fcurl -D - -X POST "$FRONT/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+        ${1:+-H "mcp-session-id: $1"} --data-binary "$2"
+}
+
+@test "an MCP session's messages go to the member its Mcp-Session-Id names" {
+    local out msid holder i
+    out=$(mcp_post "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bats","version":"1"}}}')
+    msid=$(tr -d '\r' <<<"$out" | awk -F': ' 'tolower($1) == "mcp-session-id" { print $2 }')
+    [[ $msid =~ ^m[123]-[0-9a-f]{32}$ ]]
+    holder=${msid%%-*}
+    [ "$(member_of "$out")" = "$holder" ]
+    run mcp_post "$msid" '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    [[ $output == *"HTTP/1.1 202"* ]]
+    # Each later message reaches its holder; another member would not know the session (404).
+    for i in 1 2 3 4; do
+        out=$(mcp_post "$msid" "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/list\"}")
+        [[ $out == *"HTTP/1.1 200"* ]]
+        [ "$(member_of "$out")" = "$holder" ]
+    done
+    # Control: straight to another member, the session is unknown there.
+    run "$C/front" curl -s -o /dev/null -w '%{http_code}' -X POST "http://10.77.0.$(( ${holder#m} % 3 + 1 )):8080/mcp" \
+        -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -H "mcp-session-id: $msid" \
+        --data-binary '{"jsonrpc":"2.0","id":9,"method":"tools/list"}'
+    [ "$output" = 404 ]
+}
+
 @test "a session id naming no registered member answers 503 with JSON, not another host's 404" {
     # Control: an id of a registered member's form reaches that member, which says 404.
     run fcurl -w '\n%{http_code}' "$FRONT/v1/sessions/session-m1-aaaaaaaaaaaa"
