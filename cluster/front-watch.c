@@ -47,7 +47,8 @@ typedef struct Entry {
         unsigned port;
         char agent_ip[64];
         unsigned agent_port;
-        bool seen; /* in the registry as last read */
+        bool seen;    /* in the registry as last read */
+        bool settled; /* HAProxy has it as its record says: checks on, ready or drain (not maintenance) */
 } Entry;
 
 typedef struct Front {
@@ -163,8 +164,9 @@ static void files_write(Front *f) {
         for (size_t i = 0; i < f->n; i++) {
                 const Entry *e = &f->entries[i];
 
-                fprintf(c, "    server %s %s:%u weight %u agent-addr %s agent-port %u\n", e->rec.name, e->ip, e->port,
-                        e->rec.draining ? 0U : 100U, e->agent_ip, e->agent_port);
+                /* Always its full weight: the agent's "ready N%" is a share of it, and its "drain" drains. */
+                fprintf(c, "    server %s %s:%u weight 100 agent-addr %s agent-port %u\n", e->rec.name, e->ip, e->port, e->agent_ip,
+                        e->agent_port);
                 fprintf(m, "%s %s/%u\n", e->rec.name, e->ip, e->port);
                 fprintf(p, "%s\n  {\"targets\": [\"%s\"], \"labels\": {\"job\": \"sandboxd\", \"member\": \"%s\"}}", i > 0 ? "," : "",
                         e->rec.address, e->rec.name);
@@ -181,22 +183,32 @@ static void files_write(Front *f) {
                 (void) log_warning_errno(r, "Front: cannot write the members' files in %s: a restarted HAProxy waits for the watcher", f->dir);
 }
 
+/* No new work for it; what runs on it finishes (a lease can end while its nginx is well: a restart
+ * of sandboxd-member, etcd out of reach). HAProxy deletes a server only once it has no
+ * connection: one that stays is in maintenance, and server_add() takes it up again. */
 static void server_remove(Front *f, const char *name) {
         (void) cli(f, "set server " BACKEND "/%s state maint", name);
-        (void) cli(f, "shutdown sessions server " BACKEND "/%s", name);
         (void) cli(f, "del server " BACKEND "/%s", name);
+}
+
+/* The server's checks on, and its state as its record says. */
+static int server_enable(Front *f, const Entry *e) {
+        /* A server added at run time starts in maintenance, its checks off. */
+        (void) cli(f, "enable health " BACKEND "/%s", e->rec.name);
+        (void) cli(f, "enable agent " BACKEND "/%s", e->rec.name);
+        return cli(f, "set server " BACKEND "/%s state %s", e->rec.name, e->rec.draining ? "drain" : "ready");
 }
 
 static int server_add(Front *f, const Entry *e) {
         int r = cli(f, "add server " BACKEND "/%s %s:%u weight 100 " SERVER_CHECKS " agent-addr %s agent-port %u", e->rec.name, e->ip,
                     e->port, e->agent_ip, e->agent_port);
 
-        if (r < 0)
+        /* One left in maintenance (its connections outlived its removal): given the new address. */
+        if (r < 0 && (cli(f, "set server " BACKEND "/%s addr %s port %u", e->rec.name, e->ip, e->port) < 0 ||
+                      cli(f, "set server " BACKEND "/%s agent-addr %s", e->rec.name, e->agent_ip) < 0 ||
+                      cli(f, "set server " BACKEND "/%s agent-port %u", e->rec.name, e->agent_port) < 0))
                 return r;
-        /* A server added at run time starts in maintenance, its checks off. */
-        (void) cli(f, "enable health " BACKEND "/%s", e->rec.name);
-        (void) cli(f, "enable agent " BACKEND "/%s", e->rec.name);
-        return cli(f, "set server " BACKEND "/%s state %s", e->rec.name, e->rec.draining ? "drain" : "ready");
+        return server_enable(f, e);
 }
 
 static void map_set(Front *f, const Entry *e) {
@@ -218,11 +230,12 @@ static int member_apply(Front *f, const MemberRecord *rec) {
         }
         if (e && strcmp(e->ip, next.ip) == 0 && e->port == next.port && strcmp(e->agent_ip, next.agent_ip) == 0 &&
             e->agent_port == next.agent_port) {
-                if (e->rec.draining != rec->draining) {
+                bool settled = e->settled && e->rec.draining == rec->draining;
+
+                if (e->rec.draining != rec->draining)
                         log_info("Front: member %s %s", rec->name, rec->draining ? "drains" : "is ready again");
-                        (void) cli(f, "set server " BACKEND "/%s state %s", rec->name, rec->draining ? "drain" : "ready");
-                }
                 *e = next;
+                e->settled = settled || server_enable(f, e) >= 0;
                 return 1;
         }
         if (e)
@@ -234,7 +247,7 @@ static int member_apply(Front *f, const MemberRecord *rec) {
                 e = &f->entries[f->n++];
         *e = next;
         log_info("Front: member %s at %s:%u joins%s", rec->name, next.ip, next.port, rec->draining ? ", draining" : "");
-        (void) server_add(f, e);
+        e->settled = server_add(f, e) >= 0;
         map_set(f, e);
         return 1;
 }
@@ -288,11 +301,13 @@ static void haproxy_read(Front *f) {
                 Entry *e;
 
                 if (line[0] == '#' ||
-                    sscanf(line, "%*d %*s %*d %24s %63s %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %255s %u %*s %*d %*d %*s %63s %u", name,
+                    sscanf(line, "%*d %*s %*d %24s %63s %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %255s %u %*s %*d %*d %*s %63s %u", name,
                            addr, fqdn, &port, agent, &agent_port) != 6 ||
                     !member_name_valid(name))
                         continue;
                 e = &f->entries[f->n++];
+                /* Not settled: whatever state an earlier watcher left it in (maintenance, after a
+                 * removal its connections outlived), member_apply() sets the record's again. */
                 *e = (Entry){.port = port, .agent_port = agent_port};
                 memcpy(e->rec.name, name, strlen(name) + 1); /* member_name_valid(): it fits */
                 (void) snprintf(e->ip, sizeof(e->ip), "%s", addr);
@@ -359,7 +374,9 @@ int main(void) {
                         r = etcd_watch_prefix(etcd, MEMBER_PREFIX, revision + 1, 0, on_change, &f, &err);
                         log_warning("Front: the watch ended (%s); reading the registry again", error_message(&err, r));
                 }
-                /* etcd unreachable: HAProxy keeps routing as it was; its checks see dead members. */
-                (void) usleep((useconds_t) RETRY_USEC);
+                /* etcd unreachable: HAProxy keeps routing as it was; its checks see dead members. A
+                 * watch etcd compacted away from under: read it all again at once. */
+                if (r != -ESTALE)
+                        (void) usleep((useconds_t) RETRY_USEC);
         }
 }
