@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cluster/etcd.h"
 #include "lib/b64.h"
@@ -27,16 +29,29 @@ struct Etcd {
         size_t current; /* the one that answered last: tried first */
 };
 
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_result = CURLE_FAILED_INIT;
+
+/* Once per process, whichever thread comes first: libcurl before 7.84 has no thread-safe init. */
+static void curl_init(void) {
+        curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 int etcd_new(const char *endpoints, Etcd **ret) {
-        Etcd *e = calloc(1, sizeof(*e));
+        Etcd *e;
         const char *p = endpoints;
 
+        if (pthread_once(&curl_once, curl_init) != 0 || curl_init_result != CURLE_OK)
+                return -EIO;
+        e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
         while (*p && e->n < ETCD_ENDPOINTS_MAX) {
                 size_t len = strcspn(p, ",");
 
-                if (len > 7 && strncmp(p, "http://", 7) == 0 && !(e->urls[e->n++] = strndup(p, len))) {
+                bool ok = (len > 7 && strncmp(p, "http://", 7) == 0) || (len > 8 && strncmp(p, "https://", 8) == 0);
+
+                if (ok && !(e->urls[e->n++] = strndup(p, len))) {
                         (void) etcd_free(e);
                         return -ENOMEM;
                 }
@@ -150,6 +165,19 @@ static void slist_cleanup(struct curl_slist **l) {
         curl_slist_free_all(*l);
 }
 
+/* etcd over TLS (https:// endpoints): the CA that signed etcd's certificates, and this client's
+ * certificate and key, whose common name etcd takes for the user (--client-cert-auth), so that each
+ * member may be given a role that writes its own keys only (docs/cluster.md). Each file is used when
+ * it exists; without the CA, the system's. */
+static int tls_options(CURL *c) {
+        if (access(ETCD_TLS_CA, R_OK) == 0 && curl_easy_setopt(c, CURLOPT_CAINFO, ETCD_TLS_CA) != CURLE_OK)
+                return -EINVAL;
+        if (access(ETCD_TLS_CERT, R_OK) == 0 && (curl_easy_setopt(c, CURLOPT_SSLCERT, ETCD_TLS_CERT) != CURLE_OK ||
+                                                 curl_easy_setopt(c, CURLOPT_SSLKEY, ETCD_TLS_KEY) != CURLE_OK))
+                return -EINVAL;
+        return 0;
+}
+
 /* POST body to url + path on one endpoint; the answer's HTTP status into *ret_status. */
 static int post(const char *url, const char *path, const char *body, long timeout_ms, Body *b, long *ret_status, Error *err) {
         __attribute__((cleanup(curl_cleanup))) CURL *c = NULL;
@@ -158,11 +186,16 @@ static int post(const char *url, const char *path, const char *body, long timeou
         char errbuf[CURL_ERROR_SIZE] = "";
         CURLcode rc;
 
-        if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK || !(c = curl_easy_init()) || asprintf(&target, "%s%s", url, path) < 0 ||
-            !(headers = curl_slist_append(NULL, "Content-Type: application/json")) || !(headers = curl_slist_append(headers, "Expect:")))
+        if (!(c = curl_easy_init()) || asprintf(&target, "%s%s", url, path) < 0 ||
+            !(headers = curl_slist_append(NULL, "Content-Type: application/json")) || !(headers = curl_slist_append(headers, "Expect:")) ||
+            /* A watch served by an etcd member cut off from the others would say nothing, for ever:
+             * etcd ends it instead (the gateway passes this on as gRPC metadata). */
+            (b->fn && !(headers = curl_slist_append(headers, "Grpc-Metadata-hasleader: true"))))
                 return error_set(err, -ENOMEM, "out of memory");
         /* Plain HTTP to the address given: no proxy from the environment, no redirect, no signal. */
-        if (curl_easy_setopt(c, CURLOPT_URL, target) != CURLE_OK || curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http") != CURLE_OK ||
+        if (strncmp(url, "https://", 8) == 0 && tls_options(c) < 0)
+                return error_set(err, -EINVAL, "libcurl refused a TLS option");
+        if (curl_easy_setopt(c, CURLOPT_URL, target) != CURLE_OK || curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
             curl_easy_setopt(c, CURLOPT_NOPROXY, "*") != CURLE_OK || curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
             curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers) != CURLE_OK || curl_easy_setopt(c, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
             curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ETCD_CONNECT_TIMEOUT_MS) != CURLE_OK ||

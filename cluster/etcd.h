@@ -14,7 +14,13 @@
 struct json_object;
 typedef struct Etcd Etcd;
 
-/* A client of endpoints ("http://HOST:PORT,..."): 0, or -EINVAL (none usable), -ENOMEM. */
+/* For https:// endpoints: etcd's CA, and this host's client certificate and key (readable by the
+ * services' user: sandboxd-member runs as it). */
+#define ETCD_TLS_CA "/etc/sandboxd/etcd/ca.pem"
+#define ETCD_TLS_CERT "/etc/sandboxd/etcd/client.pem"
+#define ETCD_TLS_KEY "/etc/sandboxd/etcd/client-key.pem"
+
+/* A client of endpoints ("http://HOST:PORT,..." or https://): 0, or -EINVAL (none usable), -ENOMEM. */
 int etcd_new(const char *endpoints, Etcd **ret);
 Etcd *etcd_free(Etcd *e);
 

@@ -40,7 +40,7 @@ static bool plain(const char *s, const char *set, size_t min, size_t max) {
         return n >= min && n <= max && strspn(s, set) == n;
 }
 
-/* The cluster's settings: none, or all three. Each etcd URL is http:// and plain (the members' and
+/* The cluster's settings: none, or all three. Each etcd URL is http:// or https:// and plain (the members' and
  * sandboxctl's client joins them into requests); the member's name fits a session's id
  * (nspawn/unit-name.h); its address is HOST:PORT, which the front's map and agent check take. */
 static const char *cluster_invalid(const Config *c) {
@@ -57,7 +57,10 @@ static const char *cluster_invalid(const Config *c) {
         for (;;) {
                 const char *end = strchrnul(url, ',');
 
-                if (strncmp(url, "http://", 7) != 0 || end - url <= 7)
+                size_t scheme = strncmp(url, "https://", 8) == 0 ? 8 : strncmp(url, "http://", 7) == 0 ? 7
+                                                                                                       : 0;
+
+                if (scheme == 0 || end - url <= (ptrdiff_t) scheme)
                         return "SANDBOXD_ETCD";
                 if (!*end)
                         return NULL;

@@ -471,7 +471,9 @@ static void test_cluster(void) {
                 {"http://10.0.0.1:2379", "abcdefghijklmnopq", "10.0.0.1:8080", "SANDBOXD_MEMBER"},
                 {"http://10.0.0.1:2379", "m1", "10.0.0.1", "SANDBOXD_MEMBER_ADDRESS"},
                 {"http://10.0.0.1:2379", "m1", "10.0.0.1:80 80", "SANDBOXD_MEMBER_ADDRESS"},
-                {"https://10.0.0.1:2379", "m1", "10.0.0.1:8080", "SANDBOXD_ETCD"},
+                {"https://10.0.0.1:2379", "m1", "10.0.0.1:8080", NULL},
+                {"ftp://10.0.0.1:2379", "m1", "10.0.0.1:8080", "SANDBOXD_ETCD"},
+                {"https://", "m1", "10.0.0.1:8080", "SANDBOXD_ETCD"},
                 {"http://10.0.0.1:2379,", "m1", "10.0.0.1:8080", "SANDBOXD_ETCD"},
                 {"http://a?b", "m1", "10.0.0.1:8080", "SANDBOXD_ETCD"},
         };
