@@ -132,3 +132,13 @@ int member_record_parse(const char *json, MemberRecord *ret) {
         *ret = m;
         return 0;
 }
+
+int member_drain_path(const char *db_path, char *buf, size_t size, size_t *ret_dir_len) {
+        const char *slash = strrchr(db_path, '/');
+        int dir = slash ? (int) (slash - db_path) : 1;
+
+        if ((size_t) snprintf(buf, size, "%.*s/" MEMBER_DRAIN_NAME, dir, slash ? db_path : ".") >= size)
+                return -ENAMETOOLONG;
+        *ret_dir_len = (size_t) dir;
+        return 0;
+}

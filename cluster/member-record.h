@@ -13,6 +13,7 @@
  * A reader trusts none of it: the addresses go into HAProxy's commands, so they are checked. */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "nspawn/unit-name.h"
@@ -41,3 +42,10 @@ int member_record_parse(const char *json, MemberRecord *ret);
 /* The agent port for a member's address: the port after its own (SANDBOXD_MEMBER_ADDRESS's + 1),
  * on the same host, into ret. -EINVAL for an address that is not valid or a port of 65535. Pure. */
 int member_agent_address(const char *address, char ret[static MEMBER_ADDRESS_MAX]);
+
+/* The file whose presence drains the member (sandboxctl drain makes it, undrain removes it;
+ * sandboxd-member watches its directory): MEMBER_DRAIN_NAME beside the database at db_path, the
+ * member's own state, into buf (size bytes); the directory's length into *ret_dir_len.
+ * -ENAMETOOLONG. Pure. */
+#define MEMBER_DRAIN_NAME "member-drain"
+int member_drain_path(const char *db_path, char *buf, size_t size, size_t *ret_dir_len);

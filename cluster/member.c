@@ -54,16 +54,15 @@
  * etcd write per request would make etcd the cluster's limit. */
 #define PUT_GAP_USEC (200 * USEC_PER_MSEC)
 #define RETRY_USEC (1 * USEC_PER_SEC)
-/* Present: the member drains (sandboxctl drain makes it, undrain removes it; the member sees either
- * at once, through inotify). It survives a restart, as an operator expects of a host taken out for
- * maintenance, until sandboxctl undrain. Beside the database: the member's own state. */
-#define DRAIN_DIR "/var/lib/sandboxd/db"
-#define DRAIN_NAME "member-drain"
-#define DRAIN_FILE DRAIN_DIR "/" DRAIN_NAME
+/* member_drain_path()'s file: present, the member drains; the member sees it come and go at once,
+ * through inotify. It survives a restart, as an operator expects of a host taken out for
+ * maintenance, until sandboxctl undrain. */
 
 typedef struct Member {
         const Config *config;
         int signal_fd, agent_fd, poold_fd, drain_fd;
+        char drain_path[4096];
+        size_t drain_dir_len;
         uint64_t poold_retry_at;
         char buf[POOLD_LINE_MAX];
         size_t len;
@@ -77,8 +76,8 @@ typedef struct Member {
         PoolCountsLine counts;
 } Member;
 
-static bool drain_file_exists(void) {
-        return access(DRAIN_FILE, F_OK) == 0;
+static bool drain_file_exists(const Member *m) {
+        return access(m->drain_path, F_OK) == 0;
 }
 
 /* What the agent check answers (HAProxy's agent protocol: words, then a line's end). The weight is
@@ -205,6 +204,10 @@ static char *record_now(Member *m, sqlite3 *db) {
         MemberRecord rec = {.target = m->config->pool_target};
         PoolCounts pc;
 
+        /* Cleared before the counts are read: a change told meanwhile is written next time. */
+        (void) pthread_mutex_lock(&m->lock);
+        m->dirty = false;
+        (void) pthread_mutex_unlock(&m->lock);
         (void) snprintf(rec.name, sizeof(rec.name), "%s", m->config->member);
         (void) snprintf(rec.address, sizeof(rec.address), "%s", m->config->member_address);
         (void) member_agent_address(m->config->member_address, rec.agent);
@@ -218,7 +221,6 @@ static char *record_now(Member *m, sqlite3 *db) {
         rec.waiting = m->counts.waiting;
         rec.max = m->counts.max;
         rec.draining = m->draining;
-        m->dirty = false;
         (void) pthread_mutex_unlock(&m->lock);
         return member_record_format(&rec);
 }
@@ -269,8 +271,31 @@ static void registration_failed(Registration *g, const char *what, int r, const 
 
 /* One step of the registrar, lock not held: a lease when there is none, the renewal when due, the
  * record and the sessions when they changed (or the lease is new). */
+/* The keys' use written if it changed since it last was: with the record, and at each renewal,
+ * for what grows without the pool's counts moving (a session's CPU time, counted between runs). */
+static int usage_put(Member *m, Registration *g, Error *err) {
+        cleanup_free char *usage = usage_now(g->db);
+        int r;
+
+        if (!usage)
+                return -EIO;
+        if (g->usage_told && strcmp(usage, g->usage_told) == 0)
+                return 0;
+        r = etcd_put(g->etcd, g->usage_key, usage, g->lease, err);
+        if (r < 0) {
+                (void) pthread_mutex_lock(&m->lock);
+                m->dirty = true;
+                (void) pthread_mutex_unlock(&m->lock);
+                return r;
+        }
+        free(g->usage_told);
+        g->usage_told = TAKE_PTR(usage);
+        return 0;
+}
+
 static void registrar_step(Member *m, Registration *g, bool put, bool put_sessions) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
+        bool renewed = false;
         Error err = {};
         int r;
 
@@ -295,24 +320,15 @@ static void registrar_step(Member *m, Registration *g, bool put, bool put_sessio
                         return registrar_step(m, g, true, true);
                 }
                 g->next_keepalive = now + KEEPALIVE_USEC;
+                renewed = true;
+        }
+        if (put || renewed) {
+                r = usage_put(m, g, &err);
+                if (r < 0)
+                        return registration_failed(g, "writing the keys' use", r, &err);
         }
         if (put) {
-                cleanup_free char *record = record_now(m, g->db), *usage = usage_now(g->db);
-
-                /* What the member's keys use, with its record: the counts it follows change with it. */
-                if (!usage)
-                        return registration_failed(g, "reading the keys' use", -EIO, NULL);
-                if (!g->usage_told || strcmp(usage, g->usage_told) != 0) {
-                        r = etcd_put(g->etcd, g->usage_key, usage, g->lease, &err);
-                        if (r < 0) {
-                                (void) pthread_mutex_lock(&m->lock);
-                                m->dirty = true;
-                                (void) pthread_mutex_unlock(&m->lock);
-                                return registration_failed(g, "writing the keys' use", r, &err);
-                        }
-                        free(g->usage_told);
-                        g->usage_told = TAKE_PTR(usage);
-                }
+                cleanup_free char *record = record_now(m, g->db);
 
                 if (!record)
                         return registration_failed(g, "reading the pool's counts", -EIO, NULL);
@@ -389,7 +405,7 @@ static void *registrar_run(void *userdata) {
 }
 
 static void drain_reread(Member *m) {
-        bool draining = drain_file_exists();
+        bool draining = drain_file_exists(m);
 
         (void) pthread_mutex_lock(&m->lock);
         if (draining != m->draining)
@@ -402,12 +418,14 @@ static void drain_reread(Member *m) {
 }
 
 /* The drain file's comings and goings in its directory; any event there looks at it again. */
-static int drain_watch(void) {
+static int drain_watch(Member *m) {
         int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        char dir[sizeof(m->drain_path)];
 
         if (fd < 0)
                 return -errno;
-        if (inotify_add_watch(fd, DRAIN_DIR, IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR) < 0) {
+        (void) snprintf(dir, sizeof(dir), "%.*s", (int) m->drain_dir_len, m->drain_path);
+        if (inotify_add_watch(fd, dir, IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR) < 0) {
                 int r = -errno;
 
                 (void) close(fd);
@@ -425,7 +443,7 @@ static void drain_event(Member *m) {
                 for (char *p = buf; p < buf + n;) {
                         const struct inotify_event *ev = (const struct inotify_event *) (void *) p;
 
-                        ours = ours || (ev->len > 0 && strcmp(ev->name, DRAIN_NAME) == 0);
+                        ours = ours || (ev->len > 0 && strcmp(ev->name, MEMBER_DRAIN_NAME) == 0);
                         p += sizeof(*ev) + ev->len;
                 }
         if (ours)
@@ -500,11 +518,15 @@ int main(int argc, char *argv[]) {
         if (pthread_condattr_init(&attr) != 0 || pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
             pthread_cond_init(&m.wake, &attr) != 0)
                 return EXIT_FAILURE;
-        m.drain_fd = drain_watch();
+        (void) pthread_condattr_destroy(&attr);
+        if (member_drain_path(config.db_path, m.drain_path, sizeof(m.drain_path), &m.drain_dir_len) < 0)
+                return log_error_errno(ENAMETOOLONG, "Member: SANDBOXD_DB is too long"), EXIT_FAILURE;
+        m.drain_fd = drain_watch(&m);
         if (m.drain_fd < 0)
-                (void) log_warning_errno(m.drain_fd, "Member: cannot watch %s, ignoring: sandboxctl drain then needs systemctl reload sandboxd-member",
-                                         DRAIN_DIR);
-        m.draining = drain_file_exists();
+                (void) log_warning_errno(m.drain_fd, "Member: cannot watch %s's directory, ignoring: sandboxctl drain then needs "
+                                                     "systemctl reload sandboxd-member",
+                                         m.drain_path);
+        m.draining = drain_file_exists(&m);
         m.signal_fd = signal_fd_open(false, NULL);
         m.agent_fd = agent_listen(&config);
         if (m.signal_fd < 0 || m.agent_fd < 0) {

@@ -8,6 +8,8 @@
  * force here within milliseconds. A thread of sandboxd-member's; it blocks in etcd's watch only. */
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +58,16 @@ static void key_apply(Mirror *m, const char *name, const char *value) {
         bool was_in_force;
         int r;
 
-        if (!value)
-                return; /* a key is revoked, never deleted: a deletion changes nothing here */
+        if (!value) {
+                /* sandboxctl revokes and never deletes; a key deleted from etcd by hand is revoked,
+                 * rather than left in force here with nobody able to revoke it. */
+                r = db_key_revoke(m->db, name);
+                if (r >= 0) {
+                        log_info("Member: key '%s' deleted from etcd: revoked", name);
+                        revoke_stamp_touch(m);
+                }
+                return;
+        }
         if (key_record_parse(value, &k) < 0 || strcmp(k.name, name) != 0) {
                 log_warning("Member: ignoring the key record %s%s, which is no key", KEY_PREFIX, name);
                 return;
@@ -204,8 +214,24 @@ static int on_change(const char *key, const char *value, int64_t revision, void 
         return 0;
 }
 
-/* Everything under /sandboxd/ read whole: the members' rows made anew, the keys put. */
+/* The names of the keys under prefix among kvs, as a JSON list (caller frees). */
+static char *names_under(const EtcdKv *kvs, size_t n, const char *prefix) {
+        struct json_object *list = json_object_new_array();
+        char *out;
+
+        for (size_t i = 0; list && i < n; i++)
+                if (strncmp(kvs[i].key, prefix, strlen(prefix)) == 0 &&
+                    json_object_array_add(list, json_object_new_string(kvs[i].key + strlen(prefix))) < 0)
+                        list = (json_object_put(list), NULL);
+        out = list ? strdup(json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN)) : NULL;
+        json_object_put(list);
+        return out;
+}
+
+/* Everything under /sandboxd/ read whole: each row put, then those of members no longer there
+ * pruned, so that no reader sees the tables empty meanwhile. */
 static int sync_all(Mirror *m, Etcd *etcd, int64_t *ret_revision) {
+        cleanup_free char *members = NULL, *sessions = NULL, *usage = NULL;
         EtcdKv *kvs = NULL;
         size_t n = 0;
         Error err = {};
@@ -213,12 +239,21 @@ static int sync_all(Mirror *m, Etcd *etcd, int64_t *ret_revision) {
 
         if (r < 0)
                 return log_warning_errno(r, "Member: cannot read the cluster's state from etcd, trying again: %s", error_message(&err, r));
-        (void) db_cluster_members_clear(m->db);
-        (void) db_cluster_sessions_clear(m->db);
-        (void) db_cluster_usage_delete(m->db, NULL);
         for (size_t i = 0; i < n; i++)
                 (void) on_change(kvs[i].key, kvs[i].value, *ret_revision, m);
+        members = names_under(kvs, n, MEMBER_PREFIX);
+        sessions = names_under(kvs, n, SESSIONS_PREFIX);
+        usage = names_under(kvs, n, USAGE_PREFIX);
         etcd_kvs_free(kvs, n);
+        if (!members || !sessions || !usage)
+                return log_warning_errno(ENOMEM, "Member: out of memory reading the cluster's state"); /* NOLINT(clang-analyzer-unix.Malloc): cleanup_free, unseen by clang-analyzer 14 */
+        r = db_cluster_members_keep(m->db, members);
+        if (r >= 0)
+                r = db_cluster_sessions_keep(m->db, sessions);
+        if (r >= 0)
+                r = db_cluster_usage_keep(m->db, usage);
+        if (r < 0)
+                (void) log_warning_errno(r, "Member: cannot prune the members that left: %s", db_errmsg(m->db));
         return 0;
 }
 
@@ -232,7 +267,9 @@ void *mirror_run(void *userdata) {
                 r = db_open(m.config->db_path, &m.db);
         m.etcd = etcd;
         if (r < 0) {
+                /* A member whose keys and quotas no longer follow the cluster's takes no work. */
                 (void) log_error_errno(r, "Member: the mirror of the cluster's state cannot start");
+                (void) kill(getpid(), SIGTERM);
                 return NULL;
         }
         for (;;) {
@@ -243,6 +280,8 @@ void *mirror_run(void *userdata) {
                         r = etcd_watch_prefix(etcd, MIRROR_PREFIX, revision + 1, 0, on_change, &m, &err);
                         log_warning("Member: the watch of the cluster's state ended (%s); reading it again", error_message(&err, r));
                 }
-                (void) usleep((useconds_t) RETRY_USEC);
+                /* etcd compacted what the watch was to start from: read it all again at once. */
+                if (r != -ESTALE)
+                        (void) usleep((useconds_t) RETRY_USEC);
         }
 }

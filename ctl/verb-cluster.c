@@ -21,9 +21,6 @@
 
 DEFINE_JSON_CLEANUP
 
-/* sandboxd-member's (cluster/member.c): present, the member drains. */
-#define DRAIN_FILE "/var/lib/sandboxd/db/member-drain"
-
 static void help(FILE *f) {
         (void) fputs("Usage: sandboxctl cluster [status] [--json]\n"
                      "       sandboxctl drain | undrain\n"
@@ -125,20 +122,24 @@ static int status(bool json) {
 
 /* The drain file made or removed; sandboxd-member sees it at once and tells the front. */
 static int drain(const char *verb, bool on) {
+        char path[4096];
+        size_t dir_len;
         Config config;
         int r = settings(verb, &config), fd;
 
         if (r != 0)
                 return r;
+        if (member_drain_path(config.db_path, path, sizeof(path), &dir_len) < 0)
+                return ctl_fail("%s: SANDBOXD_DB is too long", verb);
         if (!on) {
-                if (unlink(DRAIN_FILE) < 0 && errno != ENOENT)
-                        return ctl_fail("%s: cannot remove %s: %m", verb, DRAIN_FILE);
+                if (unlink(path) < 0 && errno != ENOENT)
+                        return ctl_fail("%s: cannot remove %s: %m", verb, path);
                 printf("%s: ready: the front sends it new work again\n", config.member);
                 return EXIT_SUCCESS;
         }
-        fd = open(DRAIN_FILE, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0)
-                return ctl_fail("%s: cannot make %s: %m", verb, DRAIN_FILE);
+                return ctl_fail("%s: cannot make %s: %m", verb, path);
         (void) close(fd);
         printf("%s: draining: no new work from the front; what runs finishes, its sessions are served\n", config.member);
         return EXIT_SUCCESS;

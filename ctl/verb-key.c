@@ -199,15 +199,17 @@ static int print_added(const CtlOptions *o, const ApiKey *k, const char *token) 
         return EXIT_SUCCESS;
 }
 
-/* The cluster's etcd when this host is a member (NULL when not); -1 after an error said. */
+/* The cluster's etcd when this host is a member (NULL when not): 0, or -EINVAL after an error said. */
 static int cluster_etcd(Etcd **ret) {
         Config cfg;
 
         *ret = NULL;
         if (read_settings(&cfg) != 0)
-                return -1;
-        if (cfg.etcd[0] && etcd_new(cfg.etcd, ret) < 0)
-                return ctl_fail("SANDBOXD_ETCD names no etcd"), -1;
+                return -EINVAL;
+        if (cfg.etcd[0] && etcd_new(cfg.etcd, ret) < 0) {
+                (void) ctl_fail("SANDBOXD_ETCD names no etcd");
+                return -EINVAL;
+        }
         return 0;
 }
 
@@ -490,7 +492,9 @@ static void revoke_stamp_touch(void) {
                 (void) close(fd);
 }
 
-/* The key's record in etcd, revoked: every member's mirror revokes it, and pauses its sessions. */
+/* The key's record in etcd, revoked: every member's mirror revokes it, and pauses its sessions.
+ * -ENOENT (nothing said) when etcd has no key of that name: a key made on this host before it
+ * joined the cluster is revoked in its own database, as on a single host. */
 static int cluster_key_revoke(Etcd *etcd, const char *name) {
         cleanup_free char *path = NULL, *record = NULL, *revoked = NULL;
         Error err = {};
@@ -501,7 +505,7 @@ static int cluster_key_revoke(Etcd *etcd, const char *name) {
                 return ctl_fail("out of memory");
         r = etcd_get(etcd, path, &record, &err);
         if (r == -ENOENT)
-                return ctl_fail("no key named '%s' in the cluster", name);
+                return -ENOENT; /* maybe this member's own, made before it joined */
         if (r < 0)
                 return ctl_fail("cannot read the key from the cluster: %s", error_message(&err, r));
         if (key_record_parse(record, &k) < 0)
@@ -547,7 +551,8 @@ static int key_revoke(int argc, char *argv[]) {
         if (etcd) {
                 r = cluster_key_revoke(etcd, argv[optind]);
                 etcd = etcd_free(etcd);
-                return r;
+                if (r != -ENOENT)
+                        return r;
         }
         if (open_db(&db) != 0)
                 return EXIT_FAILURE;

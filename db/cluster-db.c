@@ -23,8 +23,8 @@ int db_cluster_member_delete(sqlite3 *db, const char *name) {
         return r < 0 ? r : 0;
 }
 
-int db_cluster_members_clear(sqlite3 *db) {
-        int r = db_run(db, "DELETE FROM cluster_members", "");
+int db_cluster_members_keep(sqlite3 *db, const char *names) {
+        int r = db_run(db, "DELETE FROM cluster_members WHERE name NOT IN (SELECT value FROM json_each(?1))", "t", names);
 
         return r < 0 ? r : 0;
 }
@@ -78,9 +78,14 @@ int db_cluster_sessions_delete(sqlite3 *db, const char *member) {
         return r < 0 ? r : 0;
 }
 
-int db_cluster_sessions_clear(sqlite3 *db) {
-        int r = db_run(db, "DELETE FROM cluster_sessions", "");
+int db_cluster_sessions_keep(sqlite3 *db, const char *names) {
+        int r = db_run(db, "DELETE FROM cluster_sessions WHERE member NOT IN (SELECT value FROM json_each(?1))", "t", names);
 
+        if (r >= 0)
+                r = db_run(db,
+                           "DELETE FROM cluster_usage WHERE kind IN ('sessions_active', 'sessions_paused') AND "
+                           "member NOT IN (SELECT value FROM json_each(?1))",
+                           "t", names);
         return r < 0 ? r : 0;
 }
 
@@ -114,8 +119,9 @@ int db_cluster_usage_replace(sqlite3 *db, const char *member, bool sessions, con
         return db_transaction(db, usage_replace_locked, &u);
 }
 
-int db_cluster_usage_delete(sqlite3 *db, const char *member) {
-        int r = member ? db_run(db, "DELETE FROM cluster_usage WHERE member = ?1", "t", member) : db_run(db, "DELETE FROM cluster_usage", "");
+int db_cluster_usage_keep(sqlite3 *db, const char *names) {
+        int r = db_run(db, "DELETE FROM cluster_usage WHERE kind IN ('in_flight', 'exec', 'cpu') AND member NOT IN (SELECT value FROM json_each(?1))",
+                       "t", names);
 
         return r < 0 ? r : 0;
 }

@@ -12,8 +12,13 @@ typedef struct sqlite3 sqlite3;
  * mirrors: each one's record, cluster/member-record.h's JSON, by name. */
 int db_cluster_member_put(sqlite3 *db, const char *name, const char *record);
 int db_cluster_member_delete(sqlite3 *db, const char *name);
-/* Every row gone: before the registry is read whole again. */
-int db_cluster_members_clear(sqlite3 *db);
+/* After the registry is read whole again: the rows of every member not in names (a JSON list of
+ * strings) gone, of members (db_cluster_members_keep()), their sessions (..._sessions_keep(): the
+ * lists and the sessions' counts) or their use of the keys (..._usage_keep()). Read first and
+ * pruned after, the tables are never empty meanwhile. */
+int db_cluster_members_keep(sqlite3 *db, const char *names);
+int db_cluster_sessions_keep(sqlite3 *db, const char *names);
+int db_cluster_usage_keep(sqlite3 *db, const char *names);
 
 /* Every record, into *ret (an array of n strings; the caller frees each and the array). */
 int db_cluster_members(sqlite3 *db, char ***ret, size_t *ret_n);
@@ -22,7 +27,6 @@ int db_cluster_members(sqlite3 *db, char ***ret, size_t *ret_n);
  * or replaced whole; removed when its record went. */
 int db_cluster_sessions_put(sqlite3 *db, const char *member, const char *record);
 int db_cluster_sessions_delete(sqlite3 *db, const char *member);
-int db_cluster_sessions_clear(sqlite3 *db);
 
 /* Every member's list, into *ret (as db_cluster_members()). */
 int db_cluster_sessions(sqlite3 *db, char ***ret, size_t *ret_n);
@@ -31,8 +35,6 @@ int db_cluster_sessions(sqlite3 *db, char ***ret, size_t *ret_n);
  * member's own: member's rows of one group made anew, in one transaction: the usage record's kinds
  * (in_flight, exec, cpu), or (sessions) sessions_active and sessions_paused. */
 int db_cluster_usage_replace(sqlite3 *db, const char *member, bool sessions, const UsageRow *rows, size_t n);
-/* member's rows gone (its lease ended), or (member NULL) every row. */
-int db_cluster_usage_delete(sqlite3 *db, const char *member);
 
 /* This member's own use of each key in force, as its usage record says it (cluster/usage-record.h):
  * requests in flight, rated work in the last minute by second, CPU in the last day by minute. */

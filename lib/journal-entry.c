@@ -54,7 +54,8 @@ int entry_to_json(sd_journal *j, struct json_object **ret) {
 const char *entry_get(struct json_object *entry, const char *field) {
         struct json_object *v;
 
-        if (!json_object_object_get_ex(entry, field, &v))
+        /* Entries may come from another member (cluster/logs-ask.h): anything but a string is none. */
+        if (!json_object_object_get_ex(entry, field, &v) || !json_object_is_type(v, json_type_string))
                 return "";
         return json_object_get_string(v);
 }

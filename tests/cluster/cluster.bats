@@ -22,6 +22,13 @@ teardown_file() {
     "$C/down-all"
 }
 
+# A test that turned keys on and failed before turning them off leaves them off for the next.
+teardown() {
+    if [ -e "$BATS_FILE_TMPDIR/keys-on" ]; then
+        keys_set off
+    fi
+}
+
 # curl from the front's namespace, as a client of the cluster.
 fcurl() {
     "$C/front" curl -s --max-time 120 "$@"
@@ -105,6 +112,11 @@ member_of() {
 # SANDBOXD_API_KEYS on or off on every member: a reload applies it (README, "Configuration").
 keys_set() {
     local n
+    if [ "$1" = on ]; then
+        touch "$BATS_FILE_TMPDIR/keys-on"
+    else
+        rm -f "$BATS_FILE_TMPDIR/keys-on"
+    fi
     for n in 1 2 3; do
         "$C/member" "$n" run sed -i -e '/^SANDBOXD_API_KEYS=/d' -e "\$a SANDBOXD_API_KEYS=$1" /etc/sandboxd/sandboxd.conf
         "$C/member" "$n" exec systemctl reload sandboxd.target
@@ -123,7 +135,10 @@ within_1s() {
     t0=$(date +%s%N)
     while :; do
         got=$(status_on "$1" "$2")
-        [ "$got" = "$3" ] && { echo $((($(date +%s%N) - t0) / 1000000)); return 0; }
+        if [ "$got" = "$3" ]; then
+            echo $((($(date +%s%N) - t0) / 1000000))
+            return 0
+        fi
         [ $(($(date +%s%N) - t0)) -lt 1000000000 ] || { echo "member $1 still answers $got" >&2; return 1; }
         sleep 0.02
     done
@@ -164,12 +179,14 @@ post_on() {
 }
 
 @test "a key's quotas count its work on every member" {
-    local conc rate sess pids=() n
+    local conc rate sess sid pids=() n
     keys_set on
     conc=$("$C/member" 1 run sandboxctl --json key add q-concurrent --max-concurrent 2 | jq -r .token)
     rate=$("$C/member" 2 run sandboxctl --json key add q-rate --executions-per-minute 4 | jq -r .token)
     sess=$("$C/member" 3 run sandboxctl --json key add q-sessions --max-sessions 1 | jq -r .token)
     for n in 1 2 3; do within_1s "$n" "$conc" 200 >/dev/null; done
+    # Those ended; each member says so within its 200 ms write gap (until then another counts them).
+    sleep 1
 
     # max-concurrent 2: one long run on m1 and one on m2 fill it; m3 then refuses a third.
     post_on 1 /v1/execute "$conc" '{"code":"import time; time.sleep(6)"}' >/dev/null &
@@ -186,8 +203,9 @@ post_on() {
     run post_on 3 /v1/execute "$conc" '{"code":"print(3)"}'
     [ "${lines[-1]}" = 200 ]
 
-    # executions-per-minute 4: two on m1 and two on m2 use it up; m3 refuses a fifth.
-    for n in 1 1 2 2; do
+    # executions-per-minute 4: one on m3 (the control: m3 takes the key), two on m1, one on m2 use
+    # it up; m3, with one of its own, refuses a fifth.
+    for n in 3 1 1 2; do
         run post_on "$n" /v1/execute "$rate" '{"code":"print(1)"}'
         [ "${lines[-1]}" = 200 ]
     done
@@ -196,13 +214,23 @@ post_on() {
     [ "${lines[-1]}" = 429 ]
     [[ ${lines[0]} == *"executions-per-minute=4"* ]]
 
-    # max-sessions 1: a session on m1; m2 refuses a second.
+    # max-sessions 1: m2 takes one (the control), which goes; then one on m1, and m2 refuses.
+    run post_on 2 /v1/sessions "$sess" '{}'
+    [ "${lines[-1]}" = 201 ]
+    run "$C/front" curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $sess" \
+        "http://10.77.0.2:8080/v1/sessions/$(jq -r .session_id <<<"${lines[0]}")"
+    [ "$output" = 200 ]
+    # m2's list says it went within some 200 ms; until then the others still count it.
+    sleep 1
     run post_on 1 /v1/sessions "$sess" '{}'
     [ "${lines[-1]}" = 201 ]
+    sid=$(jq -r .session_id <<<"${lines[0]}")
     sleep 1
     run post_on 2 /v1/sessions "$sess" '{}'
     [ "${lines[-1]}" = 429 ]
     [[ ${lines[0]} == *"max-sessions=1"* ]]
+    run "$C/front" curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $sess" "http://10.77.0.1:8080/v1/sessions/$sid"
+    [ "$output" = 200 ]
     keys_set off
 }
 
@@ -319,6 +347,27 @@ mcp_post() {
     [ "$output" = 404 ]
 }
 
+@test "a sessionless MCP tool call on a sandbox session goes to the member that holds it" {
+    local sid holder out i body
+    sid=$(fcurl -X POST "$FRONT/v1/sessions" -H 'content-type: application/json' -d '{}' | jq -r .session_id)
+    holder=$(cut -d- -f2 <<<"$sid")
+    body=$(jq -cn --arg s "$sid" '{jsonrpc: "2.0", id: 1, method: "tools/call", params: {name: "session_run",
+        arguments: {session_id: $s, language: "python", code: "print(7 * 6)"}, _meta: {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}')
+    for i in 1 2 3; do
+        out=$(fcurl -D - -X POST "$FRONT/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+            -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: session_run' --data-binary "$body")
+        [[ $out == *"HTTP/1.1 200"* ]]
+        [ "$(member_of "$out")" = "$holder" ]
+        [[ $out == *'42\n'* ]]
+    done
+    # Control: a call naming no session is balanced as any work.
+    out=$(fcurl -D - -X POST "$FRONT/mcp" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+        -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/list' \
+        --data-binary '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}')
+    [[ $out == *"HTTP/1.1 200"* ]]
+    fcurl -X DELETE "$FRONT/v1/sessions/$sid" >/dev/null
+}
+
 @test "a session id naming no registered member answers 503 with JSON, not another host's 404" {
     # Control: an id of a registered member's form reaches that member, which says 404.
     run fcurl -w '\n%{http_code}' "$FRONT/v1/sessions/session-m1-aaaaaaaaaaaa"
@@ -333,7 +382,7 @@ mcp_post() {
     # A session on m2, made before the drain.
     for _ in $(seq 12); do
         sid=$(fcurl -X POST "$FRONT/v1/sessions" -H 'content-type: application/json' -d '{}' | jq -r .session_id)
-        [[ $sid == session-m2-* ]] && break
+        if [[ $sid == session-m2-* ]]; then break; fi
         fcurl -X DELETE "$FRONT/v1/sessions/$sid" >/dev/null
         sid=""
     done
@@ -341,7 +390,7 @@ mcp_post() {
     run "$C/member" 2 run sandboxctl drain
     [ "$status" -eq 0 ]
     for _ in $(seq 50); do
-        servers | grep -q '^m2 .* 8$' && break
+        if servers | grep -q '^m2 .* 8$'; then break; fi
         sleep 0.1
     done
     run servers
@@ -424,13 +473,13 @@ mcp_post() {
     [ "$output" -eq 2 ]
     "$C/member" 3 up &
     for _ in $(seq 300); do
-        etcdctl_front get /sandboxd/members/m3 --keys-only | grep -q m3 && break
+        if etcdctl_front get /sandboxd/members/m3 --keys-only | grep -q m3; then break; fi
         sleep 0.1
     done
     t0=$(date +%s%N)
     while [ $(($(date +%s%N) - t0)) -lt 5000000000 ]; do
         out=$(execute 1)
-        [ "$(member_of "$out")" = m3 ] && break
+        if [ "$(member_of "$out")" = m3 ]; then break; fi
     done
     wait
     echo "# m3 took its first execution $((($(date +%s%N) - t0) / 1000000)) ms after it registered" >&3
@@ -448,7 +497,7 @@ mcp_post() {
     run "$C/member" 3 run sandboxctl drain
     [ "$status" -eq 0 ]
     for _ in $(seq 50); do
-        servers | grep -q '^m3 2 8$' && break
+        if servers | grep -q '^m3 2 8$'; then break; fi
         sleep 0.1
     done
     run servers

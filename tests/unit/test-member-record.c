@@ -73,7 +73,18 @@ static void test_addresses(void) {
         }
 }
 
+static void test_drain_path(void) {
+        char path[64];
+        size_t dir = 0;
+
+        tap_is_int(member_drain_path("/var/lib/sandboxd/db/sandboxd.db", path, sizeof(path), &dir), 0, "drain path");
+        tap_is_str(path, "/var/lib/sandboxd/db/member-drain", "... beside the database");
+        tap_is_int((int) dir, (int) strlen("/var/lib/sandboxd/db"), "... its directory's length");
+        tap_is_int(member_drain_path("/var/lib/sandboxd/db/sandboxd.db", path, 20, &dir), -ENAMETOOLONG, "too small a buffer refused");
+}
+
 int main(void) {
+        test_drain_path();
         test_round_trip();
         test_refused();
         test_addresses();
