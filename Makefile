@@ -302,11 +302,11 @@ check-unit:
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
-                lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c lib/api-key.c lib/json-util.c lib/language.c \
+                lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c nspawn/unit-name.c lib/api-key.c lib/json-util.c lib/language.c \
                 fcgi/mcp-rpc.c fcgi/mcp-args.c
 
 build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
-                         lib/macro.h nspawn/broker/broker-proto.h lib/api-key.h fcgi/mcp-rpc.h fcgi/mcp-args.h fcgi/route.h
+                         lib/macro.h nspawn/broker/broker-proto.h nspawn/unit-name.h lib/api-key.h fcgi/mcp-rpc.h fcgi/mcp-args.h fcgi/route.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \
 	    -I. $(WARN) $(shell pkg-config --cflags json-c libcrypto) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs json-c libcrypto)
