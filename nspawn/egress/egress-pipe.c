@@ -81,11 +81,16 @@ static uint64_t budget(Execution *x) {
         if (x->tokens_at == 0 || now - x->tokens_at >= USEC_PER_SEC) {
                 x->tokens = rate;
                 x->tokens_at = now;
+                x->tokens_frac = 0;
         } else {
-                uint64_t earned = (now - x->tokens_at) * rate / USEC_PER_SEC;
+                /* Exact: the part of a byte earned is kept for the next refill. Rounding the time
+                 * spent down instead gave refills a few µs apart up to twice the rate on a fast
+                 * host. */
+                uint64_t earned = (now - x->tokens_at) * rate + x->tokens_frac;
 
-                /* Only the time the earned bytes took is spent: refills a few µs apart earn theirs. */
-                x->tokens_at += earned * USEC_PER_SEC / rate;
+                x->tokens_frac = earned % USEC_PER_SEC;
+                earned /= USEC_PER_SEC;
+                x->tokens_at = now;
                 x->tokens = x->tokens + earned > rate ? rate : x->tokens + earned;
         }
         return x->tokens;

@@ -74,6 +74,7 @@ struct Execution {
          * tokens_at (CLOCK_MONOTONIC µs); once none are left its connections are not read until
          * refill_timer. */
         uint64_t tokens, tokens_at;
+        uint64_t tokens_frac; /* what the time since tokens_at earned beyond whole bytes, in bytes·µs */
         sd_event_source *refill_timer;
         Execution *next, *prev;
 };
