@@ -351,7 +351,6 @@ static int sync_all(Front *f, Etcd *etcd, int64_t *ret) {
 int main(void) {
         static Front f;
         Etcd *etcd = NULL;
-        bool ready = false;
         int r;
 
         f.socket = env_or("SANDBOXD_FRONT_SOCKET", "/run/haproxy/sandboxd-front.sock");
@@ -362,15 +361,16 @@ int main(void) {
                 (void) log_error_errno(r, "Front: SANDBOXD_ETCD names no etcd (http://HOST:PORT, comma-separated)");
                 return EXIT_FAILURE;
         }
+        /* Ready at once: HAProxy routes by what it has meanwhile, and etcd out of reach at boot must
+         * not hold up the start of haproxy.service's restart, which restarts this too. */
+        (void) sd_notify(0, "READY=1");
         for (;;) {
                 int64_t revision = 0;
                 Error err = {};
 
                 r = sync_all(&f, etcd, &revision);
                 if (r >= 0) {
-                        if (!ready)
-                                (void) sd_notify(0, "READY=1");
-                        ready = true;
+                        (void) sd_notifyf(0, "STATUS=Following etcd's registry: %zu member%s", f.n, f.n == 1 ? "" : "s");
                         r = etcd_watch_prefix(etcd, MEMBER_PREFIX, revision + 1, 0, on_change, &f, &err);
                         log_warning("Front: the watch ended (%s); reading the registry again", error_message(&err, r));
                 }
