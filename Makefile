@@ -19,7 +19,7 @@ DOCDIR  := $(PREFIX)/share/doc/sandboxd
 DATADIR := $(PREFIX)/share/sandboxd
 ETCDIR  := /etc/sandboxd
 # The services whose binaries `make test` builds with sanitizers.
-SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service
+SANITIZED_UNITS := sandbox-api.service sandboxd-broker.service sandboxd-poold.service sandboxd-member.service
 
 # Debian packages the build, the service and the tests need. prometheus (about 100 MB) for its
 # promtool, which checks GET /metrics: it also installs a Prometheus server, which Debian enables.
