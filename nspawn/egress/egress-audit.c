@@ -8,7 +8,9 @@
  * its refusals in the same form. A line names the
  * execution by the address its connection came from (the relay's, one for each execution), and
  * the connection by its port: an execution that ends waits for the lines of the connections it
- * made, at most AUDIT_WAIT_USEC, so that what its last connections did is in its report. Another
+ * made, at most AUDIT_WAIT_USEC, so that what its last connections did is in its report. A
+ * connection carries one transaction, whose line is its last: a tunnel, or one plain request (the
+ * front closes each connection after its answer, haproxy.cfg.in). Another
  * local process could send lines here too; it could add names to a record, never let anything
  * through. */
 #include <arpa/inet.h>
