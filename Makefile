@@ -89,13 +89,13 @@ EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c nspawn/egress/egre
 # sandboxd-member: a host's part in a cluster (user sandboxd): its record in etcd, the front's agent
 # check; libsystemd, json-c, sqlite and libcurl. sandboxd-front-watch: the front's, etcd's members
 # into HAProxy; json-c and libcurl.
-MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/usage-record.c \
+MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/usage-record.c lib/json-util.c \
                cluster/logs-ask.c lib/journal-entry.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
                lib/utf8.c lib/fd-util.c lib/log.c lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
-WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c cluster/member-record.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
+WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c cluster/member-record.c lib/json-util.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
                lib/fd-util.c lib/log.c lib/time-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/journal-entry.c cluster/logs-ask.c cluster/etcd.c cluster/member-record.c cluster/key-record.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
+CTL_SRCS    := $(wildcard ctl/*.c) lib/journal-entry.c cluster/logs-ask.c cluster/etcd.c cluster/member-record.c cluster/key-record.c lib/json-util.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS) $(EGRESS_SRCS) $(MEMBER_SRCS) $(WATCH_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl sandboxd-egress \
@@ -107,6 +107,7 @@ TEST_LIBS    = $(shell pkg-config --libs json-c sqlite3 libcurl libsystemd 2>/de
 $(BUILD)/tests/test-b64:          $(call objs,lib/b64.c)
 $(BUILD)/tests/test-utf8:         $(call objs,lib/utf8.c)
 $(BUILD)/tests/test-json-syntax:  $(call objs,lib/json-syntax.c)
+$(BUILD)/tests/test-json-util:    $(call objs,lib/json-util.c)
 $(BUILD)/tests/test-stream-frame: $(call objs,lib/stream-frame.c)
 $(BUILD)/tests/test-event-stream: $(call objs,fcgi/event-stream.c lib/b64.c lib/utf8.c)
 $(BUILD)/tests/test-event-stream: TEST_LIBS += -lfcgi
@@ -128,10 +129,10 @@ $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/error-count.c)
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-etcd:         $(call objs,cluster/etcd.c lib/b64.c lib/error.c lib/utf8.c)
-$(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c nspawn/unit-name.c)
-$(BUILD)/tests/test-key-record:  $(call objs,cluster/key-record.c)
-$(BUILD)/tests/test-session-record: $(call objs,cluster/session-record.c nspawn/unit-name.c)
-$(BUILD)/tests/test-usage-record: $(call objs,cluster/usage-record.c)
+$(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c lib/json-util.c nspawn/unit-name.c)
+$(BUILD)/tests/test-key-record:  $(call objs,cluster/key-record.c lib/json-util.c)
+$(BUILD)/tests/test-session-record: $(call objs,cluster/session-record.c lib/json-util.c nspawn/unit-name.c)
+$(BUILD)/tests/test-usage-record: $(call objs,cluster/usage-record.c lib/json-util.c)
 $(BUILD)/tests/test-logs-ask:    $(call objs,cluster/logs-ask.c lib/journal-entry.c lib/time-util.c lib/utf8.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cluster/key-record.h"
+#include "lib/api-key.h"
+#include "lib/json-util.h"
 #include "lib/macro.h"
 
 DEFINE_JSON_CLEANUP
@@ -38,22 +40,12 @@ char *key_record_format(const ApiKey *k) {
 
         if (!o)
                 return NULL;
-        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
-                struct json_object *v = json_object_new_string((const char *) k + texts[i].offset);
-
-                if (!v || json_object_object_add(o, texts[i].name, v) < 0) {
-                        json_object_put(v);
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++)
+                if (json_add_text(o, texts[i].name, (const char *) k + texts[i].offset) < 0)
                         return NULL;
-                }
-        }
-        for (size_t i = 0; i < ELEMENTSOF(counts); i++) {
-                struct json_object *v = json_object_new_int64(*(const int64_t *) (const void *) ((const char *) k + counts[i].offset));
-
-                if (!v || json_object_object_add(o, counts[i].name, v) < 0) {
-                        json_object_put(v);
+        for (size_t i = 0; i < ELEMENTSOF(counts); i++)
+                if (json_add_int(o, counts[i].name, *(const int64_t *) (const void *) ((const char *) k + counts[i].offset)) < 0)
                         return NULL;
-                }
-        }
         return strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 }
 
@@ -64,25 +56,15 @@ int key_record_parse(const char *json, ApiKey *ret) {
 
         if (!o || !json_object_is_type(o, json_type_object))
                 return -EBADMSG;
-        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
-                struct json_object *v;
-
-                if (!json_object_object_get_ex(o, texts[i].name, &v) || !json_object_is_type(v, json_type_string) ||
-                    (size_t) json_object_get_string_len(v) >= texts[i].size)
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++)
+                if (json_get_text(o, texts[i].name, (char *) &k + texts[i].offset, texts[i].size) < 0)
                         return -EBADMSG;
-                memcpy((char *) &k + texts[i].offset, json_object_get_string(v), (size_t) json_object_get_string_len(v) + 1);
-        }
-        for (size_t i = 0; i < ELEMENTSOF(counts); i++) {
-                struct json_object *v;
-
-                if (!json_object_object_get_ex(o, counts[i].name, &v) || !json_object_is_type(v, json_type_int) ||
-                    json_object_get_int64(v) < 0)
+        for (size_t i = 0; i < ELEMENTSOF(counts); i++)
+                if (json_get_count(o, counts[i].name, (int64_t *) (void *) ((char *) &k + counts[i].offset)) < 0)
                         return -EBADMSG;
-                *(int64_t *) (void *) ((char *) &k + counts[i].offset) = json_object_get_int64(v);
-        }
         n = strlen(k.name);
         /* lib/api-key.h's rule for a name, and a hash as api_key_hash() writes it. */
-        if (n == 0 || k.name[0] == '-' || strspn(k.name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n ||
+        if (n == 0 || k.name[0] == '-' || strspn(k.name, API_KEY_NAME_CHARS) != n ||
             strlen(k.token_sha256) != 64 || strspn(k.token_sha256, "0123456789abcdef") != 64 || strlen(k.created_at) == 0)
                 return -EBADMSG;
         *ret = k;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cluster/member-record.h"
+#include "lib/json-util.h"
 #include "lib/macro.h"
 
 DEFINE_JSON_CLEANUP
@@ -47,26 +48,6 @@ int member_agent_address(const char *address, char ret[static MEMBER_ADDRESS_MAX
         return 0;
 }
 
-static int add_int(struct json_object *o, const char *name, int64_t v) {
-        struct json_object *j = json_object_new_int64(v);
-
-        if (!j || json_object_object_add(o, name, j) < 0) {
-                json_object_put(j);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static int add_str(struct json_object *o, const char *name, const char *v) {
-        struct json_object *j = json_object_new_string(v);
-
-        if (!j || json_object_object_add(o, name, j) < 0) {
-                json_object_put(j);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 char *member_record_format(const MemberRecord *m) {
         cleanup_json struct json_object *o = json_object_new_object();
         struct json_object *pool = json_object_new_object(), *sessions = json_object_new_object();
@@ -80,33 +61,14 @@ char *member_record_format(const MemberRecord *m) {
                 json_object_put(sessions);
                 return NULL;
         }
-        if (add_str(o, "name", m->name) < 0 || add_str(o, "address", m->address) < 0 || add_str(o, "agent", m->agent) < 0 ||
-            add_str(o, "state", m->draining ? "draining" : "ready") < 0 || add_int(pool, "warm", m->warm) < 0 ||
-            add_int(pool, "in_flight", m->in_flight) < 0 || add_int(pool, "starting", m->starting) < 0 ||
-            add_int(pool, "waiting", m->waiting) < 0 || add_int(pool, "max", m->max) < 0 || add_int(pool, "target", m->target) < 0 ||
-            add_int(pool, "created_total", m->created_total) < 0 || add_int(sessions, "active", m->sessions_active) < 0 ||
-            add_int(sessions, "paused", m->sessions_paused) < 0)
+        if (json_add_text(o, "name", m->name) < 0 || json_add_text(o, "address", m->address) < 0 || json_add_text(o, "agent", m->agent) < 0 ||
+            json_add_text(o, "state", m->draining ? "draining" : "ready") < 0 || json_add_int(pool, "warm", m->warm) < 0 ||
+            json_add_int(pool, "in_flight", m->in_flight) < 0 || json_add_int(pool, "starting", m->starting) < 0 ||
+            json_add_int(pool, "waiting", m->waiting) < 0 || json_add_int(pool, "max", m->max) < 0 || json_add_int(pool, "target", m->target) < 0 ||
+            json_add_int(pool, "created_total", m->created_total) < 0 || json_add_int(sessions, "active", m->sessions_active) < 0 ||
+            json_add_int(sessions, "paused", m->sessions_paused) < 0)
                 return NULL;
         return strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-}
-
-static int get_str(struct json_object *o, const char *name, char *buf, size_t size) {
-        struct json_object *v;
-
-        if (!json_object_object_get_ex(o, name, &v) || !json_object_is_type(v, json_type_string) ||
-            (size_t) json_object_get_string_len(v) >= size)
-                return -EBADMSG;
-        memcpy(buf, json_object_get_string(v), (size_t) json_object_get_string_len(v) + 1);
-        return 0;
-}
-
-static int get_count(struct json_object *o, const char *name, int64_t *ret) {
-        struct json_object *v;
-
-        if (!json_object_object_get_ex(o, name, &v) || !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-                return -EBADMSG;
-        *ret = json_object_get_int64(v);
-        return 0;
 }
 
 int member_record_parse(const char *json, MemberRecord *ret) {
@@ -116,13 +78,13 @@ int member_record_parse(const char *json, MemberRecord *ret) {
         MemberRecord m = {};
 
         if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "pool", &pool) ||
-            !json_object_object_get_ex(o, "sessions", &sessions) || get_str(o, "name", m.name, sizeof(m.name)) < 0 ||
-            get_str(o, "address", m.address, sizeof(m.address)) < 0 || get_str(o, "agent", m.agent, sizeof(m.agent)) < 0 ||
-            get_str(o, "state", state, sizeof(state)) < 0 || get_count(pool, "warm", &m.warm) < 0 ||
-            get_count(pool, "in_flight", &m.in_flight) < 0 || get_count(pool, "starting", &m.starting) < 0 ||
-            get_count(pool, "waiting", &m.waiting) < 0 || get_count(pool, "max", &m.max) < 0 || get_count(pool, "target", &m.target) < 0 ||
-            get_count(pool, "created_total", &m.created_total) < 0 || get_count(sessions, "active", &m.sessions_active) < 0 ||
-            get_count(sessions, "paused", &m.sessions_paused) < 0)
+            !json_object_object_get_ex(o, "sessions", &sessions) || json_get_text(o, "name", m.name, sizeof(m.name)) < 0 ||
+            json_get_text(o, "address", m.address, sizeof(m.address)) < 0 || json_get_text(o, "agent", m.agent, sizeof(m.agent)) < 0 ||
+            json_get_text(o, "state", state, sizeof(state)) < 0 || json_get_count(pool, "warm", &m.warm) < 0 ||
+            json_get_count(pool, "in_flight", &m.in_flight) < 0 || json_get_count(pool, "starting", &m.starting) < 0 ||
+            json_get_count(pool, "waiting", &m.waiting) < 0 || json_get_count(pool, "max", &m.max) < 0 || json_get_count(pool, "target", &m.target) < 0 ||
+            json_get_count(pool, "created_total", &m.created_total) < 0 || json_get_count(sessions, "active", &m.sessions_active) < 0 ||
+            json_get_count(sessions, "paused", &m.sessions_paused) < 0)
                 return -EBADMSG;
         if (!member_name_valid(m.name) || !member_address_valid(m.address) || !member_address_valid(m.agent))
                 return -EBADMSG;

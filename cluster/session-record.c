@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cluster/session-record.h"
+#include "lib/api-key.h"
+#include "lib/json-util.h"
 #include "lib/macro.h"
 #include "nspawn/unit-name.h"
 
@@ -13,16 +15,11 @@ DEFINE_JSON_CLEANUP
 static struct json_object *row_json(const Session *s) {
         cleanup_json struct json_object *o = json_object_new_object();
 
-        if (!o || json_object_object_add(o, "session_id", json_object_new_string(s->id)) < 0 ||
-            json_object_object_add(o, "state", json_object_new_string(s->state)) < 0 ||
-            json_object_object_add(o, "ttl_s", json_object_new_int64(s->ttl_s)) < 0 ||
-            json_object_object_add(o, "created_at", json_object_new_double(s->created_at)) < 0 ||
-            json_object_object_add(o, "last_used", json_object_new_double(s->last_used)) < 0 ||
-            json_object_object_add(o, "paused_at", json_object_new_double(s->paused_at)) < 0 ||
-            json_object_object_add(o, "run_count", json_object_new_int64(s->run_count)) < 0 ||
-            json_object_object_add(o, "up", json_object_new_boolean(s->up)) < 0 ||
-            json_object_object_add(o, "state_reset", json_object_new_boolean(s->state_reset)) < 0 ||
-            json_object_object_add(o, "key_name", json_object_new_string(s->key_name)) < 0)
+        if (!o || json_add_text(o, "session_id", s->id) < 0 || json_add_text(o, "state", s->state) < 0 ||
+            json_add_int(o, "ttl_s", s->ttl_s) < 0 || json_add_double(o, "created_at", s->created_at) < 0 ||
+            json_add_double(o, "last_used", s->last_used) < 0 || json_add_double(o, "paused_at", s->paused_at) < 0 ||
+            json_add_int(o, "run_count", s->run_count) < 0 || json_add_bool(o, "up", s->up) < 0 ||
+            json_add_bool(o, "state_reset", s->state_reset) < 0 || json_add_text(o, "key_name", s->key_name) < 0)
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -41,48 +38,19 @@ char *session_record_format(const Session *s, size_t n) {
         return list ? strdup(json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN)) : NULL;
 }
 
-static int get_text(struct json_object *o, const char *name, char *buf, size_t size) {
-        struct json_object *v;
-
-        if (!json_object_object_get_ex(o, name, &v) || !json_object_is_type(v, json_type_string) ||
-            (size_t) json_object_get_string_len(v) >= size)
-                return -EBADMSG;
-        memcpy(buf, json_object_get_string(v), (size_t) json_object_get_string_len(v) + 1);
-        return 0;
-}
-
-static int get_number(struct json_object *o, const char *name, double *ret) {
-        struct json_object *v;
-
-        if (!json_object_object_get_ex(o, name, &v) || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) ||
-            json_object_get_double(v) < 0)
-                return -EBADMSG;
-        *ret = json_object_get_double(v);
-        return 0;
-}
-
-static int get_bool(struct json_object *o, const char *name, bool *ret) {
-        struct json_object *v;
-
-        if (!json_object_object_get_ex(o, name, &v) || !json_object_is_type(v, json_type_boolean))
-                return -EBADMSG;
-        *ret = json_object_get_boolean(v);
-        return 0;
-}
-
 static int row_parse(struct json_object *o, Session *ret) {
         Session s = {};
         double ttl, runs;
         size_t n;
 
-        if (!json_object_is_type(o, json_type_object) || get_text(o, "session_id", s.id, sizeof(s.id)) < 0 ||
-            get_text(o, "state", s.state, sizeof(s.state)) < 0 || get_number(o, "ttl_s", &ttl) < 0 ||
-            get_number(o, "created_at", &s.created_at) < 0 || get_number(o, "last_used", &s.last_used) < 0 ||
-            get_number(o, "paused_at", &s.paused_at) < 0 || get_number(o, "run_count", &runs) < 0 || get_bool(o, "up", &s.up) < 0 ||
-            get_bool(o, "state_reset", &s.state_reset) < 0 || get_text(o, "key_name", s.key_name, sizeof(s.key_name)) < 0)
+        if (!json_object_is_type(o, json_type_object) || json_get_text(o, "session_id", s.id, sizeof(s.id)) < 0 ||
+            json_get_text(o, "state", s.state, sizeof(s.state)) < 0 || json_get_number(o, "ttl_s", &ttl) < 0 ||
+            json_get_number(o, "created_at", &s.created_at) < 0 || json_get_number(o, "last_used", &s.last_used) < 0 ||
+            json_get_number(o, "paused_at", &s.paused_at) < 0 || json_get_number(o, "run_count", &runs) < 0 || json_get_bool(o, "up", &s.up) < 0 ||
+            json_get_bool(o, "state_reset", &s.state_reset) < 0 || json_get_text(o, "key_name", s.key_name, sizeof(s.key_name)) < 0)
                 return -EBADMSG;
         n = strlen(s.key_name);
-        if (!session_id_valid(s.id) || strspn(s.key_name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n ||
+        if (!session_id_valid(s.id) || strspn(s.key_name, API_KEY_NAME_CHARS) != n ||
             (strcmp(s.state, "active") != 0 && strcmp(s.state, "pausing") != 0 && strcmp(s.state, "paused") != 0))
                 return -EBADMSG;
         s.ttl_s = (int64_t) ttl;

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cluster/usage-record.h"
+#include "lib/api-key.h"
+#include "lib/json-util.h"
 #include "lib/macro.h"
 
 DEFINE_JSON_CLEANUP
@@ -35,28 +37,17 @@ char *usage_record_format(const UsageRow *rows, size_t n) {
 }
 
 static int row_parse(struct json_object *a, UsageRow *ret) {
-        struct json_object *key, *kind, *end, *amount;
         UsageRow r = {};
         size_t n;
 
-        if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) != 4)
+        if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) != 4 ||
+            json_to_text(json_object_array_get_idx(a, 0), r.key, sizeof(r.key)) < 0 ||
+            json_to_text(json_object_array_get_idx(a, 1), r.kind, sizeof(r.kind)) < 0 ||
+            json_to_count(json_object_array_get_idx(a, 2), &r.end_ms) < 0 || json_to_count(json_object_array_get_idx(a, 3), &r.amount) < 0)
                 return -EBADMSG;
-        key = json_object_array_get_idx(a, 0);
-        kind = json_object_array_get_idx(a, 1);
-        end = json_object_array_get_idx(a, 2);
-        amount = json_object_array_get_idx(a, 3);
-        if (!json_object_is_type(key, json_type_string) || !json_object_is_type(kind, json_type_string) ||
-            !json_object_is_type(end, json_type_int) || !json_object_is_type(amount, json_type_int) ||
-            (size_t) json_object_get_string_len(key) >= sizeof(r.key) || (size_t) json_object_get_string_len(kind) >= sizeof(r.kind) ||
-            json_object_get_int64(end) < 0 || json_object_get_int64(amount) < 0)
-                return -EBADMSG;
-        memcpy(r.key, json_object_get_string(key), (size_t) json_object_get_string_len(key) + 1);
-        memcpy(r.kind, json_object_get_string(kind), (size_t) json_object_get_string_len(kind) + 1);
         n = strlen(r.key);
-        if (n == 0 || strspn(r.key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n || !usage_kind_valid(r.kind))
+        if (n == 0 || strspn(r.key, API_KEY_NAME_CHARS) != n || !usage_kind_valid(r.kind))
                 return -EBADMSG;
-        r.end_ms = json_object_get_int64(end);
-        r.amount = json_object_get_int64(amount);
         *ret = r;
         return 0;
 }

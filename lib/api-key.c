@@ -89,5 +89,5 @@ bool api_key_name_valid(const char *name) {
         size_t n = strlen(name);
 
         return n >= 1 && n <= API_KEY_NAME_MAX && name[0] != '-' &&
-               strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+               strspn(name, API_KEY_NAME_CHARS) == n;
 }

@@ -32,6 +32,9 @@ int api_key_hash(const char *token, char ret[API_KEY_HASH_SIZE]);
  * depend on where they differ (CRYPTO_memcmp). Pure. */
 bool api_key_hash_equal(const char *a, const char *b);
 
+/* What a key's name is made of. */
+#define API_KEY_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
+
 /* A key's name: 1 to API_KEY_NAME_MAX letters, digits, '.', '_' and '-', not starting with '-'
  * (it goes into metric labels, journal fields and command lines as it is). Pure. */
 bool api_key_name_valid(const char *name);
