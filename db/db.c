@@ -236,9 +236,16 @@ static int migrate_step_locked(sqlite3 *db, void *userdata) {
 /* Applies step n of the schema (the text between "-- step n" and the next step) if it is new. */
 static int migrate_step(sqlite3 *db, int n, const char *text, size_t len) {
         MigrateStep m;
+        int version = 0, r;
 
         if (len >= sizeof(m.sql))
                 return -E2BIG;
+        /* A step applied already is seen by a read, which WAL lets through while another process
+         * writes: opening a connection to a current database never waits for the write lock (a
+         * worker's new connection would otherwise fail while a long write holds it). */
+        r = user_version(db, &version);
+        if (r < 0 || version >= n)
+                return r;
         m.n = n;
         memcpy(m.sql, text, len);
         m.sql[len] = 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "db/db.h"
 #include "db/keys.h"
@@ -308,6 +309,39 @@ static void test_open_fails(void) {
 
         tap_ok(db_open("/nonexistent-sandboxd-dir/x.db", &db) < 0 && db == sentinel, "db_open in a missing directory fails, *ret untouched");
         tap_is_str(db_errmsg(NULL), "unable to open database file", "db_errmsg(NULL) says why, in sqlite's words");
+}
+
+/* A connection opened while another process holds the write lock: the schema is current, so the
+ * open only reads, which WAL lets through at once; the write still waits for the lock. */
+static void test_open_while_locked(void) {
+        char dir[] = "/tmp/test-db-XXXXXX", path[64];
+        sqlite3 *first = NULL, *holder = NULL, *second = NULL;
+        struct timespec a, b;
+
+        if (!tap_ok(mkdtemp(dir) != NULL, "a directory for a database file"))
+                return;
+        (void) snprintf(path, sizeof(path), "%s/x.db", dir);
+        tap_is_int(db_open(path, &first), 0, "the database made (every step of the schema)");
+        tap_is_int(sqlite3_open(path, &holder), SQLITE_OK, "another connection, as another process's");
+        tap_is_int(sqlite3_exec(holder, "BEGIN IMMEDIATE; INSERT INTO counters VALUES ('lock', 0)", NULL, NULL, NULL), SQLITE_OK,
+                   "... holds the write lock");
+        /* Control: a write does wait for it, the busy timeout long. */
+        tap_ok(sqlite3_busy_timeout(first, 100) == SQLITE_OK && db_exec(first, "INSERT INTO counters VALUES ('other', 0)") < 0,
+               "a write meanwhile is refused (locked)");
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        tap_is_int(db_open(path, &second), 0, "a new connection opens meanwhile");
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        tap_ok((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < 1000, "... without waiting for the lock");
+        (void) sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL);
+        (void) sqlite3_close(holder);
+        (void) db_close(second);
+        (void) db_close(first);
+        (void) unlink(path);
+        (void) snprintf(path, sizeof(path), "%s/x.db-wal", dir);
+        (void) unlink(path);
+        (void) snprintf(path, sizeof(path), "%s/x.db-shm", dir);
+        (void) unlink(path);
+        (void) rmdir(dir);
 }
 
 /* The pool's rows: the claim order, a claim never handing out the same machine twice, a machine
@@ -830,6 +864,7 @@ int main(void) {
         test_sessions(db);
         test_errno();
         test_open_fails();
+        test_open_while_locked();
         test_totals();
         test_machine_events();
         test_error_counts();
