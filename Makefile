@@ -602,7 +602,7 @@ bats-lint:
 	@want=$$(awk '/^ *# BAD$$/ { printf "%d ", NR + 1 }' tests/lint/andand-sample.bats); \
 	    got=$$(tests/lint/bats-andand tests/lint/andand-sample.bats | cut -d: -f2 | tr '\n' ' '); \
 	    [ -n "$$want" ] && [ "$$got" = "$$want" ] || { echo "bats-lint: the checker flagged lines '$$got' of its sample, not '$$want'" >&2; exit 1; }
-	tests/lint/bats-andand tests/bats/*.bats tests/egress/*.bats
+	tests/lint/bats-andand tests/bats/*.bats tests/egress/*.bats tests/cluster/*.bats
 
 # clang-format on the C lines changed since STYLE_BASE: by default where this branch left main (on
 # main itself, what is not committed yet). Not the whole tree: it is not clang-format clean as it

@@ -36,7 +36,7 @@ def start_front(url, tmp):
     u = urllib.parse.urlsplit(url)
     with open(os.path.join(HERE, "..", "cluster", "haproxy.cfg")) as f:
         cfg = f.read()
-    cfg = (cfg.replace("@LISTEN@", "127.0.0.1:%d" % FRONT_PORT).replace("@SOCKET@", os.path.join(tmp, "admin.sock"))
+    cfg = (cfg.replace("@SOCKET@", os.path.join(tmp, "admin.sock"))
            .replace("@DIR@", tmp).replace("@ERRORS@", os.path.join(HERE, "..", "cluster", "errors")))
     with open(os.path.join(tmp, "haproxy.cfg"), "w") as f:
         f.write(cfg)
@@ -45,8 +45,10 @@ def start_front(url, tmp):
         f.write("backend work from work-settings\n    server local %s:%d agent-addr %s agent-port %d\n"
                 % (u.hostname, u.port, u.hostname, u.port + 1))
     open(os.path.join(tmp, "members.map"), "w").close()
+    # It listens itself here: no systemd holds its socket.
+    env = dict(os.environ, SANDBOXD_FRONT_BIND="127.0.0.1:%d" % FRONT_PORT)
     proc = subprocess.Popen(["haproxy", "-db", "-f", os.path.join(tmp, "haproxy.cfg"), "-f", os.path.join(tmp, "members.cfg")],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     wait_port(FRONT_PORT, proc)
     return proc
 
