@@ -3,6 +3,7 @@
  * and the runner alike. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <string.h>
 
 #include "lib/json-util.h"
@@ -69,9 +70,15 @@ int json_get_count(struct json_object *o, const char *key, int64_t *ret) {
 int json_get_number(struct json_object *o, const char *key, double *ret) {
         struct json_object *v = field_any(o, key);
 
-        if (!(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) || json_object_get_double(v) < 0)
+        double d;
+
+        if (!(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
                 return -EBADMSG;
-        *ret = json_object_get_double(v);
+        /* Below 2^63: a caller may make it an int64_t. json-c reads NaN and Infinity, too. */
+        d = json_object_get_double(v);
+        if (!isfinite(d) || d < 0 || d >= 0x1p63)
+                return -EBADMSG;
+        *ret = d;
         return 0;
 }
 

@@ -28,7 +28,7 @@ int json_to_count(struct json_object *v, int64_t *ret);
 /* The same, for the field key of o. */
 int json_get_text(struct json_object *o, const char *key, char *buf, size_t size);
 int json_get_count(struct json_object *o, const char *key, int64_t *ret);
-/* A number of at least 0, integer or not. */
+/* A finite number from 0 to below 2^63, integer or not. */
 int json_get_number(struct json_object *o, const char *key, double *ret);
 int json_get_bool(struct json_object *o, const char *key, bool *ret);
 

@@ -23,7 +23,8 @@ static void test_text(void) {
 }
 
 static void test_numbers(void) {
-        struct json_object *o = json_tokener_parse("{\"c\":7,\"neg\":-1,\"d\":2.5,\"s\":\"7\",\"t\":true,\"f\":false}");
+        struct json_object *o = json_tokener_parse(
+                "{\"c\":7,\"neg\":-1,\"d\":2.5,\"s\":\"7\",\"t\":true,\"f\":false,\"nan\":NaN,\"inf\":Infinity,\"big\":9.3e18}");
         int64_t c = 99;
         double d = 99;
         bool b = false;
@@ -40,6 +41,10 @@ static void test_numbers(void) {
         tap_is_int(json_get_number(o, "c", &d), 0, "so is an integer");
         tap_ok(d == 7, "... its value");
         tap_is_int(json_get_number(o, "neg", &d), -EBADMSG, "a negative number is refused");
+        tap_is_int(json_get_number(o, "nan", &d), -EBADMSG, "NaN is refused");
+        tap_is_int(json_get_number(o, "inf", &d), -EBADMSG, "Infinity is refused");
+        tap_is_int(json_get_number(o, "big", &d), -EBADMSG, "2^63 and more is refused");
+        tap_ok(d == 7, "... and nothing was written");
         tap_is_int(json_get_bool(o, "t", &b), 0, "true is read");
         tap_ok(b, "... as true");
         tap_is_int(json_get_bool(o, "f", &b), 0, "false is read");
