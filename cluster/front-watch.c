@@ -64,17 +64,14 @@ static const char *env_or(const char *name, const char *def) {
         return v && *v ? v : def;
 }
 
-/* One command; its output logged when it is not what success says. */
-static int cli(Front *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int cli(Front *f, const char *fmt, ...) {
+/* One command: 0, or -EREMOTEIO when its output is not what success says, which is logged unless
+ * quiet (a refusal the caller expects and answers). */
+static int vcli(Front *f, bool quiet, const char *fmt, va_list ap) {
         cleanup_free char *command = NULL, *out = NULL;
         Error err = {};
-        va_list ap;
         int r;
 
-        va_start(ap, fmt);
         r = vasprintf(&command, fmt, ap);
-        va_end(ap);
         if (r < 0)
                 return -ENOMEM;
         r = haproxy_cli(f->socket, command, &out, &err);
@@ -84,10 +81,33 @@ static int cli(Front *f, const char *fmt, ...) {
         if (out[strspn(out, "\n")] != 0 && !strstr(out, "New server registered") && !strstr(out, "Server deleted") &&
             !strstr(out, "IP changed") && !strstr(out, "no need to change")) {
                 out[strcspn(out, "\n")] = 0;
-                log_warning("Front: HAProxy refused '%s': %s", command, out);
+                if (!quiet)
+                        log_warning("Front: HAProxy refused '%s': %s", command, out);
                 return -EREMOTEIO;
         }
         return 0;
+}
+
+static int cli(Front *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cli(Front *f, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vcli(f, false, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+static int cli_quiet(Front *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cli_quiet(Front *f, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vcli(f, true, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 /* HOST:PORT into a numeric address and a port (HAProxy's runtime API takes no name). */
@@ -211,8 +231,9 @@ static int server_add(Front *f, const Entry *e) {
         return server_enable(f, e);
 }
 
+/* "set map" changes an entry and refuses a new one ("entry not found"), which "add map" adds. */
 static void map_set(Front *f, const Entry *e) {
-        if (cli(f, "set map %s %s %s/%u", f->map, e->rec.name, e->ip, e->port) < 0)
+        if (cli_quiet(f, "set map %s %s %s/%u", f->map, e->rec.name, e->ip, e->port) < 0)
                 (void) cli(f, "add map %s %s %s/%u", f->map, e->rec.name, e->ip, e->port);
 }
 
