@@ -19,6 +19,12 @@ setup_file() {
 teardown() {
     local id
     egress_allow_restore
+    # The operator's exception a test gave the proxy, whatever became of the test.
+    if [ -f "$ALLOW_INWARD_DROPIN" ]; then
+        rm -f "$ALLOW_INWARD_DROPIN"
+        in_systemd systemctl daemon-reload
+        in_systemd systemctl restart sandboxd-egress-proxy.service
+    fi
     # The sessions a test made, whatever became of it.
     [ ! -f "$BATS_TEST_TMPDIR/sessions" ] || while read -r id; do
         curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$id" || true
@@ -165,6 +171,43 @@ private 403
 metadata 403" ]
     [ "$(requests_to 10.20.30.40)" = "$private" ]
     [ "$(requests_to 169.254.169.254)" = "$metadata" ]
+}
+
+ALLOW_INWARD_DROPIN=/etc/systemd/system/sandboxd-egress-proxy.service.d/zz-test-allow-inward.conf
+
+@test "an address inward the operator names (SANDBOXD_EGRESS_ALLOW_INWARD) is reached by an allowed name, no other" {
+    local private metadata both='import urllib.request, urllib.error
+for name in ("private", "metadata"):
+    try:
+        print(name, urllib.request.urlopen("http://%s.egress.test/" % name, timeout=10).status)
+    except urllib.error.HTTPError as e:
+        print(name, e.code)'
+    # Control: without the setting, both are refused (the test above shows why).
+    fetch '["private.egress.test", "metadata.egress.test"]' "$both"
+    expect_status 200
+    [ "$(field .stdout)" = "private 403
+metadata 403" ]
+    private=$(requests_to 10.20.30.40)
+    metadata=$(requests_to 169.254.169.254)
+    printf '%s\n[Service]\nEnvironment="SANDBOXD_EGRESS_ALLOW_INWARD=10.20.30.0/24, fd00:5b::/64"\n' "$TEST_DROPIN_MARK" >"$ALLOW_INWARD_DROPIN"
+    in_systemd systemctl daemon-reload
+    in_systemd systemctl restart sandboxd-egress-proxy.service
+    proxy_listening
+    fetch '["private.egress.test", "metadata.egress.test"]' "$both"
+    expect_status 200
+    [ "$(field .stdout)" = "private 200
+metadata 403" ]
+    [ "$(requests_to 10.20.30.40)" = $((private + 1)) ]
+    [ "$(requests_to 169.254.169.254)" = "$metadata" ]
+    # Still only a name the list allows: the address itself is no name.
+    fetch '["private.egress.test"]' 'import urllib.request, urllib.error
+try:
+    print(urllib.request.urlopen("http://10.20.30.40/", timeout=10).status)
+except urllib.error.HTTPError as e:
+    print(e.code)'
+    expect_status 200
+    [ "$(field .stdout)" = 403 ]
+    [ "$(requests_to 10.20.30.40)" = $((private + 1)) ]
 }
 
 # ask_host HOST...: an execution allowed www and other.egress.test asks the proxy its environment
