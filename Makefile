@@ -339,7 +339,7 @@ install: all
 	install -m 0755 $(addprefix $(BUILD)/,$(BINARIES)) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(DESTDIR)$(LIBDIR)/
 	install -m 0644 nspawn/runner/toolrunner.py nspawn/runner/import-allow.list nspawn/images/runtime*.list $(DESTDIR)$(LIBDIR)/
-	install -m 0644 docs/openapi.json nspawn/egress/squid.conf.in nspawn/egress/haproxy.cfg.in $(DESTDIR)$(LIBDIR)/
+	install -m 0644 docs/openapi.json nspawn/egress/squid.conf.in nspawn/egress/haproxy.cfg.in nspawn/egress/egress-list.lua $(DESTDIR)$(LIBDIR)/
 	install -d $(DESTDIR)$(LIBDIR)/front/errors
 	install -m 0644 cluster/haproxy.cfg $(DESTDIR)$(LIBDIR)/front/haproxy.cfg.in
 	install -m 0644 cluster/errors/*.http $(DESTDIR)$(LIBDIR)/front/errors/

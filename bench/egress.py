@@ -134,8 +134,8 @@ def run(url, n, host="sandboxd-host"):
                          ("K1 the same asking for network, no connection, %s" % how, egress)):
             print("| %s | %d | %s | %s |" % (name, len(xs), ms(statistics.median(xs)), ms(sorted(xs)[int(0.9 * (len(xs) - 1))])))
     for scheme, (inside, inside_curl, curl, bare) in downloads.items():
-        # Plain HTTP crosses the front (HAProxy) too; a tunnel goes from the relay to Squid.
-        chain = "the relay, HAProxy and Squid" if scheme == "http" else "the relay and Squid"
+        # Plain HTTP goes from the relay to the front (HAProxy), a tunnel to Squid.
+        chain = "the relay and HAProxy" if scheme == "http" else "the relay and Squid"
         for name, xs in (("K2 10 MiB over %s by curl inside a sandbox, through %s" % (scheme, chain), inside_curl),
                          ("K2 10 MiB over %s by curl in the proxy's namespace, straight" % scheme, curl),
                          ("K2 10 MiB over %s by urllib inside a sandbox, through %s" % (scheme, chain), inside),

@@ -4,8 +4,8 @@
  * them with the request.
  *
  * Squid sends each line of its log as one UDP datagram to the relay on the host's loopback
- * (squid.conf.in's "access_log udp://"), as soon as a transaction ends; the front (HAProxy) sends
- * its refusals in the same form. A line names the
+ * (squid.conf.in's "access_log udp://"), as soon as a tunnel ends; the front (HAProxy, the proxy of
+ * plain HTTP) sends each request's end in the same form. A line names the
  * execution by the address its connection came from (the relay's, one for each execution), and
  * the connection by its port: an execution that ends waits for the lines of the connections it
  * made, at most AUDIT_WAIT_USEC, so that what its last connections did is in its report. A
@@ -34,7 +34,7 @@ typedef struct AuditLine {
         uint16_t port;
         bool refused; /* by the proxy's rules: its access control, or a tunnel cut for its SNI */
         bool reached; /* sent on to the name (Squid's TCP_ statuses but TCP_DENIED) */
-        bool aside;   /* the front's line for a connection that went or timed out: Squid's tells */
+        bool aside;   /* the front's line for a request that never went to its host */
         char host[EGRESS_ENTRY_MAX + 1]; /* "" when none was read (a connection that asked nothing) */
 } AuditLine;
 
@@ -58,16 +58,24 @@ static int audit_line_parse(char *line, AuditLine *ret) {
         if (errno || *end || port == 0 || port > 65535)
                 return -EINVAL;
         ret->port = (uint16_t) port;
-        /* TCP_DENIED: its access rules; a tunnel that ended as "terminate": its SNI named another
-         * host; FRONT_P: the front (HAProxy, haproxy.cfg.in) refused the request itself, a Host
-         * that is not the URL's host or a request it does not take. Another TCP_ status went on to
-         * the name (its answer may still be the server's error); NONE_ is a step that decided
-         * nothing (a tunnel's peek, a refusal's error page). Another FRONT_ line is a connection
-         * that went or timed out: Squid's own line, if it got that far, says what happened. */
-        ret->refused = strncmp(field[2], "TCP_DENIED", 10) == 0 || strncmp(field[2], "FRONT_P", 7) == 0 ||
-                       strcmp(field[4], "terminate") == 0;
-        ret->aside = !ret->refused && strncmp(field[2], "FRONT_", 6) == 0;
-        ret->reached = !ret->refused && strncmp(field[2], "TCP_", 4) == 0;
+        /* Squid's (tunnels): TCP_DENIED is its access rules; a tunnel that ended as "terminate":
+         * its SNI named another host; another TCP_ status went on to the name; NONE_ is a step that
+         * decided nothing (a tunnel's peek, a refusal's error page). The front's (plain HTTP,
+         * haproxy.cfg.in), FRONT_ and HAProxy's termination state: P first, HAProxy refused it (its
+         * rules or its parser), but for a name the resolver did not answer ("unresolved", a
+         * failure); H, D, L or - second, the request went to the host; anything else, the client
+         * went or timed out before it did. */
+        bool front = strncmp(field[2], "FRONT_", 6) == 0;
+        char state = '\0';
+
+        if (front && strlen(field[2]) >= 8)
+                state = field[2][7];
+
+        ret->refused = strncmp(field[2], "TCP_DENIED", 10) == 0 || strcmp(field[4], "terminate") == 0 ||
+                       (front && field[2][6] == 'P' && strcmp(field[4], "unresolved") != 0);
+        ret->reached = !ret->refused && (strncmp(field[2], "TCP_", 4) == 0 ||
+                                         (front && state && strchr("HDL-", state) && field[2][6] != 'P'));
+        ret->aside = front && !ret->refused && !ret->reached;
         ret->host[0] = 0;
         /* A name or an address as Squid parsed it: nothing else goes into a record. */
         if (strcmp(field[3], "-") != 0 && strlen(field[3]) <= EGRESS_ENTRY_MAX &&
@@ -106,10 +114,11 @@ static Execution *execution_by_address(Relay *r, struct in_addr a) {
 static void audit_take(Relay *r, const AuditLine *l) {
         Execution *x = execution_by_address(r, l->address);
 
-        if (!x || l->aside)
-                return; /* one that ended: its report went without it; or nothing to count */
-        /* A step that decided nothing (a tunnel's peek) is not its connection's last line. */
-        if (l->refused || l->reached || !l->host[0])
+        if (!x)
+                return; /* one that ended: its report went without it */
+        /* A step that decided nothing (a tunnel's peek) is not its connection's last line; the
+         * front's line of a request that never went to its host is, with nothing to count. */
+        if (l->refused || l->reached || l->aside || !l->host[0])
                 pending_drop(x, l->port);
         if (l->refused)
                 x->refused++;

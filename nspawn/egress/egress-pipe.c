@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A sandbox's connection relayed to the egress proxy, byte for byte, from the event loop. Its first
  * byte says where: a C to Squid's port for tunnels (CONNECT; WebDAV's COPY and CHECKOUT go there
- * too, and are refused), anything else to the front (HAProxy), which checks a plain request's Host
- * against its target before Squid sees it. A connection sent the wrong way is refused there, never
+ * too, and are refused), anything else to the front (HAProxy), the proxy of plain HTTP. A
+ * connection sent the wrong way is refused there, never
  * let through: Squid's tunnel port takes nothing but CONNECT, the front no CONNECT. (Peeking at one
  * byte: a socket holding fewer bytes than a longer peek wants stays readable, and the loop would
  * spin until the rest came.) Then each

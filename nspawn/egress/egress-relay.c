@@ -17,9 +17,10 @@
  *                     egress-audit.c), then it closes.
  *
  * Each connection the code opens is accepted here and relayed to the proxy from an address of the
- * execution's own in 127.64.0.0/10, which names it to the proxy: the proxy's helper reads the list
- * written under that address (egress-acl.c). A tunnel (CONNECT) goes to Squid's tunnel port, any
- * other request to the front, HAProxy, which passes the address on to Squid (egress-pipe.c). The
+ * execution's own in 127.64.0.0/10, which names it to the proxies: each reads the list written
+ * under that address (Squid's helper, egress-acl.c; the front's egress-list.lua). A tunnel (CONNECT)
+ * goes to Squid's tunnel port, any other request to the front, HAProxy, the proxy of plain HTTP
+ * (egress-pipe.c). The
  * code never reaches the proxy but through its own socket, so it can neither widen its list nor
  * speak as another execution. */
 #include <arpa/inet.h>

@@ -87,7 +87,7 @@ struct Relay {
         sd_event_source *audit_source;
         int lists_fd; /* the directory of the executions' lists, which the proxy's helper reads */
         struct sockaddr_in proxy; /* Squid's port for tunnels (CONNECT) */
-        struct sockaddr_in front; /* HAProxy's, in front of Squid, for every other request */
+        struct sockaddr_in front; /* HAProxy's, the proxy of every other request */
         unsigned max_connections; /* one execution's connections at once */
         uint64_t rate;            /* bytes a second one execution may relay, both ways; 0: no limit */
         uint32_t next_address;    /* the next of 127.64/10 to try */

@@ -19,11 +19,11 @@ setup_file() {
 teardown() {
     local id
     egress_allow_restore
-    # The operator's exception a test gave the proxy, whatever became of the test.
-    if [ -f "$ALLOW_INWARD_DROPIN" ]; then
-        rm -f "$ALLOW_INWARD_DROPIN"
+    # The operator's exception a test gave the proxies, whatever became of the test.
+    if [ -f "/etc/systemd/system/sandboxd-egress-front.service.d/$ALLOW_INWARD_DROPIN" ]; then
+        rm -f "/etc/systemd/system/"{sandboxd-egress-front,sandboxd-egress-proxy}".service.d/$ALLOW_INWARD_DROPIN"
         in_systemd systemctl daemon-reload
-        in_systemd systemctl restart sandboxd-egress-proxy.service
+        in_systemd systemctl restart sandboxd-egress-front.service sandboxd-egress-proxy.service
     fi
     # The sessions a test made, whatever became of it.
     [ ! -f "$BATS_TEST_TMPDIR/sessions" ] || while read -r id; do
@@ -173,7 +173,7 @@ metadata 403" ]
     [ "$(requests_to 169.254.169.254)" = "$metadata" ]
 }
 
-ALLOW_INWARD_DROPIN=/etc/systemd/system/sandboxd-egress-proxy.service.d/zz-test-allow-inward.conf
+ALLOW_INWARD_DROPIN=zz-test-allow-inward.conf
 
 @test "an address inward the operator names (SANDBOXD_EGRESS_ALLOW_INWARD) is reached by an allowed name, no other" {
     local private metadata both='import urllib.request, urllib.error
@@ -189,10 +189,15 @@ for name in ("private", "metadata"):
 metadata 403" ]
     private=$(requests_to 10.20.30.40)
     metadata=$(requests_to 169.254.169.254)
-    printf '%s\n[Service]\nEnvironment="SANDBOXD_EGRESS_ALLOW_INWARD=10.20.30.0/24, fd00:5b::/64"\n' "$TEST_DROPIN_MARK" >"$ALLOW_INWARD_DROPIN"
+    local u
+    for u in sandboxd-egress-front sandboxd-egress-proxy; do
+        printf '%s\n[Service]\nEnvironment="SANDBOXD_EGRESS_ALLOW_INWARD=10.20.30.0/24, fd00:5b::/64"\n' "$TEST_DROPIN_MARK" \
+            >"/etc/systemd/system/$u.service.d/$ALLOW_INWARD_DROPIN"
+    done
     in_systemd systemctl daemon-reload
-    in_systemd systemctl restart sandboxd-egress-proxy.service
+    in_systemd systemctl restart sandboxd-egress-front.service sandboxd-egress-proxy.service
     proxy_listening
+    poll in_systemd ip netns exec sbxeg-proxy ss -Hltn 'sport = :3131' >/dev/null
     fetch '["private.egress.test", "metadata.egress.test"]' "$both"
     expect_status 200
     [ "$(field .stdout)" = "private 200
