@@ -14,6 +14,9 @@ setup() {
 }
 
 teardown() {
+    if [ -n "${db_mode:-}" ]; then
+        chmod "$db_mode" "$SANDBOXD_DB"
+    fi
     if [ -n "${sql_fd:-}" ]; then
         exec {sql_fd}>&-
     fi
@@ -82,6 +85,27 @@ teardown() {
     sql_fd=
     wait "$lock_pid"
     lock_pid=
+    execute '{"code":"print(\"recovered\")"}'
+    [ "$(field .stdout)" = recovered ]
+}
+
+@test "a database no worker can open: the worker's own 503, not the key check's 500, then recovery" {
+    # Control: answered.
+    execute '{"code":"print(\"before\")"}'
+    [ "$(field .stdout)" = before ]
+    # Workers keep their connections: restarted, they hold none, and must open one at their first
+    # request. The file then refuses them (they run as its owner, without capabilities); the other
+    # services keep the connections they have.
+    in_systemd systemctl restart sandbox-api.service
+    db_mode=$(stat -c %a "$SANDBOXD_DB")
+    chmod 000 "$SANDBOXD_DB"
+    # nginx's key check meets it first, and lets the request go on (auth_request would answer a
+    # 500); its worker, meeting it again, answers in its own words, with no key let in.
+    execute '{"code":"print(1)"}'
+    expect_error 503 "the request database is unavailable: unable to open database file - try again shortly"
+    [ "$(jq -r .STATUS <<<"$(journal_entry "$rid")")" = 503 ]
+    chmod "$db_mode" "$SANDBOXD_DB"
+    db_mode=
     execute '{"code":"print(\"recovered\")"}'
     [ "$(field .stdout)" = recovered ]
 }
