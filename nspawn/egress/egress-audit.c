@@ -26,63 +26,8 @@
 #include "lib/fd-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "nspawn/egress/audit-line.h"
 #include "nspawn/egress/egress-relay.h"
-
-/* One line, split: "ADDRESS PORT STATUS HOST BUMP_MODE". */
-typedef struct AuditLine {
-        struct in_addr address;
-        uint16_t port;
-        bool refused; /* by the proxy's rules: its access control, or a tunnel cut for its SNI */
-        bool reached; /* sent on to the name (Squid's TCP_ statuses but TCP_DENIED) */
-        bool aside;   /* the front's line for a request that never went to its host */
-        char host[EGRESS_ENTRY_MAX + 1]; /* "" when none was read (a connection that asked nothing) */
-} AuditLine;
-
-/* A line of the log into *ret: 0, or -EINVAL for one that is not ours. Pure. */
-static int audit_line_parse(char *line, AuditLine *ret) {
-        char *save = NULL, *field[5];
-        unsigned long port;
-        char *end = NULL;
-        size_t n = 0;
-
-        for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-                /* A line with more fields is none of ours: no field of ours has a space. */
-                if (n == ELEMENTSOF(field))
-                        return -EINVAL;
-                field[n++] = t;
-        }
-        if (n != ELEMENTSOF(field) || inet_pton(AF_INET, field[0], &ret->address) != 1)
-                return -EINVAL;
-        errno = 0;
-        port = strtoul(field[1], &end, 10);
-        if (errno || *end || port == 0 || port > 65535)
-                return -EINVAL;
-        ret->port = (uint16_t) port;
-        /* Squid's (tunnels): TCP_DENIED is its access rules; a tunnel that ended as "terminate":
-         * its SNI named another host; another TCP_ status went on to the name; NONE_ is a step that
-         * decided nothing (a tunnel's peek, a refusal's error page). The front's (plain HTTP,
-         * haproxy.cfg.in), FRONT_ and HAProxy's termination state: P first, HAProxy refused it (its
-         * rules or its parser), but for a name the resolver did not answer ("unresolved", a
-         * failure); H, D, L or - second, the request went to the host; anything else, the client
-         * went or timed out before it did. */
-        bool front = strncmp(field[2], "FRONT_", 6) == 0;
-        char state = '\0';
-
-        if (front && strlen(field[2]) >= 8)
-                state = field[2][7];
-
-        ret->refused = strncmp(field[2], "TCP_DENIED", 10) == 0 || strcmp(field[4], "terminate") == 0 ||
-                       (front && field[2][6] == 'P' && strcmp(field[4], "unresolved") != 0);
-        ret->reached = !ret->refused && (strncmp(field[2], "TCP_", 4) == 0 ||
-                                         (front && state && strchr("HDL-", state) && field[2][6] != 'P'));
-        ret->aside = front && !ret->refused && !ret->reached;
-        ret->host[0] = 0;
-        /* A name or an address as Squid parsed it: nothing else goes into a record. */
-        if (strcmp(field[3], "-") != 0 && strlen(field[3]) <= EGRESS_ENTRY_MAX &&
-            strspn(field[3], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]") == strlen(field[3]))
-                memcpy(ret->host, field[3], strlen(field[3]) + 1);
-        return 0;
-}
 
 /* name into the set, unless it is there; one past AUDIT_NAMES_MAX is counted in *dropped, so
  * that a record says it is not whole. */

@@ -60,7 +60,12 @@ core.register_action("sandboxd_egress_check", { "http-req" }, function(txn)
     if port == 0 then
         port = 80
     end
-    if not client or not name or not client:find("^127%.[0-9.]+$") or not name_valid(name) then
+    if not name or not name_valid(name) then
+        return
+    end
+    -- The name logged (haproxy.cfg.in's log-format): only a well-formed one.
+    txn:set_var("txn.name", name)
+    if not client or not client:find("^127%.[0-9.]+$") then
         return
     end
     local f = io.open(lists .. "/" .. client, "r")

@@ -176,19 +176,22 @@ metadata 403" ]
 ALLOW_INWARD_DROPIN=zz-test-allow-inward.conf
 
 @test "an address inward the operator names (SANDBOXD_EGRESS_ALLOW_INWARD) is reached by an allowed name, no other" {
-    local private metadata both='import urllib.request, urllib.error
-for name in ("private", "metadata"):
+    local private metadata sixtofour both='import urllib.request, urllib.error
+for name in ("private", "metadata", "sixtofour"):
     try:
         print(name, urllib.request.urlopen("http://%s.egress.test/" % name, timeout=10).status)
     except urllib.error.HTTPError as e:
         print(name, e.code)'
-    # Control: without the setting, both are refused (the test above shows why).
-    fetch '["private.egress.test", "metadata.egress.test"]' "$both"
+    # Control: without the setting, all are refused (the test above shows why; the last is a 6to4
+    # address, which embeds the private one).
+    fetch '["private.egress.test", "metadata.egress.test", "sixtofour.egress.test"]' "$both"
     expect_status 200
     [ "$(field .stdout)" = "private 403
-metadata 403" ]
+metadata 403
+sixtofour 403" ]
     private=$(requests_to 10.20.30.40)
     metadata=$(requests_to 169.254.169.254)
+    sixtofour=$(requests_to 2002:a14:1e28::1)
     local u
     for u in sandboxd-egress-front sandboxd-egress-proxy; do
         printf '%s\n[Service]\nEnvironment="SANDBOXD_EGRESS_ALLOW_INWARD=10.20.30.0/24, fd00:5b::/64"\n' "$TEST_DROPIN_MARK" \
@@ -198,12 +201,15 @@ metadata 403" ]
     in_systemd systemctl restart sandboxd-egress-front.service sandboxd-egress-proxy.service
     proxy_listening
     poll in_systemd ip netns exec sbxeg-proxy ss -Hltn 'sport = :3131' >/dev/null
-    fetch '["private.egress.test", "metadata.egress.test"]' "$both"
+    # The 6to4 address leads elsewhere than the IPv4 one it embeds: never excepted by it.
+    fetch '["private.egress.test", "metadata.egress.test", "sixtofour.egress.test"]' "$both"
     expect_status 200
     [ "$(field .stdout)" = "private 200
-metadata 403" ]
+metadata 403
+sixtofour 403" ]
     [ "$(requests_to 10.20.30.40)" = $((private + 1)) ]
     [ "$(requests_to 169.254.169.254)" = "$metadata" ]
+    [ "$(requests_to 2002:a14:1e28::1)" = "$sixtofour" ]
     # Still only a name the list allows: the address itself is no name.
     fetch '["private.egress.test"]' 'import urllib.request, urllib.error
 try:

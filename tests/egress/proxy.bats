@@ -194,19 +194,47 @@ requests_to() {
     [ "$output" = "hello from 10.20.30.40" ]
     run ip netns exec sbxeg-proxy curl -sS -m 5 http://169.254.169.254/
     [ "$output" = "hello from 169.254.169.254" ]
-    local private metadata
+    run ip netns exec sbxeg-proxy curl -sS -m 5 -g 'http://[2002:a14:1e28::1]/'
+    [ "$output" = "hello from 2002:a14:1e28::1" ]
+    local private metadata sixtofour
     private=$(requests_to 10.20.30.40)
     metadata=$(requests_to 169.254.169.254)
-    allow private.egress.test metadata.egress.test
+    sixtofour=$(requests_to 2002:a14:1e28::1)
+    allow private.egress.test metadata.egress.test sixtofour.egress.test
     get http://private.egress.test/
     [ "$status_code" = 403 ]
     get http://metadata.egress.test/
+    [ "$status_code" = 403 ]
+    # An IPv6 address that embeds a private IPv4 one (6to4).
+    get http://sixtofour.egress.test/
     [ "$status_code" = 403 ]
     # By address: no name, no list covers it.
     get http://169.254.169.254/
     [ "$status_code" = 403 ]
     [ "$(requests_to 10.20.30.40)" = "$private" ]
     [ "$(requests_to 169.254.169.254)" = "$metadata" ]
+    [ "$(requests_to 2002:a14:1e28::1)" = "$sixtofour" ]
+}
+
+@test "the front's odd requests: a URL with no path is taken, one with no host and a port past 65535 are not" {
+    local seen
+    allow www.egress.test
+    seen=$(requests_to 192.0.2.10)
+    # Control: "http://host" with no path, as urllib sends it through a proxy, reaches "/".
+    raw_front 'GET http://www.egress.test HTTP/1.1\r\nHost: www.egress.test\r\nConnection: close\r\n\r\n'
+    [ "$status_code" = 200 ]
+    [ "$(requests_to 192.0.2.10)" = $((seen + 1)) ]
+    run tail -n 1 "$EG/net/http-192.0.2.10.log"
+    [[ $output == *'"GET / HTTP/1.1" 200'* ]]
+    # No authority (HAProxy would take any Host with it); a port written past 65535 (HAProxy reads
+    # 4294967376 as 80) or 0: 400, and nothing reaches the host.
+    raw_front 'GET http:///index.html HTTP/1.1\r\nHost: www.egress.test\r\nConnection: close\r\n\r\n'
+    [ "$status_code" = 400 ]
+    raw_front 'GET http://www.egress.test:4294967376/ HTTP/1.1\r\nHost: www.egress.test:4294967376\r\nConnection: close\r\n\r\n'
+    [ "$status_code" = 400 ]
+    raw_front 'GET http://www.egress.test:0/ HTTP/1.1\r\nHost: www.egress.test:0\r\nConnection: close\r\n\r\n'
+    [ "$status_code" = 400 ]
+    [ "$(requests_to 192.0.2.10)" = $((seen + 1)) ]
 }
 
 @test "a tunnel whose TLS SNI names another host is cut" {
