@@ -441,8 +441,9 @@ test: deps
 	DEB_BUILD_OPTIONS=nocheck $(MAKE) test-deb
 
 # The egress chain on its own (tests/egress/proxy.bats): Debian's Squid with sandboxd's squid.conf
-# and helper, and the relay, in network namespaces the suite makes, with hosts of its own for every
-# address it names. Some 15 seconds; no stack needed.
+# and helper for tunnels, Debian's HAProxy with sandboxd's haproxy.cfg for plain HTTP, and the
+# relay, in network namespaces the suite makes, with hosts of its own for every address it names.
+# Some 20 seconds; no stack needed.
 .PHONY: test-egress-proxy
 test-egress-proxy: $(BUILD)/sandboxd-egress-acl $(BUILD)/sandboxd-egress
 	BUILD=$(BUILD) bats tests/egress/proxy.bats

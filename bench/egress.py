@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Section K of bench/run: egress by name (README, "Network: egress by name"), against the test
-internet that tests/egress/stack points the stack's relay and Squid at (hosts of its own in network
-namespaces: nothing leaves the machine).
+internet that tests/egress/stack points the stack's relay and proxies at (hosts of its own in
+network namespaces: nothing leaves the machine).
 
   K1 an execution that asks for network (so its sandbox gets its proxy socket, the relay a list and
      the code its environment) but opens no connection, next to the same execution without network,
      interleaved, back to back and then 50 ms apart: the medians and their difference (target: at
      most 1 ms more)
   K2 10 MiB over HTTP and over HTTPS from the test host, by curl and by Python's urllib: from
-     inside a sandbox through the runner's socket, the relay and Squid (each client times its own
+     inside a sandbox through the runner's socket, the relay and the proxy (HAProxy for plain HTTP,
+     Squid for a tunnel; each client times its own
      download), next to the same client in the proxy's namespace straight to the host; medians and
      the speed ratios (target: curl in a sandbox at least 0.5 of curl's speed straight)
 
 Usage: bench/egress.py [--url URL] [-n N]; bench/run runs it with --egress. Needs root, the stack up
-with egress installed (Squid), and sandboxd-host. Exit status 1 when an execution fails.
+with egress installed (Squid and HAProxy), and sandboxd-host. Exit status 1 when an execution fails.
 """
 import argparse
 import http.client
@@ -63,7 +64,7 @@ def ms(x):
 
 def k2(url, host, state, scheme):
     """9 downloads of 10 MiB over scheme each way: inside a sandbox by curl and by urllib (through the
-    relay and Squid; over HTTPS a tunnel, the test CA trusted through the operator's bundle that
+    relay and HAProxy; over HTTPS Squid's tunnel, the test CA trusted through the operator's bundle that
     tests/egress/stack installs), by curl and by the same urllib in the proxy's namespace, straight
     to the host."""
     inside, inside_curl, curl, bare = [], [], [], []

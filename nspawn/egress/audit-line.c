@@ -44,7 +44,7 @@ int audit_line_parse(char *line, AuditLine *ret) {
         ret->reached = !ret->refused && (went || strncmp(field[2], "TCP_", 4) == 0);
         ret->aside = front && !ret->refused && !ret->reached;
         ret->host[0] = 0;
-        /* A name or an address as Squid parsed it: nothing else goes into a record. */
+        /* A name or an address as a proxy parsed it: nothing else goes into a record. */
         if (strcmp(field[3], "-") != 0 && strlen(field[3]) <= EGRESS_ENTRY_MAX &&
             strspn(field[3], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]") == strlen(field[3]))
                 memcpy(ret->host, field[3], strlen(field[3]) + 1);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxd-egress-acl: Squid's external ACL helper for egress by name (squid.conf's
- * "external_acl_type sandboxd_egress"). Squid asks it about every request a sandbox's code sends
- * through the proxy, before it resolves or connects anything, and again once it has peeked at a
- * tunnel's TLS client hello; the helper says OK or ERR. It decides by name only: which addresses a
+ * "external_acl_type sandboxd_egress"). Squid asks it about every tunnel (CONNECT) a sandbox's code
+ * opens through it, before it resolves or connects anything, and again once it has peeked at the
+ * tunnel's TLS client hello; the helper says OK or ERR. (Plain HTTP is the front's, HAProxy's,
+ * which decides by the same rule in egress-list.lua.) It decides by name only: which addresses a
  * name resolves to is Squid's own check, after resolution (squid.conf's "inward" ACL).
  *
  * Each line Squid writes (concurrency on, so each starts with its channel):
@@ -18,9 +19,9 @@
  *   CHANNEL ERR message=WHY log=NAME:PORT
  *
  * A request is let through when its host is a name its execution's list covers, at its port; a
- * tunnel (CONNECT) whose TLS SNI names another host is not. (A plain request's Host header is
- * checked too, but Squid has replaced it with the URL's host before it asks.) Everything else, an
- * unknown client above all, is refused. */
+ * tunnel (CONNECT) whose TLS SNI names another host is not. (A Host header is checked too, should
+ * a plain request ever come: Squid has replaced it with the URL's host before it asks.) Everything
+ * else, an unknown client above all, is refused. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

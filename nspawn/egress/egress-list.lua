@@ -15,7 +15,9 @@
 local lists = nil
 
 -- Whether name is a host name as lib/egress.c's name_valid() takes one: labels of 1 to 63 letters,
--- digits and '-' (not at either end), at least two, the last not all digits (no address).
+-- digits and '-' (not at either end), at least two, the last not all digits (no address). The C
+-- also refuses what inet_aton() reads as an address ("1.0x1"); no list holds such a name, so no
+-- entry covers one here either.
 local function name_valid(name)
     if #name == 0 or #name > 253 or not name:find("^[a-z0-9.-]+$") then
         return false

@@ -85,7 +85,7 @@ struct Relay {
         sd_event_source *listen_source;
         int audit_fd; /* the proxy's access log comes here (UDP, SANDBOXD_EGRESS_AUDIT); -1: none */
         sd_event_source *audit_source;
-        int lists_fd; /* the directory of the executions' lists, which the proxy's helper reads */
+        int lists_fd;             /* the directory of the executions' lists, which both proxies read */
         struct sockaddr_in proxy; /* Squid's port for tunnels (CONNECT) */
         struct sockaddr_in front; /* HAProxy's, the proxy of every other request */
         unsigned max_connections; /* one execution's connections at once */

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # Egress by name, whole (README, "Network: egress by name"): an execution that asks for network
-# reaches its names through the runner's socket in its sandbox, the relay and Squid, and nothing
-# else. The "internet" is tests/egress/net's: hosts in network namespaces of the test's own, and
-# the relay and Squid run in the one whose only routes lead there (tests/egress/stack), so that
+# reaches its names through the runner's socket in its sandbox, the relay and a proxy (HAProxy for
+# plain HTTP, Squid for HTTPS), and nothing else. The "internet" is tests/egress/net's: hosts in
+# network namespaces of the test's own, and the relay and the proxies run in the one whose only
+# routes lead there (tests/egress/stack), so that
 # every address a test names, the refused ones too, is one of those hosts'.
 
 # shellcheck source=tests/bats/helpers.bash
@@ -192,6 +193,15 @@ sixtofour 403" ]
     private=$(requests_to 10.20.30.40)
     metadata=$(requests_to 169.254.169.254)
     sixtofour=$(requests_to 2002:a14:1e28::1)
+    # Over HTTPS (Squid's half of the setting): refused too, as yet.
+    local tls='import urllib.request
+try:
+    print(urllib.request.urlopen("https://private.egress.test/index.html", timeout=10).read().decode().strip())
+except Exception:
+    print("refused")'
+    fetch '["private.egress.test"]' "$tls"
+    expect_status 200
+    [ "$(field .stdout)" = refused ]
     local u
     for u in sandboxd-egress-front sandboxd-egress-proxy; do
         printf '%s\n[Service]\nEnvironment="SANDBOXD_EGRESS_ALLOW_INWARD=10.20.30.0/24, fd00:5b::/64"\n' "$TEST_DROPIN_MARK" \
@@ -210,6 +220,9 @@ sixtofour 403" ]
     [ "$(requests_to 10.20.30.40)" = $((private + 1)) ]
     [ "$(requests_to 169.254.169.254)" = "$metadata" ]
     [ "$(requests_to 2002:a14:1e28::1)" = "$sixtofour" ]
+    fetch '["private.egress.test"]' "$tls"
+    expect_status 200
+    [ "$(field .stdout)" = "hello from 10.20.30.40" ]
     # Still only a name the list allows: the address itself is no name.
     fetch '["private.egress.test"]' 'import urllib.request, urllib.error
 try:

@@ -214,6 +214,18 @@ requests_to() {
     [ "$(requests_to 10.20.30.40)" = "$private" ]
     [ "$(requests_to 169.254.169.254)" = "$metadata" ]
     [ "$(requests_to 2002:a14:1e28::1)" = "$sixtofour" ]
+    # Over HTTPS, Squid's refusals: each host answers straight (control), never through a tunnel.
+    local name addr
+    for name in private:10.20.30.40 metadata:169.254.169.254; do
+        addr=${name#*:}
+        name=${name%%:*}.egress.test
+        run ip netns exec sbxeg-proxy curl -sS -m 5 --cacert "$EG/net/ca.pem" --resolve "$name:443:$addr" "https://$name/index.html"
+        [ "$output" = "hello from $addr" ]
+        get "https://$name/index.html"
+        [ "$status_code" != 200 ]
+        [[ $out != *"hello from"* ]]
+        grep -q "TCP_DENIED/[0-9]* [0-9]* CONNECT $name:443" "$EG/run/access.log"
+    done
 }
 
 @test "the front's odd requests: a URL with no path is taken, one with no host and a port past 65535 are not" {
@@ -317,6 +329,13 @@ requests_to() {
     get http://self.egress.test/
     [ "$status_code" = 403 ]
     [ "$(requests_to 192.0.2.99)" = "$before" ]
+    # Over HTTPS, Squid's refusal: the host answers straight (control), never through a tunnel.
+    run ip netns exec sbxeg-proxy curl -sS -m 5 --cacert "$EG/net/ca.pem" --resolve self.egress.test:443:192.0.2.99 https://self.egress.test/index.html
+    [ "$output" = "hello from 192.0.2.99" ]
+    get https://self.egress.test/index.html
+    [ "$status_code" != 200 ]
+    [[ $out != *"hello from"* ]]
+    grep -q "TCP_DENIED/[0-9]* [0-9]* CONNECT self.egress.test:443" "$EG/run/access.log"
 }
 
 @test "the proxies' management interfaces and other protocols are refused" {
@@ -332,7 +351,7 @@ requests_to() {
     [ "$(requests_to 192.0.2.10)" = $((seen + 1)) ]
     get_via http://127.0.0.1:3128 http://www.egress.test/squid-internal-mgr/menu
     [ "$status_code" = 403 ]
-    # The proxies by their own addresses: no name, refused.
+    # A URL naming a proxy's own address (through the front): no name, refused.
     get http://127.0.0.1:3128/squid-internal-mgr/info
     [ "$status_code" = 403 ]
     get http://127.0.0.1:3131/
