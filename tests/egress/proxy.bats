@@ -120,6 +120,18 @@ requests_to() {
     grep -c '"GET ' "$EG/net/http-$1.log" || true
 }
 
+# tunnel_refused NAME ADDR: NAME, on the list, resolves to ADDR, whose host answers HTTPS straight
+# from the proxy's namespace (the control), and never through a tunnel: Squid refuses it by its
+# rules (its log says so).
+tunnel_refused() {
+    run ip netns exec sbxeg-proxy curl -sS -m 5 --cacert "$EG/net/ca.pem" --resolve "$1:443:$2" "https://$1/index.html"
+    [ "$output" = "hello from $2" ]
+    get "https://$1/index.html"
+    [ "$status_code" != 200 ]
+    [[ $out != *"hello from"* ]]
+    grep -q "TCP_DENIED/[0-9]* [0-9]* CONNECT $1:443" "$EG/run/access.log"
+}
+
 @test "an allowed name works over HTTP and HTTPS; a name not on the list is refused" {
     allow www.egress.test
     get http://www.egress.test/index.html
@@ -214,18 +226,9 @@ requests_to() {
     [ "$(requests_to 10.20.30.40)" = "$private" ]
     [ "$(requests_to 169.254.169.254)" = "$metadata" ]
     [ "$(requests_to 2002:a14:1e28::1)" = "$sixtofour" ]
-    # Over HTTPS, Squid's refusals: each host answers straight (control), never through a tunnel.
-    local name addr
-    for name in private:10.20.30.40 metadata:169.254.169.254; do
-        addr=${name#*:}
-        name=${name%%:*}.egress.test
-        run ip netns exec sbxeg-proxy curl -sS -m 5 --cacert "$EG/net/ca.pem" --resolve "$name:443:$addr" "https://$name/index.html"
-        [ "$output" = "hello from $addr" ]
-        get "https://$name/index.html"
-        [ "$status_code" != 200 ]
-        [[ $out != *"hello from"* ]]
-        grep -q "TCP_DENIED/[0-9]* [0-9]* CONNECT $name:443" "$EG/run/access.log"
-    done
+    # Over HTTPS, Squid's refusals.
+    tunnel_refused private.egress.test 10.20.30.40
+    tunnel_refused metadata.egress.test 169.254.169.254
 }
 
 @test "the front's odd requests: a URL with no path is taken, one with no host and a port past 65535 are not" {
@@ -329,13 +332,8 @@ requests_to() {
     get http://self.egress.test/
     [ "$status_code" = 403 ]
     [ "$(requests_to 192.0.2.99)" = "$before" ]
-    # Over HTTPS, Squid's refusal: the host answers straight (control), never through a tunnel.
-    run ip netns exec sbxeg-proxy curl -sS -m 5 --cacert "$EG/net/ca.pem" --resolve self.egress.test:443:192.0.2.99 https://self.egress.test/index.html
-    [ "$output" = "hello from 192.0.2.99" ]
-    get https://self.egress.test/index.html
-    [ "$status_code" != 200 ]
-    [[ $out != *"hello from"* ]]
-    grep -q "TCP_DENIED/[0-9]* [0-9]* CONNECT self.egress.test:443" "$EG/run/access.log"
+    # Over HTTPS, Squid's refusal.
+    tunnel_refused self.egress.test 192.0.2.99
 }
 
 @test "the proxies' management interfaces and other protocols are refused" {
