@@ -92,7 +92,7 @@ EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c nspawn/egress/egre
 MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/usage-record.c lib/json-util.c \
                cluster/logs-ask.c lib/journal-entry.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
                lib/utf8.c lib/fd-util.c lib/log.c lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
-WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c cluster/member-record.c lib/json-util.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
+WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c lib/socket-util.c cluster/member-record.c lib/json-util.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
                lib/fd-util.c lib/log.c lib/time-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
 CTL_SRCS    := $(wildcard ctl/*.c) lib/journal-entry.c cluster/logs-ask.c cluster/etcd.c cluster/member-record.c cluster/key-record.c lib/json-util.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
@@ -134,6 +134,8 @@ $(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c lib/json-
 $(BUILD)/tests/test-key-record:  $(call objs,cluster/key-record.c lib/json-util.c)
 $(BUILD)/tests/test-session-record: $(call objs,cluster/session-record.c lib/json-util.c nspawn/unit-name.c)
 $(BUILD)/tests/test-usage-record: $(call objs,cluster/usage-record.c lib/json-util.c)
+$(BUILD)/tests/test-haproxy-cli:  $(call objs,cluster/haproxy-cli.c lib/fd-util.c lib/socket-util.c lib/error.c lib/utf8.c)
+$(BUILD)/tests/test-socket-util:  $(call objs,lib/socket-util.c)
 $(BUILD)/tests/test-logs-ask:    $(call objs,cluster/logs-ask.c lib/journal-entry.c lib/time-util.c lib/utf8.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
