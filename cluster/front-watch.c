@@ -315,24 +315,19 @@ static void haproxy_read(Front *f) {
                 log_warning("Front: %s", error_message(&err, -EIO));
                 return;
         }
-        /* "be_id be_name srv_id srv_name srv_addr ... srv_port(19th) ... srv_agent_addr srv_agent_port" */
         for (line = strtok_r(out, "\n", &save); line && f->n < MEMBERS_MAX; line = strtok_r(NULL, "\n", &save)) {
-                char name[MEMBER_NAME_MAX + 8], addr[64], fqdn[256], agent[64];
-                unsigned port, agent_port;
+                HaproxyServerState st;
                 Entry *e;
 
-                if (line[0] == '#' ||
-                    sscanf(line, "%*d %*s %*d %24s %63s %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %255s %u %*s %*d %*d %*s %63s %u", name,
-                           addr, fqdn, &port, agent, &agent_port) != 6 ||
-                    !member_name_valid(name))
+                if (haproxy_server_state_parse(line, &st) < 0 || !member_name_valid(st.name))
                         continue;
                 e = &f->entries[f->n++];
                 /* Not settled: whatever state an earlier watcher left it in (maintenance, after a
                  * removal its connections outlived), member_apply() sets the record's again. */
-                *e = (Entry){.port = port, .agent_port = agent_port};
-                memcpy(e->rec.name, name, strlen(name) + 1); /* member_name_valid(): it fits */
-                (void) snprintf(e->ip, sizeof(e->ip), "%s", addr);
-                (void) snprintf(e->agent_ip, sizeof(e->agent_ip), "%s", agent);
+                *e = (Entry){.port = st.port, .agent_port = st.agent_port};
+                memcpy(e->rec.name, st.name, strlen(st.name) + 1); /* member_name_valid(): it fits */
+                (void) snprintf(e->ip, sizeof(e->ip), "%s", st.addr);
+                (void) snprintf(e->agent_ip, sizeof(e->agent_ip), "%s", st.agent_addr);
         }
 }
 
