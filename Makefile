@@ -66,9 +66,9 @@ FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/req
                nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c lib/api-key.c lib/json-util.c lib/language.c \
-               cluster/member-record.c cluster/session-record.c
+               cluster/member-record.c cluster/session-record.c lib/socket-util.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
-BROKER_SRCS := nspawn/broker/broker.c lib/listen-util.c nspawn/broker/broker-bus.c nspawn/broker/broker-spec.c nspawn/broker/broker-machine.c \
+BROKER_SRCS := nspawn/broker/broker.c lib/listen-util.c lib/socket-util.c nspawn/broker/broker-bus.c nspawn/broker/broker-spec.c nspawn/broker/broker-machine.c \
                nspawn/broker/broker-tool.c nspawn/broker/broker-session.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
@@ -85,17 +85,17 @@ ZYGOTE_SRCS := nspawn/runner/zygote.c nspawn/runner/zygote-python.c lib/fd-util.
 EGRESS_ACL_SRCS := nspawn/egress/egress-acl.c lib/egress.c lib/fd-util.c
 # sandboxd-egress: the relay between sandboxes and the egress proxy (user sandboxd); libc,
 # libsystemd and json-c.
-EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c nspawn/egress/egress-pipe.c nspawn/egress/egress-audit.c nspawn/egress/audit-line.c lib/egress.c lib/fd-util.c lib/time-util.c lib/log.c lib/error.c lib/utf8.c
+EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c lib/socket-util.c lib/env-file.c nspawn/egress/egress-pipe.c nspawn/egress/egress-audit.c nspawn/egress/audit-line.c lib/egress.c lib/fd-util.c lib/time-util.c lib/log.c lib/error.c lib/utf8.c
 # sandboxd-member: a host's part in a cluster (user sandboxd): its record in etcd, the front's agent
 # check; libsystemd, json-c, sqlite and libcurl. sandboxd-front-watch: the front's, etcd's members
 # into HAProxy; json-c and libcurl.
-MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/usage-record.c lib/json-util.c \
+MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/follow.c lib/backoff.c lib/socket-util.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/usage-record.c lib/json-util.c \
                cluster/logs-ask.c lib/journal-entry.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
                lib/utf8.c lib/fd-util.c lib/log.c lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
-WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c lib/socket-util.c cluster/member-record.c lib/json-util.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
+WATCH_SRCS  := cluster/front-watch.c cluster/follow.c lib/backoff.c lib/env-file.c cluster/haproxy-cli.c lib/socket-util.c cluster/member-record.c lib/json-util.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
                lib/fd-util.c lib/log.c lib/time-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/journal-entry.c cluster/logs-ask.c cluster/etcd.c cluster/member-record.c cluster/key-record.c lib/json-util.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
+CTL_SRCS    := $(wildcard ctl/*.c) lib/journal-entry.c cluster/logs-ask.c cluster/etcd.c cluster/member-record.c lib/socket-util.c cluster/key-record.c lib/json-util.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS) $(EGRESS_SRCS) $(MEMBER_SRCS) $(WATCH_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl sandboxd-egress \
@@ -130,12 +130,14 @@ $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/error-count.c)
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-etcd:         $(call objs,cluster/etcd.c lib/b64.c lib/error.c lib/utf8.c)
-$(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c lib/json-util.c nspawn/unit-name.c)
+$(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c lib/socket-util.c lib/json-util.c nspawn/unit-name.c)
 $(BUILD)/tests/test-key-record:  $(call objs,cluster/key-record.c lib/json-util.c)
 $(BUILD)/tests/test-session-record: $(call objs,cluster/session-record.c lib/json-util.c nspawn/unit-name.c)
 $(BUILD)/tests/test-usage-record: $(call objs,cluster/usage-record.c lib/json-util.c)
 $(BUILD)/tests/test-haproxy-cli:  $(call objs,cluster/haproxy-cli.c lib/fd-util.c lib/socket-util.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-socket-util:  $(call objs,lib/socket-util.c)
+$(BUILD)/tests/test-backoff:     $(call objs,lib/backoff.c)
+$(BUILD)/tests/test-follow:      $(call objs,cluster/follow.c lib/backoff.c)
 $(BUILD)/tests/test-logs-ask:    $(call objs,cluster/logs-ask.c lib/journal-entry.c lib/time-util.c lib/utf8.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
@@ -199,7 +201,7 @@ $(BUILD)/sandboxd-member: $(call objs,$(MEMBER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcurl 2>/dev/null) -pthread
 
 $(BUILD)/sandboxd-front-watch: $(call objs,$(WATCH_SRCS))
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c libcurl 2>/dev/null)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c libcurl 2>/dev/null) -pthread
 
 $(BUILD)/sandboxd-egress-acl: $(call objs,$(EGRESS_ACL_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^
