@@ -89,7 +89,7 @@ EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c lib/socket-util.c 
 # sandboxd-member: a host's part in a cluster (user sandboxd): its record in etcd, the front's agent
 # check; libsystemd, json-c, sqlite and libcurl. sandboxd-front-watch: the front's, etcd's members
 # into HAProxy; json-c and libcurl.
-MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/follow.c lib/backoff.c lib/socket-util.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/usage-record.c lib/json-util.c \
+MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/follow.c lib/backoff.c lib/socket-util.c cluster/member-record.c cluster/key-record.c cluster/session-record.c lib/usage-record.c lib/json-util.c \
                cluster/logs-ask.c lib/journal-entry.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
                lib/utf8.c lib/fd-util.c lib/log.c lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 WATCH_SRCS  := cluster/front-watch.c cluster/follow.c lib/backoff.c lib/env-file.c cluster/haproxy-cli.c lib/socket-util.c cluster/member-record.c lib/json-util.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
@@ -133,7 +133,7 @@ $(BUILD)/tests/test-etcd:         $(call objs,cluster/etcd.c lib/b64.c lib/error
 $(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c lib/socket-util.c lib/json-util.c nspawn/unit-name.c)
 $(BUILD)/tests/test-key-record:  $(call objs,cluster/key-record.c lib/json-util.c)
 $(BUILD)/tests/test-session-record: $(call objs,cluster/session-record.c lib/json-util.c nspawn/unit-name.c)
-$(BUILD)/tests/test-usage-record: $(call objs,cluster/usage-record.c lib/json-util.c)
+$(BUILD)/tests/test-usage-record: $(call objs,lib/usage-record.c lib/json-util.c)
 $(BUILD)/tests/test-haproxy-cli:  $(call objs,cluster/haproxy-cli.c lib/fd-util.c lib/socket-util.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-socket-util:  $(call objs,lib/socket-util.c)
 $(BUILD)/tests/test-backoff:     $(call objs,lib/backoff.c)

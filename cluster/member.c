@@ -33,7 +33,6 @@
 #include "cluster/member-record.h"
 #include "cluster/mirror.h"
 #include "cluster/session-record.h"
-#include "cluster/usage-record.h"
 #include "db/cluster-db.h"
 #include "db/db.h"
 #include "db/pool-db.h"
@@ -45,6 +44,7 @@
 #include "lib/signal-util.h"
 #include "lib/socket-util.h"
 #include "lib/time-util.h"
+#include "lib/usage-record.h"
 #include "nspawn/pool/poold-proto.h"
 
 /* etcd ends the record this long after the member's last renewal: the front's own health check
@@ -251,7 +251,7 @@ static char *sessions_now(Member *m, sqlite3 *db) {
         return session_record_format(list, n);
 }
 
-/* The member's use of each key as the others add it to theirs (cluster/usage-record.h); NULL when
+/* The member's use of each key as the others add it to theirs (lib/usage-record.h); NULL when
  * sqlite cannot be read. */
 static char *usage_now(sqlite3 *db) {
         cleanup_free UsageRow *rows = NULL;

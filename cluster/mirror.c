@@ -23,7 +23,6 @@
 #include "cluster/member-record.h"
 #include "cluster/mirror.h"
 #include "cluster/session-record.h"
-#include "cluster/usage-record.h"
 #include "db/cluster-db.h"
 #include "db/db.h"
 #include "db/keys.h"
@@ -32,6 +31,7 @@
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
+#include "lib/usage-record.h"
 
 #define MIRROR_PREFIX "/sandboxd/"
 

@@ -320,7 +320,7 @@ CREATE TABLE cluster_sessions (
     record TEXT NOT NULL
 );
 -- step 19
--- What the other members' requests and sessions use of each API key (cluster/usage-record.h), so
+-- What the other members' requests and sessions use of each API key (lib/usage-record.h), so
 -- that a key's quotas hold across the cluster: mirrored by sandboxd-member, added by the quota
 -- checks to this member's own. kind: 'in_flight' (end_ms 0), 'exec' (rated work in the second
 -- that ends at end_ms, unix ms), 'cpu' (CPU ms in the minute that ends at end_ms),

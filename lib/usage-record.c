@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/usage-record.h"
+#include "lib/usage-record.h"
 #include "lib/api-key.h"
 #include "lib/json-util.h"
 #include "lib/macro.h"
