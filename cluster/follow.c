@@ -21,8 +21,8 @@ typedef struct Follow {
         pthread_mutex_t lock;
         pthread_cond_t wake;
         /* Under lock: */
-        bool go;         /* the loop's word to the thread: the next round */
-        uint64_t wait;   /* what the round that ended asks for */
+        bool go;       /* the loop's word to the thread: the next round */
+        uint64_t wait; /* what the round that ended asks for */
 } Follow;
 
 uint64_t follow_round(const FollowOps *ops, void *userdata, Backoff *b, uint64_t random) {
@@ -104,8 +104,13 @@ int follow_start(sd_event *event, const FollowOps *ops, void *userdata) {
 
         if (!f)
                 return -ENOMEM;
-        *f = (Follow){.ops = ops, .userdata = userdata, .done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), .go = true,
-                      .backoff = {.base_usec = FOLLOW_RETRY_BASE_USEC, .cap_usec = FOLLOW_RETRY_MAX_USEC}};
+        *f = (Follow){
+                .ops = ops,
+                .userdata = userdata,
+                .done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+                .go = true, /* the first round at once */
+                .backoff = {.base_usec = FOLLOW_RETRY_BASE_USEC, .cap_usec = FOLLOW_RETRY_MAX_USEC},
+        };
         if (f->done_fd < 0) {
                 free(f);
                 return -errno;

@@ -25,9 +25,9 @@ typedef struct FollowOps {
 } FollowOps;
 
 /* The retries' first and longest waits: etcd back after an outage is followed again within
- * FOLLOW_RETRY_MAX_USEC, and a member that cannot reach it asks at most every 5 s or so. */
-#define FOLLOW_RETRY_BASE_USEC (500 * 1000ULL)
-#define FOLLOW_RETRY_MAX_USEC (10 * 1000 * 1000ULL)
+ * FOLLOW_RETRY_MAX_USEC, and one that cannot reach it asks every 5 to 10 s once it has tried a while. */
+#define FOLLOW_RETRY_BASE_USEC 500000ULL
+#define FOLLOW_RETRY_MAX_USEC 10000000ULL
 
 /* One round: sync, then the watch when sync succeeded. The wait before the next, in µs: none after
  * a watch etcd compacted away from under (-ESTALE) right after a good read, else b's next (reset by a

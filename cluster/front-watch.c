@@ -16,9 +16,9 @@
  * Settings from the environment: SANDBOXD_ETCD (etcd's client URLs), SANDBOXD_FRONT_SOCKET (HAProxy's
  * admin socket) and SANDBOXD_FRONT_DIR (where members.cfg and members.map live). */
 #include <errno.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
