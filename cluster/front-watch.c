@@ -238,13 +238,30 @@ static void map_set(Front *f, const Entry *e) {
 }
 
 /* A member's record, new or changed. */
+/* The numeric addresses of rec: e's when rec names the same as e's record did, else resolved. A
+ * member's record changes with its counts, up to five times a second under load: its addresses
+ * are resolved when they change, not at each of those. */
+static int entry_resolve(const Entry *e, const MemberRecord *rec, Entry *next) {
+        int r;
+
+        if (e && e->rec.address[0] && strcmp(e->rec.address, rec->address) == 0 && strcmp(e->rec.agent, rec->agent) == 0) {
+                memcpy(next->ip, e->ip, sizeof(next->ip));
+                memcpy(next->agent_ip, e->agent_ip, sizeof(next->agent_ip));
+                next->port = e->port;
+                next->agent_port = e->agent_port;
+                return 0;
+        }
+        r = resolve(rec->address, next->ip, sizeof(next->ip), &next->port);
+        if (r >= 0)
+                r = resolve(rec->agent, next->agent_ip, sizeof(next->agent_ip), &next->agent_port);
+        return r;
+}
+
 static int member_apply(Front *f, const MemberRecord *rec) {
         Entry *e = entry_find(f, rec->name), next = {.rec = *rec, .seen = true};
         int r;
 
-        r = resolve(rec->address, next.ip, sizeof(next.ip), &next.port);
-        if (r >= 0)
-                r = resolve(rec->agent, next.agent_ip, sizeof(next.agent_ip), &next.agent_port);
+        r = entry_resolve(e, rec, &next);
         if (r < 0) {
                 log_warning("Front: member %s's address %s or %s does not resolve; leaving it out", rec->name, rec->address, rec->agent);
                 return 0;

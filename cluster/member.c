@@ -37,6 +37,7 @@
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/sessions.h"
+#include "lib/backoff.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
 #include "lib/log.h"
@@ -56,6 +57,10 @@
  * etcd write per request would make etcd the cluster's limit. */
 #define PUT_GAP_USEC (200 * USEC_PER_MSEC)
 #define RETRY_USEC (1 * USEC_PER_SEC)
+/* A registration that failed is tried again at a jittered backoff, never longer apart than this:
+ * well inside the lease's time, so that a member is back in the registry soon after etcd is. */
+#define REGISTER_RETRY_BASE_USEC (250 * USEC_PER_MSEC)
+#define REGISTER_RETRY_MAX_USEC (2 * USEC_PER_SEC)
 /* member_drain_path()'s file: present, the member drains; the member sees it come and go at once,
  * through inotify. It survives a restart, as an operator expects of a host taken out for
  * maintenance, until sandboxctl undrain. */
@@ -272,13 +277,15 @@ typedef struct Registration {
         int64_t lease;
         uint64_t next_keepalive, next_put, retry_at;
         bool failing; /* logged once per spell of failures */
+        Backoff backoff;
 } Registration;
 
 static void registration_failed(Registration *g, const char *what, int r, const Error *err) {
         if (!g->failing)
-                (void) log_warning_errno(r, "Member: %s failed, trying again every second: %s", what, error_message(err, r));
+                (void) log_warning_errno(r, "Member: %s failed, trying again within %u s: %s", what,
+                                         (unsigned) (REGISTER_RETRY_MAX_USEC / USEC_PER_SEC), error_message(err, r));
         g->failing = true;
-        g->retry_at = now_usec(CLOCK_MONOTONIC) + RETRY_USEC;
+        g->retry_at = now_usec(CLOCK_MONOTONIC) + backoff_next(&g->backoff, backoff_random());
 }
 
 /* One step of the registrar, lock not held: a lease when there is none, the renewal when due, the
@@ -371,11 +378,12 @@ static void registrar_step(Member *m, Registration *g, bool put, bool put_sessio
                 log_info("Member: registered in etcd again");
         g->failing = false;
         g->retry_at = 0;
+        backoff_reset(&g->backoff);
 }
 
 static void *registrar_run(void *userdata) {
         Member *m = userdata;
-        Registration g = {};
+        Registration g = {.backoff = {.base_usec = REGISTER_RETRY_BASE_USEC, .cap_usec = REGISTER_RETRY_MAX_USEC}};
         Error err = {};
         int r;
 
