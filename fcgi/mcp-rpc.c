@@ -133,6 +133,9 @@ int mcp_message_parse(struct json_object *msg, McpMessage *ret, struct json_obje
         }
         if (!json_object_is_type(method, json_type_string))
                 return error_set(reterr, -EINVAL, "method must be a string");
+        /* Read as C reads it, "tools/list\u0000x" would be tools/list: no method has a NUL. */
+        if (strlen(json_object_get_string(method)) != (size_t) json_object_get_string_len(method))
+                return error_set(reterr, -EINVAL, "method must not contain a NUL");
         if (json_object_object_get_ex(msg, "params", &params) && !json_object_is_type(params, json_type_object))
                 return error_set(reterr, -EINVAL, "params must be an object");
         *ret = (McpMessage){

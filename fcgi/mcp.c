@@ -277,7 +277,9 @@ static void cancel(Exchange *x, struct json_object *params) {
 static int call_params(struct json_object *params, const char **ret_name, struct json_object **ret_args, struct json_object **ret_token) {
         struct json_object *name = NULL, *args = NULL, *meta = NULL, *token = NULL;
 
-        if (!json_object_object_get_ex(params, "name", &name) || !json_object_is_type(name, json_type_string))
+        /* A name with a NUL would be read as the tool before it. */
+        if (!json_object_object_get_ex(params, "name", &name) || !json_object_is_type(name, json_type_string) ||
+            strlen(json_object_get_string(name)) != (size_t) json_object_get_string_len(name))
                 return -EINVAL;
         if (json_object_object_get_ex(params, "arguments", &args) && !json_object_is_type(args, json_type_object) &&
             !json_object_is_type(args, json_type_null))

@@ -100,6 +100,9 @@ static void test_parse(void) {
                 {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", -EINVAL, MCP_REQUEST, NULL, NULL},
                 {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", -EINVAL, MCP_REQUEST, NULL, NULL},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}", -EINVAL, MCP_REQUEST, NULL, "1"},
+                /* A method with a NUL is no method cut at it: never served as "tools/list". */
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\\u0000x\"}", -EINVAL, MCP_REQUEST, NULL, "1"},
+                {"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\\u0000\"}", -EINVAL, MCP_REQUEST, NULL, NULL},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":[]}", -EINVAL, MCP_REQUEST, NULL, "1"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":\"x\"}", -EINVAL, MCP_REQUEST, NULL, "1"},
                 {"[]", -EINVAL, MCP_REQUEST, NULL, NULL},
