@@ -24,6 +24,7 @@
 #include "db/mcp-db.h"
 #include "db/sessions.h"
 #include "fcgi/event-stream.h"
+#include "fcgi/http-accept.h"
 #include "fcgi/machine-claim.h"
 #include "fcgi/mcp-args.h"
 #include "fcgi/mcp-rpc.h"
@@ -293,14 +294,10 @@ static int call_params(struct json_object *params, const char **ret_name, struct
         return 0;
 }
 
-/* Whether the client takes an event stream (it must take both, the transport says; a client that
- * says neither is taken to accept JSON). */
+/* Whether the client takes type (it must take both, the transport says; a client that says
+ * nothing is taken to accept JSON). */
 static bool accepts(const Request *req, const char *type) {
-        const char *a = header(req, "HTTP_ACCEPT");
-
-        if (!a || !a[0] || strstr(a, "*/*"))
-                return true;
-        return strcasestr(a, type) != NULL;
+        return http_accepts(header(req, "HTTP_ACCEPT"), type);
 }
 
 static int tools_call(Exchange *x, const McpMessage *m) {

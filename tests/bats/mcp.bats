@@ -554,6 +554,62 @@ stateless() {
     [ "$ctype" = application/json ]
 }
 
+@test "Accept is read as media ranges with weights: q=0 refuses a type, a wildcard takes it, a longer name is not it" {
+    initialize
+    # Positive control: JSON named, JSON answered.
+    post_accepting application/json "$msid" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
+    expect_status 200
+    [ "$ctype" = application/json ]
+    expect_request_id
+    # JSON refused by name (q=0): the answer comes on the stream the client does take.
+    post_accepting 'application/json;q=0, text/event-stream' "$msid" '{"jsonrpc":"2.0","id":5,"method":"tools/list"}'
+    expect_status 200
+    [ "$ctype" = text/event-stream ]
+    [ "$(sed -n 's/^data: //p' <<<"$body" | jq .id)" = 5 ]
+    post_accepting 'text/*' "$msid" '{"jsonrpc":"2.0","id":6,"method":"tools/list"}'
+    expect_status 200
+    [ "$ctype" = text/event-stream ]
+    # Neither taken: 406, with the request's id and its record.
+    post_accepting 'application/jsonx' "$msid" '{"jsonrpc":"2.0","id":7,"method":"tools/list"}'
+    expect_status 406
+    [ "$(field .error.code)" = -32000 ]
+    expect_request_id
+    [ "$(db "SELECT status FROM requests WHERE request_id = '$rid'")" = 406 ]
+    post_accepting '*/*;q=0' "$msid" '{"jsonrpc":"2.0","id":8,"method":"tools/list"}'
+    expect_status 406
+    journal_entry "$rid" >"$BATS_TEST_TMPDIR/entry"
+    [ "$(jq -r .STATUS "$BATS_TEST_TMPDIR/entry")" = 406 ]
+}
+
+@test "a NUL in a method, a tool's name or a file's path is no name cut at it; file text keeps its NULs" {
+    initialize
+    post "$msid" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    expect_status 200
+    [ "$(field '.result.tools | length')" = 9 ]
+    post "$msid" '{"jsonrpc":"2.0","id":2,"method":"tools/list\u0000x"}'
+    expect_status 400
+    [ "$(rpc_error)" = "-32600 method must not contain a NUL" ]
+    [ "$(field .id)" = 2 ]
+    expect_request_id
+    call runtimes '{}' 3
+    [ "$(field .result.isError)" = false ]
+    post "$msid" '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"runtimes\u0000x","arguments":{}}}'
+    expect_status 200
+    [ "$(field .error.code)" = -32602 ]
+    call session_create '{}'
+    sid=$(field .result.structuredContent.session_id)
+    echo "- $sid" >>"$created"
+    call session_write_file "$(jq -cn --arg s "$sid" '{session_id: $s, path: "nul.txt", content: "a\u0000b"}')"
+    [ "$(field .result.isError)" = false ]
+    [ "$(field .result.structuredContent.size)" = 3 ]
+    curl -s "$SANDBOXD_URL/v1/sessions/$sid/files/nul.txt" -o "$BATS_TEST_TMPDIR/nul.txt"
+    [ "$(od -An -c "$BATS_TEST_TMPDIR/nul.txt" | tr -s ' ')" = " a \0 b" ]
+    call session_write_file "$(jq -cn --arg s "$sid" '{session_id: $s, path: "x.txt\u0000../../y", content: "z"}')"
+    [ "$(rpc_error)" = "-32602 the file path must name a file in the working directory" ]
+    expect_request_id
+    [ "$(db "SELECT count(*) FROM requests WHERE request_id = '$rid' AND status = 200")" = 1 ]
+}
+
 @test "notifications/cancelled stops a session run, by the worker that serves it; the next run says the state was lost" {
     initialize
     call session_create '{}'
