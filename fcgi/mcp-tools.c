@@ -236,11 +236,30 @@ static struct json_object *refusal_result(const ReplyCapture *c) {
         return result_new(TAKE_PTR(s), NULL, true);
 }
 
-/* session_read_file's answer: the file's bytes. */
+/* A file too large to answer in JSON: an error result naming the cap, before any base64 is made. */
+static struct json_object *file_large_result(size_t len) {
+        cleanup_json struct json_object *s = json_object_new_object();
+        char message[sizeof(MSG_MCP_FILE_LARGE) + 32];
+
+        (void) snprintf(message, sizeof(message), MSG_MCP_FILE_LARGE, len, MCP_FILE_MAX_BYTES);
+        if (!s || json_object_object_add(s, "error", json_object_new_string(message)) < 0 ||
+            json_object_object_add(s, "status", json_object_new_int(413)) < 0)
+                return NULL;
+        return result_new(TAKE_PTR(s), NULL, true);
+}
+
+/* session_read_file's answer: the file's bytes, in base64 when they are not text, twice their size
+ * at most as JSON: within MCP_ANSWER_MAX_BYTES for a file of MCP_FILE_MAX_BYTES. */
 static struct json_object *file_result(const ReplyCapture *c, struct json_object *args) {
-        cleanup_json struct json_object *s = json_object_new_object(), *more = json_object_new_array();
+        cleanup_json struct json_object *s = NULL, *more = NULL;
         struct json_object *p = NULL;
-        const char *path, *image = mcp_image_type(c->bytes, c->bytes_len);
+        const char *path, *image;
+
+        if (c->bytes_len > MCP_FILE_MAX_BYTES)
+                return file_large_result(c->bytes_len);
+        s = json_object_new_object();
+        more = json_object_new_array();
+        image = mcp_image_type(c->bytes, c->bytes_len);
 
         (void) json_object_object_get_ex(args, "path", &p);
         path = json_object_get_string(p);

@@ -263,6 +263,53 @@ rpc_error() {
     [ "$(field .error.code)" = -32600 ]
 }
 
+# batch_of N METHOD: a file with a batch of N requests of METHOD (ids 1..N); prints its path.
+batch_of() {
+    local f="$BATS_TEST_TMPDIR/batch-$1.json"
+    jq -cn --argjson n "$1" --arg m "$2" '[range(1; $n + 1) | {jsonrpc: "2.0", id: ., method: $m}]' >"$f"
+    echo "$f"
+}
+
+# The worker processes' resident memory, in KiB, summed.
+workers_rss_kib() {
+    local pid sum=0
+    for pid in $(pgrep -x sandboxd-worker || true); do
+        sum=$((sum + $(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)))
+    done
+    echo "$sum"
+}
+
+@test "a batch holds at most 64 messages: a longer one is refused before it is parsed, and grows no worker" {
+    initialize 2025-03-26
+    # Positive control: 64 tools/list, each answered.
+    post "$msid" "@$(batch_of 64 tools/list)"
+    expect_status 200
+    expect_request_id
+    [ "$(jq length <<<"$body")" = 64 ]
+    [ "$(jq '[.[] | .result.tools | length] | unique' -c <<<"$body")" = '[9]' ]
+    post "$msid" "@$(batch_of 65 ping)"
+    expect_status 400
+    [ "$(rpc_error)" = "-32600 Invalid Request: a batch holds at most 64 messages; send the others in another POST" ]
+    expect_request_id
+    journal_entry "$rid" >"$BATS_TEST_TMPDIR/entry"
+    [ "$(jq -r .STATUS "$BATS_TEST_TMPDIR/entry")" = 400 ]
+    # What was found from outside: 20,000 tools/list in 1 MB made a 118 MB answer and 2.8 GB of
+    # one worker. Now a 400 of a few bytes, and the workers stay as they were (within 64 MiB).
+    before=$(workers_rss_kib)
+    post "$msid" "@$(batch_of 20000 tools/list)"
+    expect_status 400
+    [ "${#body}" -lt 200 ]
+    [ "$(field .error.code)" = -32600 ]
+    after=$(workers_rss_kib)
+    echo "workers' RSS: $before KiB before, $after KiB after" >&3
+    [ "$after" -lt $((before + 65536)) ]
+    # A single message with more values than a body may hold: refused before json-c builds them.
+    jq -cn '{jsonrpc: "2.0", id: 1, method: "ping", params: {x: [range(20000) | {}]}}' >"$BATS_TEST_TMPDIR/values.json"
+    post "$msid" "@$BATS_TEST_TMPDIR/values.json"
+    expect_status 400
+    [ "$(rpc_error)" = "-32600 Invalid Request: a body holds at most 65536 JSON values, 16384 of them arrays or objects" ]
+}
+
 # stateless METHOD PARAMS [CURL ARGS...]: a request of the stateless revision (2026-07-28), its
 # revision in params._meta and the headers that mirror its body, as such a client sends it. Set,
 # hdr_version, hdr_method and hdr_name replace those headers' values ("": the header is left out),
@@ -680,6 +727,28 @@ stateless() {
     # The tool call counted as the REST execution would: REST is refused now too.
     kapi "$token" POST /v1/execute '{"code": "print(3)"}'
     expect_status 429
+}
+
+@test "with API keys: each request of a batch counts against executions-per-minute; those past it are refused with the quota's words" {
+    keys_on
+    new_key batch --executions-per-minute 3
+    initialize 2025-03-26
+    post "$msid" "@$(batch_of 5 tools/list)"
+    expect_status 200
+    expect_request_id
+    [ "$(jq -c '[.[] | .result.tools | length]' <<<"$body")" = '[9,9,9,null,null]' ]
+    [ "$(jq -c '[.[3:][] | .id]' <<<"$body")" = '[4,5]' ]
+    [ "$(jq -r '[.[3:][] | .error.code] | unique | .[]' <<<"$body")" = -32000 ]
+    [[ $(jq -r '.[4].error.message' <<<"$body") == "API key quota exceeded: executions-per-minute=3 "* ]]
+    [ "$(db "SELECT rated FROM requests WHERE request_id = '$rid'")" = 3 ]
+    journal_entry "$rid" >/dev/null
+    # The three counted as three REST requests would: the key's REST work is refused now too.
+    kapi "$token" POST /v1/execute '{"code": "print(3)"}'
+    expect_status 429
+    # A single tools/list is not rated work, as before.
+    post "$msid" '{"jsonrpc":"2.0","id":9,"method":"tools/list"}'
+    expect_status 200
+    [ "$(field '.result.tools | length')" = 9 ]
 }
 
 @test "the stateless revision with API keys: the key is every request's; a session made by a call is the key's" {
