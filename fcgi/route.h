@@ -58,6 +58,10 @@ typedef struct Route {
  * (then *ret names the one it takes, for Allow:); 404 when no route has that path. Pure. */
 int route_find(const char *method, const char *path, const Route **ret);
 
+/* The handler of a route (fcgi/route-handlers.c, the one table of them): NULL for an id that is
+ * none. */
+RouteHandler route_handler(RouteId id);
+
 /* Handlers, one file each. */
 int route_execute(Request *req, Context *ctx);
 int route_pool(Request *req, Context *ctx);
