@@ -657,6 +657,29 @@ stateless() {
     [ "$(db "SELECT count(*) FROM requests WHERE request_id = '$rid' AND status = 200")" = 1 ]
 }
 
+@test "session_read_file returns at most 16 MiB: a larger file is an error result naming the cap, before its base64 is made" {
+    initialize
+    call session_create '{}'
+    sid=$(field .result.structuredContent.session_id)
+    echo "- $sid" >>"$created"
+    head -c 1000 /dev/zero | tr '\0' 'a' >"$BATS_TEST_TMPDIR/small.txt"
+    head -c $((17 << 20)) /dev/zero >"$BATS_TEST_TMPDIR/big.bin"
+    for f in small.txt big.bin; do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' -X PUT --data-binary "@$BATS_TEST_TMPDIR/$f" "$SANDBOXD_URL/v1/sessions/$sid/files/$f")" = 200 ]
+    done
+    # Positive control: a small file comes back whole.
+    call session_read_file "$(jq -cn --arg s "$sid" '{session_id: $s, path: "small.txt"}')"
+    [ "$(field .result.isError)" = false ]
+    [ "$(field .result.structuredContent.size)" = 1000 ]
+    call session_read_file "$(jq -cn --arg s "$sid" '{session_id: $s, path: "big.bin"}')"
+    expect_request_id
+    [ "$(field .result.isError)" = true ]
+    [ "$(field .result.structuredContent.status)" = 413 ]
+    [ "$(field .result.structuredContent.error)" = "the file is 17825792 bytes; session_read_file returns at most 16777216 (GET /v1/sessions/{id}/files/{path} returns any)" ]
+    [ "${#body}" -lt 2000 ]
+    journal_entry "$rid" >/dev/null
+}
+
 @test "notifications/cancelled stops a session run, by the worker that serves it; the next run says the state was lost" {
     initialize
     call session_create '{}'
