@@ -665,7 +665,8 @@ stateless() {
     head -c 1000 /dev/zero | tr '\0' 'a' >"$BATS_TEST_TMPDIR/small.txt"
     head -c $((17 << 20)) /dev/zero >"$BATS_TEST_TMPDIR/big.bin"
     for f in small.txt big.bin; do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' -X PUT --data-binary "@$BATS_TEST_TMPDIR/$f" "$SANDBOXD_URL/v1/sessions/$sid/files/$f")" = 200 ]
+        [ "$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: application/octet-stream' --data-binary "@$BATS_TEST_TMPDIR/$f" \
+            "$SANDBOXD_URL/v1/sessions/$sid/files/$f")" = 201 ]
     done
     # Positive control: a small file comes back whole.
     call session_read_file "$(jq -cn --arg s "$sid" '{session_id: $s, path: "small.txt"}')"
