@@ -59,7 +59,7 @@ CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool
 DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c db/cluster-db.c lib/error-count.c lib/quota.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
-FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/egress-check.c fcgi/egress-link.c fcgi/machine-claim.c \
+FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/http-accept.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-handlers.c fcgi/route-execute.c fcgi/egress-check.c fcgi/egress-link.c fcgi/machine-claim.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
                fcgi/route-sessions.c fcgi/session-view.c fcgi/session-call.c fcgi/mcp.c fcgi/mcp-rpc.c fcgi/mcp-args.c fcgi/mcp-tools.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/egress.c lib/json-syntax.c \
                fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c fcgi/live-settings.c nspawn/pool/poold-client.c \
@@ -109,7 +109,8 @@ $(BUILD)/tests/test-utf8:         $(call objs,lib/utf8.c)
 $(BUILD)/tests/test-json-syntax:  $(call objs,lib/json-syntax.c)
 $(BUILD)/tests/test-json-util:    $(call objs,lib/json-util.c)
 $(BUILD)/tests/test-stream-frame: $(call objs,lib/stream-frame.c)
-$(BUILD)/tests/test-event-stream: $(call objs,fcgi/event-stream.c lib/b64.c lib/utf8.c)
+$(BUILD)/tests/test-event-stream: $(call objs,fcgi/event-stream.c fcgi/http-accept.c lib/b64.c lib/utf8.c)
+$(BUILD)/tests/test-http-accept: $(call objs,fcgi/http-accept.c)
 $(BUILD)/tests/test-event-stream: TEST_LIBS += -lfcgi
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)

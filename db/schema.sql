@@ -334,3 +334,9 @@ CREATE TABLE cluster_usage (
 );
 CREATE INDEX cluster_usage_key ON cluster_usage(key_name, kind, end_ms);
 CREATE INDEX cluster_usage_member ON cluster_usage(member);
+-- step 20
+-- rated: how many uses of executions-per-minute a request made, not only whether it made one: an
+-- MCP POST of a JSON-RPC batch makes one for each of its requests (fcgi/mcp.c), its tool call one
+-- more. The quota sums it; the index covers every row that counts.
+DROP INDEX requests_key_rated;
+CREATE INDEX requests_key_rated ON requests(key_name, started_at) WHERE key_name IS NOT NULL AND rated > 0;

@@ -62,9 +62,12 @@ static bool json_finite(struct json_object *v) {
 int validate_parse_body(const char *body, size_t len, struct json_object **ret) {
         struct json_tokener *tok;
         struct json_object *obj;
+        JsonSyntaxCounts counts;
 
-        if (len == 0 || !json_syntax_valid(body, len, JSON_MAX_DEPTH) || !utf8_valid((const uint8_t *) body, len))
+        if (len == 0 || !json_syntax_scan(body, len, JSON_MAX_DEPTH, &counts) || !utf8_valid((const uint8_t *) body, len))
                 return -EINVAL;
+        if (counts.values > JSON_MAX_VALUES || counts.containers > JSON_MAX_CONTAINERS)
+                return -E2BIG;
 
         tok = json_tokener_new_ex(JSON_MAX_DEPTH);
         if (!tok)

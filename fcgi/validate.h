@@ -57,7 +57,8 @@ typedef struct CallRequest {
 } CallRequest;
 
 /* Parses a request body strictly (RFC 8259, valid UTF-8, nesting bounded) into *ret (caller puts);
- * -EINVAL if it is not JSON or not an object. */
+ * -EINVAL if it is not JSON or not an object; -E2BIG, before json-c builds any of it, when it holds
+ * more values than JSON_MAX_VALUES or JSON_MAX_CONTAINERS allow (lib/json-limits.h). */
 int validate_parse_body(const char *body, size_t len, struct json_object **ret);
 
 /* Validates a parsed /v1/execute body. On failure returns -EINVAL and fills *reterr (status 400, or
