@@ -25,6 +25,7 @@
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
+#include "fcgi/route-session-files.h"
 #include "fcgi/route.h"
 #include "fcgi/session-call.h"
 #include "fcgi/session-machine.h"
@@ -53,25 +54,6 @@ DEFINE_JSON_CLEANUP
 
 /* Past its own timeout a run gets this long to be answered before its machine is stopped. */
 #define RUN_GRACE_USEC (15 * USEC_PER_SEC)
-/* A file operation's answer. */
-#define FILE_OP_TIMEOUT_USEC (120 * USEC_PER_SEC)
-
-/* The answer to a session operation that failed after its turn: the session gone, too many active
- * to resume it, its machine not starting (*err says why), a reply not to be read, or its machine
- * failing. */
-static int session_error(Request *req, Context *ctx, int r, const Error *err) {
-        if (req->status != 0)
-                return 0; /* answered already: a quota's refusal (session-quota.h) */
-        if (r == -ENOENT)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        if (r == -EUSERS)
-                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
-        if (r == -EHOSTDOWN)
-                return reply_error(req, 502, MSG_SESSION_START, err->message);
-        if (r == -EBADMSG || r == -EMSGSIZE)
-                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-        return reply_error(req, 502, MSG_SESSION_FAILED, err->message[0] ? err->message : strerror(-r));
-}
 
 static const char *get_str(struct json_object *o, const char *key) {
         struct json_object *v = NULL;
@@ -101,16 +83,6 @@ static struct json_object *output_json(struct json_object *reply, const char *ke
                 return NULL;
         text = utf8_sanitize(raw, raw_len, &len);
         return text ? json_object_new_string_len(text, (int) len) : NULL;
-}
-
-/* A runner reply of an error: its status (400, 404, 507 …) and message passed on as they are. */
-static int runner_error(Request *req, struct json_object *reply) {
-        int64_t status = json_int(reply, "status", 502);
-        const char *message = get_str(reply, "error");
-
-        if (!message || status < 400 || status > 599)
-                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-        return reply_error(req, (int) status, "%s", message);
 }
 
 /* How a run or exec ended, in reference 002's words. */
@@ -397,7 +369,7 @@ static int session_run(Request *req, Context *ctx, const SessionRoute *route, bo
 answer_error:
         run_end_done(&e);
         session_turn_give(&turn);
-        r = session_error(req, ctx, r, &err);
+        r = session_call_error(req, ctx, r, &err);
         /* A gone client's error answer (the machine failed under the run) is kept as its result
          * would have been. */
         if (req->event_stream && req->event_stream->gone)
@@ -415,176 +387,6 @@ static int new_session_id(const Config *config, char ret[SANDBOX_ID_MAX]) {
                 return -EIO;
         (void) snprintf(prefix, sizeof(prefix), "session%s%s", config->member[0] ? "-" : "", config->member);
         return unit_name_sandbox_id(prefix, rnd, ret);
-}
-
-/* One file operation on the session's runner, with the session's turn held: the reply object, and
- * for "get" the file's bytes (in *ret_buf). Errors are answered here: -errno then means answered. */
-static int file_op(Request *req, Context *ctx, const char *id, struct json_object *op, const void *data, size_t len,
-                   struct json_object **ret, const char **ret_rest, size_t *ret_rest_len, char **ret_buf) {
-        cleanup_close int fd = -1;
-        Error err = {};
-        Session s;
-        int turn = -1;
-        uint64_t queue_usec = 0;
-        int r = session_turn_take(req, ctx, id, &turn, &queue_usec);
-
-        if (r < 0) {
-                (void) session_turn_error(req, ctx, r);
-                return r;
-        }
-        r = session_machine_ready(req, ctx, id, &s, &fd, &err);
-        if (r >= 0) {
-                r = session_runner_call(fd, op, data, len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
-                                        ctx->config->session_upload_bytes + (64U << 10), NULL, NULL, ret, ret_rest, ret_rest_len, ret_buf);
-                if (r < 0 && r != -EMSGSIZE)
-                        session_machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
-                (void) db_session_used(ctx->db, id, 0);
-        }
-        session_turn_give(&turn);
-        if (r >= 0)
-                return 0;
-        /* Too large to move is the file's size, not a fault of the machine's reply. */
-        if (r == -EMSGSIZE)
-                (void) reply_error(req, 413, "the file is larger than %zu bytes, the most sandboxd moves at once (SANDBOXD_SESSION_UPLOAD_BYTES)",
-                                   ctx->config->session_upload_bytes);
-        else
-                (void) session_error(req, ctx, r, &err);
-        return r;
-}
-
-static struct json_object *op_json(const char *op, const char *key, const char *value) {
-        cleanup_json struct json_object *o = json_object_new_object();
-
-        if (!o || json_object_object_add(o, "op", json_object_new_string(op)) < 0 ||
-            (key && json_object_object_add(o, key, json_object_new_string(value)) < 0))
-                return NULL;
-        return TAKE_PTR(o);
-}
-
-/* A file path of the URL, checked as every path a client names is: 0, or answered (400). */
-static int file_path_check(Request *req, const char *path) {
-        int r = path_relative_check(path, strlen(path), NULL, 0);
-
-        if (r == -EXDEV)
-                return reply_error(req, 400, MSG_PATH_ESCAPES, path), -EINVAL;
-        if (r < 0)
-                return reply_error(req, 400, MSG_SESSION_PATH), -EINVAL;
-        return 0;
-}
-
-static int session_file(Request *req, Context *ctx, const SessionRoute *route) {
-        cleanup_json struct json_object *op = NULL, *reply = NULL;
-        cleanup_free char *buf = NULL;
-        const char *rest = NULL, *event;
-        size_t rest_len = 0;
-        int r;
-
-        if (file_path_check(req, route->path) < 0)
-                return 0;
-        if (req->body_short)
-                return reply_error(req, 400, MSG_BODY_SHORT);
-        if (strcmp(req->method, "PUT") == 0 && session_disk_reserve(req, ctx) < 0)
-                return 0; /* answered: 507 */
-        if (strcmp(req->method, "PUT") == 0)
-                op = op_json("put", "path", route->path), event = "upload";
-        else if (strcmp(req->method, "GET") == 0)
-                op = op_json("get", "path", route->path), event = "download";
-        else
-                op = op_json("delete", "path", route->path), event = "remove";
-        if (!op)
-                return -ENOMEM;
-        if (file_op(req, ctx, route->id, op, req->body, req->body ? req->body_len : 0, &reply, &rest, &rest_len, &buf) < 0)
-                return 0;
-        if (json_int(reply, "status", 0) >= 300)
-                return runner_error(req, reply);
-        if (strcmp(req->method, "PUT") == 0 && json_int(reply, "size", -1) != (int64_t) (req->body ? req->body_len : 0))
-                return reply_error(req, 502, MSG_SESSION_UPLOAD_SHORT, (long long) json_int(reply, "size", -1), req->body ? req->body_len : 0);
-        session_event(ctx->db, route->id, event, req->id, route->path);
-        if (strcmp(req->method, "GET") == 0) {
-                if (json_int(reply, "size", -1) != (int64_t) rest_len)
-                        return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-                return reply_bytes(req, 200, "application/octet-stream", rest, rest_len);
-        } else {
-                cleanup_json struct json_object *out = json_object_new_object();
-
-                if (!out || json_object_object_add(out, "path", json_object_new_string(route->path)) < 0)
-                        return -ENOMEM;
-                if (strcmp(req->method, "PUT") == 0)
-                        r = json_object_object_add(out, "size", json_object_new_int64(json_int(reply, "size", 0)));
-                else
-                        r = json_object_object_add(out, "deleted", json_object_new_boolean(1));
-                if (r < 0)
-                        return -ENOMEM;
-                return reply_json(req, strcmp(req->method, "PUT") == 0 ? 201 : 200, out);
-        }
-}
-
-static int session_files(Request *req, Context *ctx, const SessionRoute *route) {
-        cleanup_json struct json_object *op = NULL, *reply = NULL, *out = json_object_new_object();
-        cleanup_free char *buf = NULL;
-        struct json_object *files = NULL;
-        char dir[PATH_MAX_BYTES];
-        int r = query_get(req->query, "dir", dir, sizeof(dir));
-
-        if (!out)
-                return -ENOMEM;
-        if (r < 0)
-                return reply_error(req, 400, MSG_SESSION_DIR);
-        if (r == 0 || strcmp(dir, ".") == 0 || strcmp(dir, "./") == 0)
-                dir[0] = 0;
-        if (dir[0]) {
-                size_t n = strlen(dir);
-
-                while (n > 1 && dir[n - 1] == '/')
-                        dir[--n] = 0;
-                if (path_relative_check(dir, n, NULL, 0) == -EXDEV)
-                        return reply_error(req, 400, MSG_PATH_ESCAPES, dir);
-                if (path_relative_check(dir, n, NULL, 0) < 0)
-                        return reply_error(req, 400, MSG_SESSION_DIR);
-        }
-        op = op_json("list", "dir", dir);
-        if (!op)
-                return -ENOMEM;
-        if (file_op(req, ctx, route->id, op, NULL, 0, &reply, NULL, NULL, &buf) < 0)
-                return 0;
-        if (json_int(reply, "status", 0) >= 300)
-                return runner_error(req, reply);
-        if (!json_object_object_get_ex(reply, "files", &files) || !json_object_is_type(files, json_type_array))
-                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-        session_event(ctx->db, route->id, "list", req->id, dir[0] ? dir : ".");
-        if (json_object_object_add(out, "files", json_object_get(files)) < 0)
-                return -ENOMEM;
-        return reply_json(req, 200, out);
-}
-
-/* One of a new session's files (validated already, so only an allocation or the machine can fail)
- * written into it: 0, or -errno with *err saying why (-EIO: the runner refused it). */
-static int session_put_file(const char *id, struct json_object *e, Error *err) {
-        struct json_object *p = NULL, *content = NULL, *op, *reply = NULL;
-        cleanup_free uint8_t *raw = NULL;
-        cleanup_free char *buf = NULL;
-        cleanup_close int fd = -1;
-        size_t raw_len = 0;
-        int r;
-
-        (void) json_object_object_get_ex(e, "path", &p);
-        (void) json_object_object_get_ex(e, "content_b64", &content);
-        r = b64_decode(json_object_get_string(content), (size_t) json_object_get_string_len(content), &raw, &raw_len);
-        if (r < 0)
-                return error_set(err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
-        op = op_json("put", "path", json_object_get_string(p));
-        r = op ? session_machine_connect(id, &fd) : -ENOMEM;
-        if (r >= 0)
-                r = session_runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, NULL, &reply, NULL, NULL, &buf);
-        json_object_put(op);
-        if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
-                const char *m = get_str(reply, "error");
-
-                r = error_set(err, -EIO, "could not write '%s': %s", json_object_get_string(p), m ? m : "no reason given");
-        } else if (r < 0)
-                r = error_set(err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
-        json_object_put(reply);
-        return r;
 }
 
 static int session_create(Request *req, Context *ctx) {
@@ -728,7 +530,7 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
                 r = db_session_get(ctx->db, id, &s);
         session_turn_give(&turn);
         if (r < 0)
-                return session_error(req, ctx, r, &err);
+                return session_call_error(req, ctx, r, &err);
         out = session_json(&s, false, ctx->db);
         if (!out || (!pause && json_object_object_add(out, "state_reset", json_object_new_boolean(reset || s.state_reset)) < 0))
                 return -ENOMEM;
@@ -768,9 +570,9 @@ int route_sessions(Request *req, Context *ctx) {
         case SESSION_RESUME:
                 return session_pause_resume(req, ctx, route.id, route.action == SESSION_PAUSE);
         case SESSION_FILES:
-                return session_files(req, ctx, &route);
+                return route_session_files(req, ctx, &route);
         case SESSION_FILE:
-                return session_file(req, ctx, &route);
+                return route_session_file(req, ctx, &route);
         default:
                 return reply_error(req, 404, MSG_NOT_FOUND);
         }

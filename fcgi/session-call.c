@@ -5,8 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fcgi/messages.h"
+#include "fcgi/reply.h"
+#include "fcgi/request.h"
+#include "fcgi/route.h"
 #include "fcgi/session-call.h"
+#include "lib/config.h"
+#include "lib/error.h"
 #include "lib/json-limits.h"
+#include "lib/json-util.h"
 #include "lib/macro.h"
 
 int session_runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
@@ -73,4 +80,27 @@ int session_runner_call(int fd, struct json_object *request, const void *extra, 
         *ret = o;
         *ret_buf = TAKE_PTR(reply);
         return 0;
+}
+
+int session_call_error(Request *req, Context *ctx, int r, const Error *err) {
+        if (req->status != 0)
+                return 0; /* answered already: a quota's refusal (session-quota.h) */
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r == -EUSERS)
+                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
+        if (r == -EHOSTDOWN)
+                return reply_error(req, 502, MSG_SESSION_START, err->message);
+        if (r == -EBADMSG || r == -EMSGSIZE)
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        return reply_error(req, 502, MSG_SESSION_FAILED, err->message[0] ? err->message : strerror(-r));
+}
+
+int session_runner_error(Request *req, struct json_object *reply) {
+        int64_t status = json_int(reply, "status", 502);
+        struct json_object *message = json_field(reply, "error");
+
+        if (!json_object_is_type(message, json_type_string) || status < 400 || status > 599)
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        return reply_error(req, (int) status, "%s", json_object_get_string(message));
 }
