@@ -488,6 +488,18 @@ static int session_delete(Request *req, Context *ctx, const char *id) {
         return reply_json(req, 200, out);
 }
 
+/* The session's machine stopped and its disk unmounted, by the broker: 0, or -EREMOTEIO with *err
+ * saying why (never the broker's own errno: its socket missing is -ENOENT, which is no session's
+ * absence). */
+static int pause_stop(Context *ctx, const char *id, Error *err) {
+        int r = broker_session_stop(&ctx->broker, id, false, err);
+        Error why = *err;
+
+        if (r >= 0)
+                return 0;
+        return error_set(err, -EREMOTEIO, "it could not be stopped: %s", error_message(&why, r));
+}
+
 /* pause: its machine stopped, its files kept; resume: its machine started again, its interpreters
  * afresh. Each with the session's turn. */
 static int session_pause_resume(Request *req, Context *ctx, const char *id, bool pause) {
@@ -510,7 +522,7 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
                 if (r >= 0 && s.up)
                         session_quota_bill(req, ctx, id, "pause");
                 if (r >= 0)
-                        r = broker_session_stop(&ctx->broker, id, false, &err);
+                        r = pause_stop(ctx, id, &err);
                 if (r >= 0) {
                         r = db_session_paused(ctx->db, id);
                         if (r == -ENOENT) /* the pool manager finished it first */
