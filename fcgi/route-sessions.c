@@ -528,12 +528,17 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
                         if (r == -ENOENT) /* the pool manager finished it first */
                                 r = 0;
                 }
-                if (r < 0) /* still its machine's: active again, the next operation sees to it */
+                /* Failed, its machine may run on (the broker never had the stop, or it did not
+                 * stop): active again, its socket and "up" kept, so that the next operation finds
+                 * it; one that went meanwhile is stopped, whatever is left of it, before a new one
+                 * starts (session_machine_ready()). */
+                if (r < 0)
                         (void) db_run(ctx->db, "UPDATE sessions SET state = 'active' WHERE session_id = ?1 AND state = 'pausing'", "t", id);
-                session_socket_path(id, path, sizeof(path));
-                (void) unlink(path);
-                if (r >= 0)
+                if (r >= 0) {
+                        session_socket_path(id, path, sizeof(path));
+                        (void) unlink(path);
                         session_event(ctx->db, id, "pause", req->id, NULL);
+                }
         } else if (r >= 0 && !pause) {
                 reset = strcmp(s.state, "active") != 0;
                 r = session_machine_ready(req, ctx, id, &s, &fd, &err);

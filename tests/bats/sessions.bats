@@ -20,6 +20,8 @@ setup() {
 
 teardown() {
     local id
+    # A test that stopped the broker (a failed pause) has it back, whatever failed.
+    in_systemd systemctl start sandboxd-broker.socket || true
     while read -r id; do
         curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$id" || true
     done <"$created"
@@ -591,6 +593,33 @@ get_file_full() {
     [ "$SECONDS" -lt 10 ]
     [ "$(field '.usage.queue_wait_ms < 1000')" = true ]
     [ "$(db "SELECT count(*) FROM session_queue WHERE session_id = '$sid'")" = 0 ]
+}
+
+# A pause stops the machine through the broker: with the broker down, the pause fails before
+# anything was stopped. The session must go on with its machine, not lose it to a start that
+# systemd refuses for the unit that is still there.
+@test "a pause that fails (the broker down) leaves the session usable, on its machine, with its state; no unit is left" {
+    session_new
+    run_in "$sid" python 'kept = 7'
+    machine=$(in_systemd systemctl show -P InvocationID "$sid.service")
+    in_systemd systemctl stop sandboxd-broker.socket sandboxd-broker.service
+    api POST "/v1/sessions/$sid/pause"
+    in_systemd systemctl start sandboxd-broker.socket
+    expect_status 502
+    expect_request_id
+    [[ $(field .error) == "the session's machine failed: it could not be stopped: "* ]] || { echo "$body" >&2; false; }
+    [ "$(jq -r .STATUS <<<"$(journal_entry "$rid")")" = 502 ]
+    api GET "/v1/sessions/$sid"
+    [ "$(field .state)" = active ]
+    run_in "$sid" python 'print(kept)'
+    [ "$(jq -c '[.result.stdout, .session.state_reset]' <<<"$body")" = '["7\n",false]' ] || { echo "$body" >&2; false; }
+    [ "$(in_systemd systemctl show -P InvocationID "$sid.service")" = "$machine" ]
+    # The pause works now, and leaves no machine.
+    api POST "/v1/sessions/$sid/pause"
+    expect_status 200
+    [ "$(field .state)" = paused ]
+    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend "$sid.service")" ]
+    disk_unmounted "$sid"
 }
 
 @test "past SANDBOXD_SESSIONS_MAX active sessions, creating one is 503; a paused one does not count" {
