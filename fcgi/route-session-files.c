@@ -48,10 +48,9 @@ DEFINE_JSON_CLEANUP
 /* A download's piece, and the most its reply line (a JSON object of a few dozen bytes) may take. */
 #define DOWNLOAD_CHUNK (64U << 10)
 
-/* One file operation on the session's runner, with the session's turn held: the reply object, and
- * the bytes after it (in *ret_buf). Errors are answered here: -errno then means answered. */
-static int file_op(Request *req, Context *ctx, const char *id, struct json_object *op, const void *data, size_t len,
-                   struct json_object **ret, char **ret_buf) {
+/* One file operation on the session's runner, with the session's turn held: the reply object.
+ * Errors are answered here: -errno then means answered. */
+static int file_op(Request *req, Context *ctx, const char *id, struct json_object *op, const void *data, size_t len, struct json_object **ret) {
         cleanup_close int fd = -1;
         Error err = {};
         Session s;
@@ -65,8 +64,10 @@ static int file_op(Request *req, Context *ctx, const char *id, struct json_objec
         }
         r = session_machine_ready(req, ctx, id, &s, &fd, &err);
         if (r >= 0) {
-                r = session_runner_call(fd, op, data, len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
-                                        ctx->config->session_upload_bytes + (64U << 10), NULL, NULL, ret, NULL, NULL, ret_buf);
+                /* A listing's reply is as large as the directory is: bounded as a file is. */
+                RunnerCall call = {.request = op, .extra = data, .extra_len = len, .client_fd = -1, .deadline = now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, .max_reply = ctx->config->session_upload_bytes + (64U << 10)};
+
+                r = session_runner_call(fd, &call, ret);
                 if (r < 0 && r != -EMSGSIZE)
                         session_machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
                 (void) db_session_used(ctx->db, id, 0);
@@ -279,7 +280,6 @@ static int session_download(Request *req, Context *ctx, const SessionRoute *rout
 /* PUT, GET or DELETE of a file. */
 int route_session_file(Request *req, Context *ctx, const SessionRoute *route) {
         cleanup_json struct json_object *op = NULL, *reply = NULL, *out = NULL;
-        cleanup_free char *buf = NULL;
         bool put = strcmp(req->method, "PUT") == 0;
         size_t len = req->body ? req->body_len : 0;
         int r;
@@ -296,7 +296,7 @@ int route_session_file(Request *req, Context *ctx, const SessionRoute *route) {
         out = json_object_new_object();
         if (!op || !out)
                 return -ENOMEM;
-        if (file_op(req, ctx, route->id, op, req->body, len, &reply, &buf) < 0)
+        if (file_op(req, ctx, route->id, op, req->body, len, &reply) < 0)
                 return 0;
         if (json_int(reply, "status", 0) >= 300)
                 return session_runner_error(req, reply);
@@ -317,7 +317,6 @@ int route_session_file(Request *req, Context *ctx, const SessionRoute *route) {
 /* GET of the files of a directory, one level. */
 int route_session_files(Request *req, Context *ctx, const SessionRoute *route) {
         cleanup_json struct json_object *op = NULL, *reply = NULL, *out = json_object_new_object();
-        cleanup_free char *buf = NULL;
         struct json_object *files = NULL;
         char dir[PATH_MAX_BYTES];
         int r = query_get(req->query, "dir", dir, sizeof(dir));
@@ -341,7 +340,7 @@ int route_session_files(Request *req, Context *ctx, const SessionRoute *route) {
         op = op_json("list", "dir", dir);
         if (!op)
                 return -ENOMEM;
-        if (file_op(req, ctx, route->id, op, NULL, 0, &reply, &buf) < 0)
+        if (file_op(req, ctx, route->id, op, NULL, 0, &reply) < 0)
                 return 0;
         if (json_int(reply, "status", 0) >= 300)
                 return session_runner_error(req, reply);
@@ -358,7 +357,6 @@ int route_session_files(Request *req, Context *ctx, const SessionRoute *route) {
 int session_put_file(const char *id, struct json_object *e, Error *err) {
         struct json_object *p = NULL, *content = NULL, *op, *reply = NULL;
         cleanup_free uint8_t *raw = NULL;
-        cleanup_free char *buf = NULL;
         cleanup_close int fd = -1;
         size_t raw_len = 0;
         int r;
@@ -370,8 +368,11 @@ int session_put_file(const char *id, struct json_object *e, Error *err) {
                 return error_set(err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
         op = op_json("put", "path", json_object_get_string(p));
         r = op ? session_machine_connect(id, &fd) : -ENOMEM;
-        if (r >= 0)
-                r = session_runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, NULL, &reply, NULL, NULL, &buf);
+        if (r >= 0) {
+                RunnerCall call = {.request = op, .extra = raw, .extra_len = raw_len, .client_fd = -1, .deadline = now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, .max_reply = 64U << 10};
+
+                r = session_runner_call(fd, &call, &reply);
+        }
         json_object_put(op);
         if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
                 struct json_object *m = json_field(reply, "error");
