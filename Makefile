@@ -111,6 +111,8 @@ $(BUILD)/tests/test-json-util:    $(call objs,lib/json-util.c)
 $(BUILD)/tests/test-stream-frame: $(call objs,lib/stream-frame.c)
 $(BUILD)/tests/test-event-stream: $(call objs,fcgi/event-stream.c lib/b64.c lib/utf8.c)
 $(BUILD)/tests/test-event-stream: TEST_LIBS += -lfcgi
+$(BUILD)/tests/test-reply:         $(call objs,fcgi/reply.c fcgi/event-stream.c lib/b64.c lib/utf8.c)
+$(BUILD)/tests/test-reply: TEST_LIBS += -lfcgi
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
 $(BUILD)/tests/test-fd-wait:      $(call objs,lib/fd-wait.c lib/time-util.c)
