@@ -61,9 +61,9 @@ DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/s
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/http-accept.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-handlers.c fcgi/route-execute.c fcgi/egress-check.c fcgi/egress-link.c fcgi/machine-claim.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-view.c fcgi/session-call.c fcgi/mcp.c fcgi/mcp-rpc.c fcgi/mcp-args.c fcgi/mcp-tools.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/egress.c lib/json-syntax.c \
+               fcgi/route-sessions.c fcgi/route-session-files.c fcgi/session-view.c fcgi/session-call.c fcgi/mcp.c fcgi/mcp-rpc.c fcgi/mcp-args.c fcgi/mcp-tools.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/egress.c lib/json-syntax.c \
                fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c fcgi/live-settings.c nspawn/pool/poold-client.c \
-               nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
+               nspawn/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c lib/api-key.c lib/json-util.c lib/language.c \
                cluster/member-record.c cluster/session-record.c lib/socket-util.c
@@ -77,7 +77,7 @@ POOLD_SRCS  := nspawn/pool/poold.c lib/listen-util.c nspawn/pool/poold-machines.
                lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c lib/stream-frame.c nspawn/runner/runner-args.c nspawn/runner/runner-common.c nspawn/runner/runner-exec.c \
-               nspawn/runner/runner-session.c nspawn/runner/proc-stat.c nspawn/runner/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
+               nspawn/runner/runner-session.c nspawn/runner/proc-stat.c nspawn/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc, and at run time the
 # runtime image's own libpython (zygote-python.c).
 ZYGOTE_SRCS := nspawn/runner/zygote.c nspawn/runner/zygote-python.c lib/fd-util.c
@@ -112,6 +112,8 @@ $(BUILD)/tests/test-stream-frame: $(call objs,lib/stream-frame.c)
 $(BUILD)/tests/test-event-stream: $(call objs,fcgi/event-stream.c fcgi/http-accept.c lib/b64.c lib/utf8.c)
 $(BUILD)/tests/test-http-accept: $(call objs,fcgi/http-accept.c)
 $(BUILD)/tests/test-event-stream: TEST_LIBS += -lfcgi
+$(BUILD)/tests/test-reply:         $(call objs,fcgi/reply.c fcgi/event-stream.c lib/b64.c lib/utf8.c)
+$(BUILD)/tests/test-reply: TEST_LIBS += -lfcgi
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
 $(BUILD)/tests/test-fd-wait:      $(call objs,lib/fd-wait.c lib/time-util.c)
@@ -125,7 +127,7 @@ $(BUILD)/tests/test-audit-line:   $(call objs,nspawn/egress/audit-line.c)
 $(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/egress.c lib/json-syntax.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-runner-args:  $(call objs,nspawn/runner/runner-args.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-proc-stat:    $(call objs,nspawn/runner/proc-stat.c)
-$(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner/runner-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-error:        $(call objs,lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/error-count.c)
@@ -308,11 +310,11 @@ check-unit:
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
                 lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c nspawn/unit-name.c lib/api-key.c lib/json-util.c lib/language.c \
                 fcgi/mcp-rpc.c fcgi/mcp-args.c
 
-build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
+build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
                          lib/macro.h nspawn/broker/broker-proto.h nspawn/unit-name.h lib/api-key.h fcgi/mcp-rpc.h fcgi/mcp-args.h fcgi/route.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \

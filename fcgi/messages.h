@@ -82,6 +82,7 @@
 #define MSG_SESSION_PATH "the file path must name a file in the working directory"
 #define MSG_URI_TOO_LONG "the request's path or query is too long"
 #define MSG_BODY_SHORT "the request body ended before its Content-Length"
+#define MSG_SESSION_FILE_TOO_LARGE "the file is larger than %zu bytes, the most sandboxd moves at once (SANDBOXD_SESSION_UPLOAD_BYTES)"
 #define MSG_SESSION_UPLOAD_SHORT "the file was not written whole: %lld of %zu bytes"
 
 /* API keys (SANDBOXD_API_KEYS=on): our wording. A 429 names the quota, its limit and when to retry

@@ -72,6 +72,11 @@ int validate_execute_004(struct json_object *body, const ValidateLimits *limits,
 
 void execute_request_done(ExecRequest *x);
 
+/* The runner's request for x (nspawn/runner-request.h), borrowing its strings and arrays,
+ * with the operator's caps on the output and on the returned files. */
+typedef struct RunnerJob RunnerJob;
+void execute_request_job(const ExecRequest *x, size_t output_cap, size_t return_cap, RunnerJob *ret);
+
 /* The "files" field of body as /v1/execute checks it, but with no sandbox's words: a path that
  * climbs out is a 400 naming the field, as any other bad path. *ret the array (borrowed), or NULL
  * when absent. -EINVAL and *reterr (400) on failure. Pure. */
