@@ -112,7 +112,7 @@ $(BUILD)/tests/test-stream-frame: $(call objs,lib/stream-frame.c)
 $(BUILD)/tests/test-event-stream: $(call objs,fcgi/event-stream.c fcgi/http-accept.c lib/b64.c lib/utf8.c)
 $(BUILD)/tests/test-http-accept: $(call objs,fcgi/http-accept.c)
 $(BUILD)/tests/test-event-stream: TEST_LIBS += -lfcgi
-$(BUILD)/tests/test-reply:         $(call objs,fcgi/reply.c fcgi/event-stream.c lib/b64.c lib/utf8.c)
+$(BUILD)/tests/test-reply:         $(call objs,fcgi/reply.c fcgi/event-stream.c fcgi/http-accept.c lib/b64.c lib/utf8.c)
 $(BUILD)/tests/test-reply: TEST_LIBS += -lfcgi
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
