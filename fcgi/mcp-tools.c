@@ -293,6 +293,9 @@ int mcp_tool_call(Request *req, Context *ctx, const char *name, struct json_obje
         r = mcp_tool_rest(name, args, &rest, reterr);
         if (r < 0)
                 return r;
+        /* A file comes back whole in the answer: one larger than that answer may hold is not read. */
+        if (strcmp(name, "session_read_file") == 0)
+                capture.bytes_max = MCP_FILE_MAX_BYTES;
         r = rest_serve(req, ctx, &rest, &capture);
         mcp_rest_done(&rest);
         if (r < 0) {

@@ -19,6 +19,7 @@ typedef struct ReplyCapture {
         void *bytes;
         size_t bytes_len;
         size_t bytes_room; /* what bytes holds at most (reply_body_begin()), less its NUL */
+        size_t bytes_max;  /* the capturer's own cap on a body (0: none): a larger one is refused unread */
         char content_type[128];
 } ReplyCapture;
 

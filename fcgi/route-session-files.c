@@ -237,6 +237,9 @@ static int download_serve(Request *req, Context *ctx, const SessionRoute *route,
         size = json_int(reply, "size", -1);
         if (json_int(reply, "status", 0) == 413 || size > (int64_t) cap)
                 return reply_error(req, 413, MSG_SESSION_FILE_TOO_LARGE, cap);
+        /* A capture (an MCP tool's) holds the file in memory: past its own cap the file is not read. */
+        if (req->capture && req->capture->bytes_max > 0 && size > (int64_t) req->capture->bytes_max)
+                return reply_error(req, 413, MSG_MCP_FILE_LARGE, (size_t) size, (unsigned) req->capture->bytes_max);
         if (json_int(reply, "status", 0) >= 300)
                 return session_runner_error(req, reply);
         if (json_int(reply, "status", 0) != 200 || size < 0)
