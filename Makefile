@@ -54,7 +54,7 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
                lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # The workers' and the pool manager's side of the broker and of the pool.
-CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c lib/stream-frame.c nspawn/pool/session-usage.c nspawn/unit-name.c \
+CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/broker/broker-async.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c lib/stream-frame.c nspawn/pool/session-usage.c nspawn/unit-name.c \
                nspawn/pool/poold-proto.c lib/fd-wait.c
 DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c db/cluster-db.c lib/error-count.c lib/quota.c
 

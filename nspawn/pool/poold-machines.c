@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The pool manager's machines: started ahead, handed to claims in arrival order the moment one is
  * ready, put back or retired as the worker that held it says, retired when its worker goes without
- * a word. The state is here, in memory; the pool table records it for GET /v1/pool and the metrics. */
+ * a word. The state is here, in memory; the pool table records it for GET /v1/pool and the metrics.
+ * The broker's starts and kills are answered on the loop (broker-async.h), never waited for: a
+ * machine starting is one whose deadline runs from the request, whether the broker answered yet or
+ * not; a machine destroyed is forgotten at once, and its row removed once its unit is killed. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-event.h>
+
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "lib/alloc-util.h"
@@ -20,7 +25,7 @@
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
-#include "nspawn/broker/broker-client.h"
+#include "nspawn/broker/broker-async.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
 #include "nspawn/pool/poold-queue.h"
@@ -64,6 +69,7 @@ static Machine *machine_find(Poold *p, const char *id) {
 static void machine_forget(Poold *p, Machine *m) {
         size_t i = (size_t) (m - p->machines);
 
+        m->source = sd_event_source_disable_unref(m->source);
         closep(&m->fd);
         p->machines[i] = p->machines[--p->n_machines];
 }
@@ -77,52 +83,49 @@ static void machine_unclaim(Poold *p, Machine *m) {
         m->holder = 0;
 }
 
-static void machine_destroy(Poold *p, Machine *m, PoolRetire why) {
-        cpu_gate_refund(&p->cpu, m->charge);
-        pool_destroy(&p->broker, p->db, m->id, m->socket, why);
-        machine_forget(p, m);
+/* A kill asked of the broker: what is removed once it is answered. */
+typedef struct KillOp {
+        Poold *pool;
+        char id[MACHINE_ID_MAX];
+        char socket[MACHINE_SOCKET_MAX];
+        PoolRetire why;
+} KillOp;
+
+/* The unit is gone (or was already): its socket and its row follow, in that order, as a sweep
+ * takes a unit without a row for a leftover. */
+static void on_killed(int r, const BrokerReply *rep, int fd, void *userdata) {
+        KillOp *op = userdata;
+
+        (void) rep;
+        (void) fd;
+        if (r != -ECANCELED) {
+                if (op->socket[0])
+                        (void) unlink(op->socket);
+                (void) db_pool_remove(op->pool->db, op->id, pool_retire_label(op->why));
+                log_pool_event(LOG_INFO, "destroyed", op->id, "Machine '%s' destroyed: %s", op->id, pool_retire_text(op->why));
+        }
+        free(op);
 }
 
-/* Starts one machine: its socket, its row, its unit; the probe waits for its greeting. */
-static int start_one(Poold *p) {
-        cleanup_close int listen_fd = -1;
-        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
-        Machine m = {.state = MACHINE_STARTING, .fd = -1, .generation = p->generation, .prepared = "python"};
-        Error err = {};
-        int r;
+void machine_destroy_id(Poold *p, const char *id, const char *socket, PoolRetire why) {
+        KillOp *op = calloc(1, sizeof(*op));
 
-        if (ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) < 0)
-                return -ENOMEM;
-        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
-                return -EIO;
-        r = unit_name_sandbox_id("machine", rnd, m.id);
-        if (r < 0)
-                return r;
-        (void) snprintf(m.socket, sizeof(m.socket), POOL_DIR "/%s.sock", m.id);
+        if (op) {
+                *op = (KillOp){.pool = p, .why = why};
+                (void) snprintf(op->id, sizeof(op->id), "%s", id);
+                (void) snprintf(op->socket, sizeof(op->socket), "%s", socket ? socket : "");
+        }
+        if (!op || broker_async_call(p->broker, BROKER_KILL, id, -1, on_killed, op) < 0) {
+                /* The row stays: the next sweep kills the unit it names, or the next start retires it. */
+                (void) log_warning_errno(ENOMEM, "Failed to ask for machine '%s' to be killed, ignoring", id);
+                free(op);
+        }
+}
 
-        r = pool_listen(m.socket, &listen_fd);
-        if (r < 0)
-                return log_error_errno(r, "Failed to listen on '%s'", m.socket);
-        r = db_pool_add(p->db, m.id, m.socket, p->settings);
-        if (r < 0) {
-                (void) unlink(m.socket);
-                return log_error_errno(r, "Failed to record sandbox '%s': %s", m.id, db_errmsg(p->db));
-        }
-        r = broker_start_warm(&p->broker, m.id, listen_fd, &err);
-        if (r >= 0)
-                r = pool_connect(m.socket, &m.fd);
-        if (r < 0) {
-                log_pool_event(LOG_ERR, "failed", m.id, "Failed to start sandbox '%s': %s", m.id, error_message(&err, r));
-                /* What waiting claims are told once it fails again (machines_fill()). */
-                (void) snprintf(p->failure, sizeof(p->failure), "%s", error_message(&err, r));
-                (void) db_pool_health_failed(p->db, error_message(&err, r));
-                pool_destroy(&p->broker, p->db, m.id, m.socket, POOL_RETIRE_START_FAILED);
-                return r;
-        }
-        m.deadline = now_usec(CLOCK_MONOTONIC) + START_TIMEOUT_USEC;
-        p->machines[p->n_machines++] = m;
-        log_pool_event(LOG_INFO, "created", m.id, "Machine '%s' created", m.id);
-        return 0;
+static void machine_destroy(Poold *p, Machine *m, PoolRetire why) {
+        cpu_gate_refund(&p->cpu, m->charge);
+        machine_destroy_id(p, m->id, m->socket, why);
+        machine_forget(p, m);
 }
 
 static void start_failed(Poold *p, Machine *m, const char *why) {
@@ -155,9 +158,105 @@ static void tell_failing(Poold *p) {
                 }
 }
 
-void machines_probe(Poold *p, size_t i) {
-        Machine *m = &p->machines[i];
-        int r = pool_read_greeting(m->fd, &m->got);
+/* The broker could not start it: what the waiting claims are told once it fails again, and a
+ * pause before the next start (machines_fill()). */
+static void start_refused(Poold *p, Machine *m, const char *why) {
+        log_pool_event(LOG_ERR, "failed", m->id, "Failed to start sandbox '%s': %s", m->id, why);
+        (void) snprintf(p->failure, sizeof(p->failure), "%s", why);
+        (void) db_pool_health_failed(p->db, why);
+        machine_destroy(p, m, POOL_RETIRE_START_FAILED);
+        p->failures++;
+        p->failed_at = now_usec(CLOCK_MONOTONIC);
+        p->backoff_until = p->failed_at + BACKOFF_MAX_USEC;
+        /* systemd refused the start: the claims waiting hear why, not a timeout. */
+        if (failing(p))
+                tell_failing(p);
+}
+
+static int on_probe(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        (void) s;
+        (void) revents;
+        machines_probe(userdata, fd);
+        return 0;
+}
+
+typedef struct StartOp {
+        Poold *pool;
+        char id[MACHINE_ID_MAX];
+} StartOp;
+
+/* The broker started the unit: its runner's greeting is waited for on the loop (machines_probe()).
+ * A machine given up meanwhile (its deadline) is killed already, after this start. */
+static void on_started(int r, const BrokerReply *rep, int fd, void *userdata) {
+        StartOp *op = userdata;
+        Machine *m = r == -ECANCELED ? NULL : machine_find(op->pool, op->id);
+        Poold *p = op->pool;
+
+        (void) fd;
+        free(op);
+        if (!m || m->state != MACHINE_STARTING)
+                return;
+        if (r >= 0)
+                r = pool_connect(m->socket, &m->fd);
+        if (r >= 0)
+                r = sd_event_add_io(p->event, &m->source, m->fd, EPOLLIN, on_probe, p);
+        if (r < 0)
+                start_refused(p, m, rep->message[0] ? rep->message : strerror(-r));
+}
+
+/* Starts one machine: its socket, its row, then its unit, which the broker answers for later. */
+static int start_one(Poold *p) {
+        cleanup_close int listen_fd = -1;
+        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
+        Machine m = {.state = MACHINE_STARTING, .fd = -1, .generation = p->generation, .prepared = "python"};
+        StartOp *op;
+        int r;
+
+        if (ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) < 0)
+                return -ENOMEM;
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                return -EIO;
+        r = unit_name_sandbox_id("machine", rnd, m.id);
+        if (r < 0)
+                return r;
+        (void) snprintf(m.socket, sizeof(m.socket), POOL_DIR "/%s.sock", m.id);
+        op = calloc(1, sizeof(*op));
+        if (!op)
+                return -ENOMEM;
+        *op = (StartOp){.pool = p};
+        memcpy(op->id, m.id, sizeof(m.id));
+
+        r = pool_listen(m.socket, &listen_fd);
+        if (r >= 0) {
+                r = db_pool_add(p->db, m.id, m.socket, p->settings);
+                if (r < 0) {
+                        (void) unlink(m.socket);
+                        (void) log_error_errno(r, "Failed to record sandbox '%s': %s", m.id, db_errmsg(p->db));
+                }
+        } else
+                (void) log_error_errno(r, "Failed to listen on '%s'", m.socket);
+        if (r >= 0)
+                r = broker_async_call(p->broker, BROKER_START_WARM, m.id, listen_fd, on_started, op);
+        if (r < 0) {
+                free(op);
+                return r;
+        }
+        m.deadline = now_usec(CLOCK_MONOTONIC) + START_TIMEOUT_USEC;
+        p->machines[p->n_machines++] = m;
+        log_pool_event(LOG_INFO, "created", m.id, "Machine '%s' created", m.id);
+        return 0;
+}
+
+void machines_probe(Poold *p, int fd) {
+        Machine *m = NULL;
+        int r;
+
+        for (size_t i = 0; i < p->n_machines && !m; i++)
+                if (p->machines[i].fd == fd && p->machines[i].state == MACHINE_STARTING)
+                        m = &p->machines[i];
+        if (!m)
+                return;
+        r = pool_read_greeting(m->fd, &m->got);
 
         if (r == -EAGAIN)
                 return;
@@ -177,6 +276,7 @@ void machines_probe(Poold *p, size_t i) {
         if (p->failures > 0)
                 (void) db_pool_health_ok(p->db);
         p->failures = 0;
+        m->source = sd_event_source_disable_unref(m->source);
         closep(&m->fd);
         m->state = MACHINE_READY;
         m->ready_at = now_usec(CLOCK_MONOTONIC);
@@ -244,6 +344,8 @@ void machines_fill(Poold *p) {
         /* Machines busy with an execution come back when it ends: they count against the most the
          * pool may hold. */
         while (ready + starting < want && p->n_machines < p->config->pool_max && starting < PARALLEL_STARTS) {
+                /* A start the broker refuses is told on the loop (start_refused()); this is one that
+                 * could not even be asked. */
                 if (start_one(p) < 0) {
                         p->failures++;
                         p->failed_at = now_usec(CLOCK_MONOTONIC);
@@ -512,7 +614,7 @@ void machines_reconcile(Poold *p) {
                         kept++;
                         continue;
                 }
-                pool_destroy(&p->broker, p->db, l->machine_id, l->socket, POOL_RETIRE_PREVIOUS_INSTANCE);
+                machine_destroy_id(p, l->machine_id, l->socket, POOL_RETIRE_PREVIOUS_INSTANCE);
         }
         if (n > 0)
                 log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, n);

@@ -3,7 +3,8 @@
  * turns, first in, first out: a worker asks for the session's turn on its connection and gets it
  * the moment no earlier operation of the session is left. The pool manager pauses an idle session
  * (and one whose key was revoked) only while nothing is queued on it, which is its own turn: no
- * worker's can be granted while it pauses, as this one process grants them. */
+ * worker's can be granted while it pauses, as this one process grants them. The pause's broker
+ * request is answered on the loop (broker-async.h): the session's turns wait for it, no one else's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
-#include "nspawn/broker/broker-client.h"
+#include "nspawn/broker/broker-async.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
 #include "nspawn/pool/poold-queue.h"
@@ -46,6 +47,39 @@ static int turn_entries(const Poold *p, TurnEntry **ret) {
         return 0;
 }
 
+/* A session being paused: its broker request in flight. */
+struct PauseOp {
+        Poold *pool;
+        char id[SANDBOX_ID_MAX];
+        const char *event, *why; /* static */
+        PauseOp *next;
+};
+
+bool session_pausing(const Poold *p, const char *session) {
+        for (const PauseOp *o = p->pauses; o; o = o->next)
+                if (strcmp(o->id, session) == 0)
+                        return true;
+        return false;
+}
+
+static void pause_unlink(Poold *p, PauseOp *op) {
+        for (PauseOp **o = &p->pauses; *o; o = &(*o)->next)
+                if (*o == op) {
+                        *o = op->next;
+                        return;
+                }
+}
+
+/* At exit, after the broker's client: its callbacks freed nothing of these. */
+void sessions_pauses_free(Poold *p) {
+        while (p->pauses) {
+                PauseOp *o = p->pauses;
+
+                p->pauses = o->next;
+                free(o);
+        }
+}
+
 bool turn_busy(const Poold *p, const char *session) {
         for (size_t i = 0; i < p->n_conns; i++)
                 if ((p->conns[i].state == CONN_TURN_WAITING || p->conns[i].state == CONN_TURN_HELD) && strcmp(p->conns[i].session, session) == 0)
@@ -58,6 +92,9 @@ static void turn_grant(Poold *p, const char *session) {
         cleanup_free TurnEntry *e = NULL;
         size_t i;
 
+        /* The pool manager's own turn: the pause's end grants the next. */
+        if (session_pausing(p, session))
+                return;
         if (turn_entries(p, &e) < 0)
                 return;
         i = turn_next(e, p->n_conns, session); /* NOLINT(clang-analyzer-unix.Malloc): e is cleanup_free, unseen by clang-analyzer 14 */
@@ -116,26 +153,78 @@ static void session_bill(Poold *p, const char *id, const char *event) {
                 (void) log_warning_errno(r, "Failed to record the CPU time of session '%s' since its last run, ignoring: %s", id, db_errmsg(p->db));
 }
 
-/* A session claimed for pausing ('pausing'): its machine stopped, its disk unmounted and kept. */
-static void session_pause(Poold *p, const char *id, const char *event, const char *why) {
+static void on_paused(int r, const BrokerReply *rep, int fd, void *userdata) {
+        PauseOp *op = userdata;
         char path[POOL_SOCKET_MAX];
-        Error err = {};
+        Poold *p;
+
+        (void) fd;
+        if (r == -ECANCELED)
+                return; /* at exit: sessions_pauses_free() frees op, before or after */
+        p = op->pool;
+        pause_unlink(p, op);
+        if (r < 0)
+                /* Tried again soon, as the session is still pausing. */
+                (void) log_error_errno(r, "Failed to pause session '%s': %s", op->id, rep->message);
+        else {
+                session_socket_path(op->id, path, sizeof(path));
+                (void) unlink(path);
+                r = db_session_paused(p->db, op->id);
+                if (r < 0 && r != -ENOENT)
+                        (void) log_error_errno(r, "Failed to record that session '%s' is paused: %s", op->id, db_errmsg(p->db));
+                if (r >= 0)
+                        session_event(p->db, op->id, op->event, NULL, op->why);
+        }
+        /* Its turns waited for this one; its idle end, or its retry, is looked at again. */
+        turn_grant(p, op->id);
+        p->next_sessions = 0;
+        free(op);
+}
+
+/* A session claimed for pausing ('pausing'): its machine stopped, its disk unmounted and kept, once
+ * the broker answers. event and why are static. */
+static void session_pause(Poold *p, const char *id, const char *event, const char *why) {
+        PauseOp *op;
         int r;
 
+        if (session_pausing(p, id))
+                return;
+        op = calloc(1, sizeof(*op));
+        if (!op)
+                return; /* tried again soon, as the session is still pausing */
+        *op = (PauseOp){.pool = p, .event = event, .why = why, .next = p->pauses};
+        (void) snprintf(op->id, sizeof(op->id), "%s", id);
         session_bill(p, id, event);
-        r = broker_session_stop(&p->broker, id, false, &err);
+        r = broker_async_call(p->broker, BROKER_SESSION_STOP, id, -1, on_paused, op);
         if (r < 0) {
-                /* Tried again soon, as the session is still pausing. */
-                (void) log_error_errno(r, "Failed to pause session '%s': %s", id, err.message);
+                (void) log_error_errno(r, "Failed to pause session '%s'", id);
+                free(op);
                 return;
         }
-        session_socket_path(id, path, sizeof(path));
-        (void) unlink(path);
-        r = db_session_paused(p->db, id);
-        if (r < 0 && r != -ENOENT)
-                (void) log_error_errno(r, "Failed to record that session '%s' is paused: %s", id, db_errmsg(p->db));
-        if (r >= 0)
-                session_event(p->db, id, event, NULL, why);
+        p->pauses = op;
+}
+
+/* A session paused for longer than the retention, deleted: its event once the broker answers. */
+static void on_deleted(int r, const BrokerReply *rep, int fd, void *userdata) {
+        PauseOp *op = userdata;
+
+        (void) fd;
+        if (r != -ECANCELED)
+                session_event(op->pool->db, op->id, "delete", NULL, r < 0 ? rep->message : "paused for longer than SANDBOXD_SESSION_RETAIN_S");
+        free(op);
+}
+
+static void session_delete(Poold *p, const char *id) {
+        PauseOp *op = calloc(1, sizeof(*op));
+
+        if (!op)
+                return;
+        *op = (PauseOp){.pool = p, .event = "delete"};
+        (void) snprintf(op->id, sizeof(op->id), "%s", id);
+        if (broker_async_call(p->broker, BROKER_SESSION_DELETE, id, -1, on_deleted, op) < 0) {
+                session_event(p->db, id, "delete", NULL, "the broker could not be asked");
+                free(op);
+        }
 }
 
 /* The soonest of *next and t. */
@@ -153,8 +242,8 @@ static void session_check(Poold *p, const Session *s, double now, double *next) 
                 sooner(next, s->paused_at + (double) p->config->session_retain_s);
                 return;
         }
-        if (turn_busy(p, s->id))
-                return; /* its turn's end looks again */
+        if (turn_busy(p, s->id) || session_pausing(p, s->id))
+                return; /* its turn's end, or its pause's, looks again */
         if (strcmp(s->state, "pausing") == 0) {
                 /* A pause left half-done (by a previous instance, or a stop that failed); if it
                  * fails again, tried again soon. */
@@ -183,12 +272,8 @@ void sessions_housekeeping(Poold *p) {
          * member publishes its sessions again (watchers_tell()). */
         p->session_looks++;
 
-        while (db_session_claim_retained(p->db, now - (double) p->config->session_retain_s, id, sizeof(id)) >= 0) {
-                Error err = {};
-                int r = broker_session_stop(&p->broker, id, true, &err);
-
-                session_event(p->db, id, "delete", NULL, r < 0 ? err.message : "paused for longer than SANDBOXD_SESSION_RETAIN_S");
-        }
+        while (db_session_claim_retained(p->db, now - (double) p->config->session_retain_s, id, sizeof(id)) >= 0)
+                session_delete(p, id);
         if (db_session_list(p->db, &list, &n) < 0) {
                 p->next_sessions = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
                 return;
