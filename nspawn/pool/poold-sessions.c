@@ -30,6 +30,8 @@
 
 /* How long a session's runner has to say what its sandbox used before its machine is stopped. */
 #define USAGE_TIMEOUT_USEC (2 * USEC_PER_SEC)
+/* A pause that failed (the session still pausing) is tried again after this long. */
+#define PAUSE_RETRY_USEC (5 * USEC_PER_SEC)
 
 /* The connections as the queue's entries (poold-queue.h): *ret, the caller's to free. */
 static int turn_entries(const Poold *p, TurnEntry **ret) {
@@ -52,6 +54,7 @@ struct PauseOp {
         Poold *pool;
         char id[SANDBOX_ID_MAX];
         const char *event, *why; /* static */
+        SessionUsageAsk *ask;    /* its runner asked what it used, before the stop */
         PauseOp *next;
 };
 
@@ -76,6 +79,7 @@ void sessions_pauses_free(Poold *p) {
                 PauseOp *o = p->pauses;
 
                 p->pauses = o->next;
+                (void) session_usage_ask_cancel(o->ask);
                 free(o);
         }
 }
@@ -138,19 +142,20 @@ void turn_done(Poold *p, Conn *c) {
         turn_grant(p, session);
 }
 
-/* What the session's sandbox used since its last run, which no run will report now: recorded,
- * billed to its key, before its machine stops. A machine that does not answer has nothing to bill. */
-static void session_bill(Poold *p, const char *id, const char *event) {
-        char path[POOL_SOCKET_MAX];
-        int64_t cpu_ms = 0;
-        int r;
+/* The pause over, done or failed (r): the session's turns waited for it. Done, the sessions are
+ * looked at again now (its retention starts); failed, it is still pausing and tried again in
+ * PAUSE_RETRY_USEC, not at once, as a broker that refuses may refuse again. */
+static void pause_end(PauseOp *op, int r) {
+        Poold *p = op->pool;
+        uint64_t retry = now_usec(CLOCK_MONOTONIC) + PAUSE_RETRY_USEC;
 
-        session_socket_path(id, path, sizeof(path));
-        if (session_usage_fetch(path, now_usec(CLOCK_MONOTONIC) + USAGE_TIMEOUT_USEC, &cpu_ms) < 0 || cpu_ms <= 0)
-                return;
-        r = db_session_usage_add(p->db, id, event, NULL, cpu_ms);
-        if (r < 0)
-                (void) log_warning_errno(r, "Failed to record the CPU time of session '%s' since its last run, ignoring: %s", id, db_errmsg(p->db));
+        pause_unlink(p, op);
+        turn_grant(p, op->id);
+        if (r >= 0)
+                p->next_sessions = 0;
+        else if (retry < p->next_sessions)
+                p->next_sessions = retry;
+        free(op);
 }
 
 static void on_paused(int r, const BrokerReply *rep, int fd, void *userdata) {
@@ -162,7 +167,6 @@ static void on_paused(int r, const BrokerReply *rep, int fd, void *userdata) {
         if (r == -ECANCELED)
                 return; /* at exit: sessions_pauses_free() frees op, before or after */
         p = op->pool;
-        pause_unlink(p, op);
         if (r < 0)
                 /* Tried again soon, as the session is still pausing. */
                 (void) log_error_errno(r, "Failed to pause session '%s': %s", op->id, rep->message);
@@ -175,17 +179,34 @@ static void on_paused(int r, const BrokerReply *rep, int fd, void *userdata) {
                 if (r >= 0)
                         session_event(p->db, op->id, op->event, NULL, op->why);
         }
-        /* Its turns waited for this one; its idle end, or its retry, is looked at again. */
-        turn_grant(p, op->id);
-        p->next_sessions = 0;
-        free(op);
+        pause_end(op, r);
 }
 
-/* A session claimed for pausing ('pausing'): its machine stopped, its disk unmounted and kept, once
- * the broker answers. event and why are static. */
+/* What the session's sandbox used since its last run, which no run will report now: recorded,
+ * billed to its key; then its machine is stopped. A machine that does not answer has nothing to bill. */
+static void on_billed(int r, int64_t cpu_ms, void *userdata) {
+        PauseOp *op = userdata;
+        Poold *p = op->pool;
+
+        op->ask = NULL;
+        if (r >= 0 && cpu_ms > 0) {
+                r = db_session_usage_add(p->db, op->id, op->event, NULL, cpu_ms);
+                if (r < 0)
+                        (void) log_warning_errno(r, "Failed to record the CPU time of session '%s' since its last run, ignoring: %s", op->id,
+                                                 db_errmsg(p->db));
+        }
+        r = broker_async_call(p->broker, BROKER_SESSION_STOP, op->id, -1, on_paused, op);
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to pause session '%s'", op->id);
+                pause_end(op, r);
+        }
+}
+
+/* A session claimed for pausing ('pausing'): its use billed, its machine stopped, its disk unmounted
+ * and kept, each answered on the loop. event and why are static. */
 static void session_pause(Poold *p, const char *id, const char *event, const char *why) {
+        char path[POOL_SOCKET_MAX];
         PauseOp *op;
-        int r;
 
         if (session_pausing(p, id))
                 return;
@@ -194,14 +215,10 @@ static void session_pause(Poold *p, const char *id, const char *event, const cha
                 return; /* tried again soon, as the session is still pausing */
         *op = (PauseOp){.pool = p, .event = event, .why = why, .next = p->pauses};
         (void) snprintf(op->id, sizeof(op->id), "%s", id);
-        session_bill(p, id, event);
-        r = broker_async_call(p->broker, BROKER_SESSION_STOP, id, -1, on_paused, op);
-        if (r < 0) {
-                (void) log_error_errno(r, "Failed to pause session '%s'", id);
-                free(op);
-                return;
-        }
         p->pauses = op;
+        session_socket_path(id, path, sizeof(path));
+        if (session_usage_ask(p->event, path, USAGE_TIMEOUT_USEC, on_billed, op, &op->ask) < 0)
+                on_billed(-EHOSTDOWN, 0, op);
 }
 
 /* A session paused for longer than the retention, deleted: its event once the broker answers. */
@@ -248,7 +265,7 @@ static void session_check(Poold *p, const Session *s, double now, double *next) 
                 /* A pause left half-done (by a previous instance, or a stop that failed); if it
                  * fails again, tried again soon. */
                 session_pause(p, s->id, "pause", "its pause had not finished");
-                sooner(next, now + 5);
+                sooner(next, now + (double) PAUSE_RETRY_USEC / (double) USEC_PER_SEC);
         } else if (db_session_revoked(p->db, s->id) > 0 && db_session_claim_down(p->db, s->id) >= 0)
                 session_pause(p, s->id, "revoke", "its API key was revoked");
         else if (s->last_used + (double) s->ttl_s <= now && db_session_claim_down(p->db, s->id) >= 0)
