@@ -99,9 +99,13 @@ static void on_killed(int r, const BrokerReply *rep, int fd, void *userdata) {
         (void) rep;
         (void) fd;
         if (r != -ECANCELED) {
+                PooldWrite w = {.op = POOLD_WRITE_POOL_REMOVE};
+
                 if (op->socket[0])
                         (void) unlink(op->socket);
-                (void) db_pool_remove(op->pool->db, op->id, pool_retire_label(op->why));
+                (void) snprintf(w.id, sizeof(w.id), "%s", op->id);
+                (void) snprintf(w.text, sizeof(w.text), "%s", pool_retire_label(op->why));
+                (void) poold_write(op->pool, &w);
                 log_pool_event(LOG_INFO, "destroyed", op->id, "Machine '%s' destroyed: %s", op->id, pool_retire_text(op->why));
         }
         free(op);
@@ -128,11 +132,28 @@ static void machine_destroy(Poold *p, Machine *m, PoolRetire why) {
         machine_forget(p, m);
 }
 
+/* p->failure, recorded for GET /v1/pool. */
+static void health_failed(Poold *p) {
+        PooldWrite w = {.op = POOLD_WRITE_HEALTH_FAILED};
+
+        (void) snprintf(w.detail, sizeof(w.detail), "%s", p->failure);
+        (void) poold_write(p, &w);
+}
+
+/* A machine's row back to ready, prepared for what it says: 0 (or queued), else -errno. */
+static int machine_release_record(Poold *p, const Machine *m, const char *prepared) {
+        PooldWrite w = {.op = POOLD_WRITE_POOL_RELEASE};
+
+        (void) snprintf(w.id, sizeof(w.id), "%s", m->id);
+        (void) snprintf(w.text, sizeof(w.text), "%s", strcmp(prepared, "node") == 0 ? "node" : "");
+        return poold_write(p, &w);
+}
+
 static void start_failed(Poold *p, Machine *m, const char *why) {
         uint64_t backoff = 100 * USEC_PER_MSEC << (p->failures < 6 ? p->failures : 6);
 
         (void) snprintf(p->failure, sizeof(p->failure), "%s (journalctl -u %s.service tells why)", why, m->id);
-        (void) db_pool_health_failed(p->db, p->failure);
+        health_failed(p);
         log_pool_event(LOG_ERR, "failed", m->id, "Machine '%s' failed to start: %s", m->id, why);
         machine_destroy(p, m, POOL_RETIRE_START_FAILED);
         p->failures++;
@@ -163,7 +184,7 @@ static void tell_failing(Poold *p) {
 static void start_refused(Poold *p, Machine *m, const char *why) {
         log_pool_event(LOG_ERR, "failed", m->id, "Failed to start sandbox '%s': %s", m->id, why);
         (void) snprintf(p->failure, sizeof(p->failure), "%s", why);
-        (void) db_pool_health_failed(p->db, why);
+        health_failed(p);
         machine_destroy(p, m, POOL_RETIRE_START_FAILED);
         p->failures++;
         p->failed_at = now_usec(CLOCK_MONOTONIC);
@@ -249,6 +270,7 @@ static int start_one(Poold *p) {
 
 void machines_probe(Poold *p, int fd) {
         Machine *m = NULL;
+        PooldWrite w;
         int r;
 
         for (size_t i = 0; i < p->n_machines && !m; i++)
@@ -266,7 +288,11 @@ void machines_probe(Poold *p, int fd) {
                         tell_failing(p);
                 return;
         }
-        r = db_pool_ready(p->db, m->id);
+        /* Queued when the database is locked: the machine is handed out once its row says ready
+         * (machines_dispatch() skips it until then). */
+        w = (PooldWrite){.op = POOLD_WRITE_POOL_READY};
+        (void) snprintf(w.id, sizeof(w.id), "%s", m->id);
+        r = poold_write(p, &w);
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to mark sandbox '%s' ready: %s", m->id, db_errmsg(p->db));
                 machine_destroy(p, m, POOL_RETIRE_LOST_RECORD);
@@ -274,7 +300,7 @@ void machines_probe(Poold *p, int fd) {
         }
         log_pool_event(LOG_INFO, "ready", m->id, "Machine '%s' ready", m->id);
         if (p->failures > 0)
-                (void) db_pool_health_ok(p->db);
+                (void) poold_write(p, &(PooldWrite){.op = POOLD_WRITE_HEALTH_OK});
         p->failures = 0;
         m->source = sd_event_source_disable_unref(m->source);
         closep(&m->fd);
@@ -346,7 +372,14 @@ void machines_fill(Poold *p) {
         while (ready + starting < want && p->n_machines < p->config->pool_max && starting < PARALLEL_STARTS) {
                 /* A start the broker refuses is told on the loop (start_refused()); this is one that
                  * could not even be asked. */
-                if (start_one(p) < 0) {
+                int r = start_one(p);
+
+                if (r == -EBUSY) {
+                        /* Its row met another writer's lock: no failure of the machines, tried again soon. */
+                        p->backoff_until = now_usec(CLOCK_MONOTONIC) + poold_writes_backoff(0);
+                        return;
+                }
+                if (r < 0) {
                         p->failures++;
                         p->failed_at = now_usec(CLOCK_MONOTONIC);
                         p->backoff_until = p->failed_at + BACKOFF_MAX_USEC;
@@ -364,6 +397,9 @@ void machines_fill(Poold *p) {
 
 /* Hands ready machines to waiting claims, the earliest claim first, as the CPUs have room. */
 void machines_dispatch(Poold *p) {
+        /* A claim's record met the lock: handed out again at claim_retry_at, in the same order. */
+        if (p->claim_retry_at != UINT64_MAX)
+                return;
         for (;;) {
                 cleanup_free IdleMachine *idle = NULL;
                 cleanup_free size_t *index = NULL;
@@ -385,7 +421,7 @@ void machines_dispatch(Poold *p) {
                 if (!idle || !index)
                         return; /* NOLINT(clang-analyzer-unix.Malloc): idle and index are cleanup_free, unseen by clang-analyzer 14 */
                 for (size_t i = 0; i < p->n_machines; i++)
-                        if (p->machines[i].state == MACHINE_READY) {
+                        if (p->machines[i].state == MACHINE_READY && !poold_writes_holds(&p->writes, p->machines[i].id)) {
                                 idle[n] = (IdleMachine){.prepared = p->machines[i].prepared, .ready_at = p->machines[i].ready_at};
                                 index[n++] = i;
                         }
@@ -400,6 +436,13 @@ void machines_dispatch(Poold *p) {
                 m = &p->machines[index[pick]];
                 m->charge = charge;
                 r = db_pool_claim_id(p->db, m->id, (int) c->pid, &m->executions);
+                if (r == -EBUSY) {
+                        /* Another writer holds the lock: the claim waits a moment, on the loop. */
+                        cpu_gate_refund(&p->cpu, charge);
+                        m->charge = 0;
+                        p->claim_retry_at = now_usec(CLOCK_MONOTONIC) + poold_writes_backoff(0);
+                        return;
+                }
                 if (r < 0) {
                         (void) log_error_errno(r, "Failed to record the claim of sandbox '%s': %s", m->id, db_errmsg(p->db));
                         machine_destroy(p, m, POOL_RETIRE_LOST_RECORD);
@@ -415,7 +458,7 @@ void machines_dispatch(Poold *p) {
                          * gone): nothing ran on the machine, which goes to the next claim. */
                         c->state = CONN_IDLE;
                         c->machine[0] = 0;
-                        if (db_pool_release(p->db, m->id, strcmp(m->prepared, "node") == 0 ? "node" : NULL) < 0) {
+                        if (machine_release_record(p, m, m->prepared) < 0) {
                                 machine_destroy(p, m, POOL_RETIRE_NOT_PUT_BACK);
                                 continue;
                         }
@@ -440,7 +483,7 @@ void claim_request(Poold *p, Conn *c) {
                         return;
                 }
                 /* Counted, for the metrics; the pool grows by as many as wait (machines_fill()). */
-                (void) db_counter_add(p->db, "waits", 1);
+                (void) poold_write(p, &(PooldWrite){.op = POOLD_WRITE_COUNTER, .text = "waits", .n = 1});
         }
         c->seq = ++p->next_seq;
         c->state = CONN_CLAIM_WAITING;
@@ -465,7 +508,7 @@ void claim_release(Poold *p, Conn *c, const PooldMsg *msg) {
         /* A machine made on an image rebuilt since serves no more. */
         if (why == POOL_RETIRE_NONE && m->generation != p->generation)
                 why = POOL_RETIRE_STALE;
-        if (why == POOL_RETIRE_NONE && db_pool_release(p->db, m->id, strcmp(msg->word2, "node") == 0 ? "node" : NULL) < 0)
+        if (why == POOL_RETIRE_NONE && machine_release_record(p, m, msg->word2) < 0)
                 why = POOL_RETIRE_NOT_PUT_BACK;
         if (why != POOL_RETIRE_NONE) {
                 machine_destroy(p, m, why);

@@ -171,13 +171,16 @@ static void on_paused(int r, const BrokerReply *rep, int fd, void *userdata) {
                 /* Tried again soon, as the session is still pausing. */
                 (void) log_error_errno(r, "Failed to pause session '%s': %s", op->id, rep->message);
         else {
+                PooldWrite w = {.op = POOLD_WRITE_SESSION_PAUSED};
+
                 session_socket_path(op->id, path, sizeof(path));
                 (void) unlink(path);
-                r = db_session_paused(p->db, op->id);
+                (void) snprintf(w.id, sizeof(w.id), "%s", op->id);
+                r = poold_write(p, &w);
                 if (r < 0 && r != -ENOENT)
                         (void) log_error_errno(r, "Failed to record that session '%s' is paused: %s", op->id, db_errmsg(p->db));
                 if (r >= 0)
-                        session_event(p->db, op->id, op->event, NULL, op->why);
+                        poold_session_event(p, op->id, op->event, op->why);
         }
         pause_end(op, r);
 }
@@ -190,7 +193,11 @@ static void on_billed(int r, int64_t cpu_ms, void *userdata) {
 
         op->ask = NULL;
         if (r >= 0 && cpu_ms > 0) {
-                r = db_session_usage_add(p->db, op->id, op->event, NULL, cpu_ms);
+                PooldWrite w = {.op = POOLD_WRITE_SESSION_USAGE, .n = cpu_ms};
+
+                (void) snprintf(w.id, sizeof(w.id), "%s", op->id);
+                (void) snprintf(w.text, sizeof(w.text), "%s", op->event);
+                r = poold_write(p, &w);
                 if (r < 0)
                         (void) log_warning_errno(r, "Failed to record the CPU time of session '%s' since its last run, ignoring: %s", op->id,
                                                  db_errmsg(p->db));
@@ -227,7 +234,7 @@ static void on_deleted(int r, const BrokerReply *rep, int fd, void *userdata) {
 
         (void) fd;
         if (r != -ECANCELED)
-                session_event(op->pool->db, op->id, "delete", NULL, r < 0 ? rep->message : "paused for longer than SANDBOXD_SESSION_RETAIN_S");
+                poold_session_event(op->pool, op->id, "delete", r < 0 ? rep->message : "paused for longer than SANDBOXD_SESSION_RETAIN_S");
         free(op);
 }
 
@@ -239,7 +246,7 @@ static void session_delete(Poold *p, const char *id) {
         *op = (PauseOp){.pool = p, .event = "delete"};
         (void) snprintf(op->id, sizeof(op->id), "%s", id);
         if (broker_async_call(p->broker, BROKER_SESSION_DELETE, id, -1, on_deleted, op) < 0) {
-                session_event(p->db, id, "delete", NULL, "the broker could not be asked");
+                poold_session_event(p, id, "delete", "the broker could not be asked");
                 free(op);
         }
 }

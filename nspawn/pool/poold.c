@@ -55,6 +55,7 @@
 #define SWEEP_SOON_USEC (2 * USEC_PER_SEC)
 /* Old records go slowly: a day's worth at most ever waits for the next prune. */
 #define PRUNE_USEC (3600 * USEC_PER_SEC)
+#define PRUNE_BUSY_USEC (10 * USEC_PER_SEC)
 /* Workers at most at once: one connection per request in flight. */
 #define CONNS_MAX 4096
 /* Broker requests in flight at once, each on a connection of its own: well below the connections
@@ -80,6 +81,23 @@ Conn *conn_by_seq(Poold *p, uint64_t seq) {
 }
 
 static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+int poold_write(Poold *p, const PooldWrite *w) {
+        return poold_writes_do(&p->writes, p->db, w, now_usec(CLOCK_MONOTONIC));
+}
+
+void poold_session_event(Poold *p, const char *id, const char *event, const char *detail) {
+        PooldWrite w = {.op = POOLD_WRITE_SESSION_EVENT};
+        int r;
+
+        (void) snprintf(w.id, sizeof(w.id), "%s", id);
+        (void) snprintf(w.text, sizeof(w.text), "%s", event);
+        (void) snprintf(w.detail, sizeof(w.detail), "%s", detail);
+        r = poold_write(p, &w);
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to record event '%s' of session '%s': %s", event, id, db_errmsg(p->db));
+        log_session_event(event, id, "", detail);
+}
 
 static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Poold *p = userdata;
@@ -254,11 +272,12 @@ static void records_prune(Poold *p) {
         if (r >= 0)
                 r = db_mcp_prune(p->db, p->config->record_retain_days);
 
-        if (r < 0)
+        if (r < 0 && r != -EBUSY)
                 (void) log_warning_errno(r, "Failed to prune records older than %u days, ignoring: %s", p->config->record_retain_days, db_errmsg(p->db));
         else if (n > 0)
                 log_info("Pruned %" PRId64 " records older than %u days (SANDBOXD_RECORD_RETAIN_DAYS)", n, p->config->record_retain_days);
-        p->next_prune = now_usec(CLOCK_MONOTONIC) + PRUNE_USEC;
+        /* A batch that met another writer's lock goes on soon, not in an hour. */
+        p->next_prune = now_usec(CLOCK_MONOTONIC) + (r == -EBUSY ? PRUNE_BUSY_USEC : PRUNE_USEC);
 }
 
 /* Whatever is due now: each timer is a deadline computed from the state, none a tick. */
@@ -271,6 +290,15 @@ static void timers_run(Poold *p) {
                 sweep(p);
         if (now >= p->next_sessions)
                 sessions_housekeeping(p);
+        if (now >= p->writes.next_at) {
+                unsigned failed = poold_writes_flush(&p->writes, p->db, now);
+
+                if (failed > 0)
+                        (void) log_warning_errno(EIO, "Failed to write %u records that had waited for the database's lock: %s", failed,
+                                                 db_errmsg(p->db));
+        }
+        if (now >= p->claim_retry_at)
+                p->claim_retry_at = UINT64_MAX;
         machines_check_deadlines(p);
         machines_retire_idle(p);
         machines_fill(p);
@@ -284,6 +312,8 @@ static uint64_t next_deadline(const Poold *p) {
         uint64_t next = machines_next_deadline(p);
 
         next = p->next_prune < next ? p->next_prune : next;
+        next = p->writes.next_at < next ? p->writes.next_at : next;
+        next = p->claim_retry_at < next ? p->claim_retry_at : next;
         if (!p->sweeping) /* its end sets the next */
                 next = p->next_sweep < next ? p->next_sweep : next;
         return p->next_sessions < next ? p->next_sessions : next;
@@ -440,6 +470,11 @@ static int poold_open(Poold *p) {
         r = db_open(p->config->db_path, &p->db);
         if (r < 0)
                 return log_error_errno(r, "Pool: failed to open database '%s': %s", p->config->db_path, db_errmsg(NULL));
+        /* Never waits long on a worker's write inside the loop: a write that meets the lock is done
+         * again later (poold-writes.h). */
+        r = db_busy_timeout(p->db, POOLD_BUSY_TIMEOUT_MS);
+        if (r < 0)
+                return log_error_errno(r, "Pool: failed to set the database's busy timeout");
         r = revoke_watch(p);
         if (r < 0)
                 (void) log_warning_errno(r, "Pool: failed to watch for revoked keys, ignoring: their sessions pause when idle");
@@ -458,6 +493,9 @@ static void poold_close(Poold *p) {
         }
         p->machines = mfree(p->machines);
         p->conns = mfree(p->conns);
+        if (p->writes.n > 0 && p->db)
+                (void) log_warning_errno(EBUSY, "Pool: %zu records still waited for the database's lock at exit", p->writes.n);
+        poold_writes_done(&p->writes);
         sessions_pauses_free(p);
         p->broker = broker_async_free(p->broker);
         p->timer = sd_event_source_disable_unref(p->timer);
@@ -482,13 +520,17 @@ static void stop_drain(Poold *p) {
                 if (now >= until || sd_event_run(p->event, until - now) < 0)
                         break;
         }
+        /* The records that waited for the lock: nobody is served any more, so they may wait for it. */
+        (void) db_busy_timeout(p->db, 5000);
+        p->writes.next_at = 0;
+        (void) poold_writes_flush(&p->writes, p->db, now_usec(CLOCK_MONOTONIC));
 }
 
 static int run(Poold *p) {
         int r;
 
         /* Start failures of a previous instance (maybe of another configuration) say nothing now. */
-        (void) db_pool_health_ok(p->db);
+        (void) poold_write(p, &(PooldWrite){.op = POOLD_WRITE_HEALTH_OK});
         machines_settings_check(p);
         machines_reconcile(p);
         sessions_reconcile(p);
@@ -512,7 +554,7 @@ static int run(Poold *p) {
 
 int main(int argc, char *argv[]) {
         Config config;
-        Poold p = {.config = &config, .listen_fd = -1};
+        Poold p = {.config = &config, .listen_fd = -1, .writes = POOLD_WRITES_INIT, .claim_retry_at = UINT64_MAX};
         int r;
 
         r = daemon_reload_main(argc, argv);

@@ -9,6 +9,7 @@
 #include "nspawn/pool/pool-retire.h"
 #include "nspawn/pool/poold-cpu.h"
 #include "nspawn/pool/poold-proto.h"
+#include "nspawn/pool/poold-writes.h"
 
 /* The pool manager's state, shared by its parts: poold.c (the loop and the connections),
  * poold-machines.c (the machines and the claims), poold-sessions.c (the sessions' turns and idle
@@ -78,6 +79,8 @@ typedef struct Poold {
         bool stop;
         bool sweeping;   /* a sweep's broker requests are in flight */
         PauseOp *pauses; /* sessions being paused (their turns held back meanwhile) */
+        PooldWrites writes;     /* records that met sqlite's lock, to be written again */
+        uint64_t claim_retry_at; /* a claim's record met the lock: handed out again then */
         sqlite3 *db;
         char settings[1024]; /* what a machine started now is made with (machine_settings()) */
         unsigned generation; /* moves on when the settings change */
@@ -130,4 +133,8 @@ void sessions_reconcile(Poold *p);
 
 /* poold.c */
 int conn_send(Conn *c, const char *line);
+/* A record written now, or later if sqlite is locked (poold-writes.h): 0, -ENOENT or -errno. */
+int poold_write(Poold *p, const PooldWrite *w);
+/* A session's event: its record (poold_write()) and its journal entry. */
+void poold_session_event(Poold *p, const char *id, const char *event, const char *detail);
 Conn *conn_by_seq(Poold *p, uint64_t seq);
