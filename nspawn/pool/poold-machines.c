@@ -646,7 +646,7 @@ void machines_reconcile(Poold *p) {
                 const PoolRow *l = &rows[i];
                 cleanup_close int fd = -1;
 
-                if (strcmp(l->state, "ready") == 0 && strcmp(l->settings, p->settings) == 0 && kept < p->config->pool_max &&
+                if (machine_state_from_string(l->state) == MACHINE_READY && strcmp(l->settings, p->settings) == 0 && kept < p->config->pool_max &&
                     ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) >= 0 && pool_connect(l->socket, &fd) >= 0 &&
                     pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) >= 0) {
                         Machine *m = &p->machines[p->n_machines++];

@@ -20,6 +20,7 @@
 #include "lib/error.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/session-state.h"
 #include "lib/time-util.h"
 #include "nspawn/broker/broker-async.h"
 #include "nspawn/pool/pool-socket.h"
@@ -261,14 +262,15 @@ static void sooner(double *next, double t) {
  * time), into *next. A session paused now is due for deletion after the retention. */
 static void session_check(Poold *p, const Session *s, double now, double *next) {
         double retained = now + (double) p->config->session_retain_s;
+        SessionState state = session_state_from_string(s->state);
 
-        if (strcmp(s->state, "paused") == 0) {
+        if (state == SESSION_PAUSED) {
                 sooner(next, s->paused_at + (double) p->config->session_retain_s);
                 return;
         }
         if (turn_busy(p, s->id) || session_pausing(p, s->id))
                 return; /* its turn's end, or its pause's, looks again */
-        if (strcmp(s->state, "pausing") == 0) {
+        if (state == SESSION_PAUSING) {
                 /* A pause left half-done (by a previous instance, or a stop that failed); if it
                  * fails again, tried again soon. */
                 session_pause(p, s->id, "pause", "its pause had not finished");
@@ -322,7 +324,7 @@ void sessions_reconcile(Poold *p) {
                 char path[POOL_SOCKET_MAX];
                 cleanup_close int fd = -1;
 
-                if (strcmp(list[i].state, "active") != 0)
+                if (session_state_from_string(list[i].state) != SESSION_ACTIVE)
                         continue;
                 session_socket_path(list[i].id, path, sizeof(path));
                 if (list[i].up && pool_connect(path, &fd) >= 0)

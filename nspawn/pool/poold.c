@@ -126,6 +126,8 @@ static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userd
 static void conn_close(Poold *p, size_t i) {
         Conn *c = &p->conns[i];
 
+        if (c->state != CONN_IDLE && c->state != CONN_WATCHING)
+                log_debug("Pool: worker %d went while its connection was %s", (int) c->pid, conn_state_to_string(c->state));
         if (c->state == CONN_CLAIM_HELD)
                 claim_closed(p, c);
         if (c->state == CONN_TURN_HELD)

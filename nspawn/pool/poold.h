@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/machine-state.h"
+#include "nspawn/pool/conn-state.h"
 #include "nspawn/pool/pool-retire.h"
 #include "nspawn/pool/poold-cpu.h"
 #include "nspawn/pool/poold-proto.h"
@@ -25,16 +27,10 @@ typedef struct sqlite3 sqlite3;
 #define MACHINE_ID_MAX 64
 #define MACHINE_SOCKET_MAX 256
 
-typedef enum MachineState {
-        MACHINE_STARTING, /* its unit started, its runner's greeting awaited on fd */
-        MACHINE_READY,
-        MACHINE_CLAIMED, /* a worker's, on the connection whose seq is holder */
-} MachineState;
-
 typedef struct Machine {
         char id[MACHINE_ID_MAX];
         char socket[MACHINE_SOCKET_MAX];
-        MachineState state;
+        MachineState state;      /* claimed: a worker's, on the connection whose seq is holder */
         int fd;                  /* starting: the probe's connection, once the broker started it */
         sd_event_source *source; /* starting: fd watched for the greeting */
         size_t got;           /* starting: the greeting's bytes so far */
@@ -46,15 +42,6 @@ typedef struct Machine {
         uint64_t holder;
         uint64_t charge; /* claimed: its charge on the CPU gate (poold-cpu.h), 0 for none */
 } Machine;
-
-typedef enum ConnState {
-        CONN_IDLE,
-        CONN_CLAIM_WAITING,
-        CONN_CLAIM_HELD,
-        CONN_TURN_WAITING,
-        CONN_TURN_HELD,
-        CONN_WATCHING, /* sandboxd-member's: told the counts as they change */
-} ConnState;
 
 typedef struct Conn {
         int fd;
