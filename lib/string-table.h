@@ -22,12 +22,12 @@ static inline int string_table_find(const char *const *table, size_t n, const ch
 
 /* Defines `const char *name_to_string(type)` (NULL out of range) and `type name_from_string(const
  * char *)` (-EINVAL, the enum's _INVALID, for a word not in the table) over name_table. */
-#define DEFINE_STRING_TABLE(name, type)                                                                  \
-        const char *name##_to_string(type i) {                                                           \
-                if ((long) i < 0 || (size_t) i >= sizeof(name##_table) / sizeof(name##_table[0]))        \
-                        return NULL;                                                                     \
-                return name##_table[i];                                                                  \
-        }                                                                                                \
-        type name##_from_string(const char *s) {                                                         \
+#define DEFINE_STRING_TABLE(name, type)                                                                           \
+        const char *name##_to_string(type i) {                                                                    \
+                if ((long) i < 0 || (size_t) i >= sizeof(name##_table) / sizeof(name##_table[0]))                 \
+                        return NULL;                                                                              \
+                return name##_table[i];                                                                           \
+        }                                                                                                         \
+        type name##_from_string(const char *s) {                                                                  \
                 return (type) string_table_find(name##_table, sizeof(name##_table) / sizeof(name##_table[0]), s); \
         }

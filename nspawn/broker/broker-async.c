@@ -27,7 +27,7 @@ struct BrokerCall {
         int pass_fd;
         int fd; /* the request's own connection; -1 while queued */
         unsigned attempts;
-        int failed; /* why it could not be sent: told from the loop, by its timer */
+        int failed;        /* why it could not be sent: told from the loop, by its timer */
         uint64_t deadline; /* CLOCK_MONOTONIC µs, from when it was queued */
         sd_event_source *io, *timer;
         BrokerAsyncDone done;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#include "lib/string-table.h"
 #include "nspawn/pool/conn-state.h"
+#include "lib/string-table.h"
 
 static const char *const conn_state_table[_CONN_STATE_MAX] = {
         [CONN_IDLE] = "idle",

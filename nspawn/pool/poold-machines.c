@@ -395,74 +395,95 @@ void machines_fill(Poold *p) {
                          starting < PARALLEL_STARTS && waiting > 0;
 }
 
+/* The earliest waiting claim, NULL for none. */
+static Conn *claim_first(Poold *p) {
+        Conn *first = NULL;
+
+        for (size_t i = 0; i < p->n_conns; i++)
+                if (p->conns[i].state == CONN_CLAIM_WAITING && (!first || p->conns[i].seq < first->seq))
+                        first = &p->conns[i];
+        return first;
+}
+
+/* The ready machine for c (pool_pick()), NULL for none; one whose record waits is not ready yet. */
+static Machine *machine_pick(Poold *p, const Conn *c) {
+        cleanup_free IdleMachine *idle = calloc(p->n_machines + 1, sizeof(*idle));
+        cleanup_free size_t *index = calloc(p->n_machines + 1, sizeof(*index));
+        size_t n = 0, pick;
+
+        if (!idle || !index)
+                return NULL; /* NOLINT(clang-analyzer-unix.Malloc): idle and index are cleanup_free, unseen by clang-analyzer 14 */
+        for (size_t i = 0; i < p->n_machines; i++)
+                if (p->machines[i].state == MACHINE_READY && !poold_writes_holds(&p->writes, p->machines[i].id)) {
+                        idle[n] = (IdleMachine){.prepared = p->machines[i].prepared, .ready_at = p->machines[i].ready_at};
+                        index[n++] = i;
+                }
+        pick = pool_pick(idle, n, c->language);
+        return pick == n ? NULL : &p->machines[index[pick]];
+}
+
+/* Machine m, recorded as claimed, to claim c. 0: handed out, or put back for the next claim (the
+ * worker stopped waiting at this moment); -EBUSY: the record met the lock, the claim waits;
+ * -ENOENT: m was destroyed, another is picked. */
+static int claim_hand(Poold *p, Conn *c, Machine *m, uint64_t charge) {
+        char line[POOLD_LINE_MAX];
+        int r;
+
+        r = db_pool_claim_id(p->db, m->id, (int) c->pid, &m->executions);
+        if (r == -EBUSY) {
+                cpu_gate_refund(&p->cpu, charge);
+                return r;
+        }
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to record the claim of sandbox '%s': %s", m->id, db_errmsg(p->db));
+                m->charge = charge;
+                machine_destroy(p, m, POOL_RETIRE_LOST_RECORD);
+                return -ENOENT;
+        }
+        m->charge = charge;
+        m->state = MACHINE_CLAIMED;
+        m->holder = c->seq;
+        c->state = CONN_CLAIM_HELD;
+        (void) snprintf(c->machine, sizeof(c->machine), "%s", m->id);
+        (void) snprintf(line, sizeof(line), "machine %s %s %" PRId64 "\n", m->id, m->socket, m->executions);
+        if (conn_send(c, line) >= 0)
+                return 0;
+        /* Its worker stopped waiting at this moment (its deadline, its client gone): nothing ran on
+         * the machine, which goes to the next claim. */
+        c->state = CONN_IDLE;
+        c->machine[0] = 0;
+        if (machine_release_record(p, m, m->prepared) < 0) {
+                machine_destroy(p, m, POOL_RETIRE_NOT_PUT_BACK);
+                return -ENOENT;
+        }
+        machine_unclaim(p, m);
+        return 0;
+}
+
 /* Hands ready machines to waiting claims, the earliest claim first, as the CPUs have room. */
 void machines_dispatch(Poold *p) {
         /* A claim's record met the lock: handed out again at claim_retry_at, in the same order. */
         if (p->claim_retry_at != UINT64_MAX)
                 return;
         for (;;) {
-                cleanup_free IdleMachine *idle = NULL;
-                cleanup_free size_t *index = NULL;
-                size_t n = 0, first = p->n_conns, pick;
-                char line[POOLD_LINE_MAX];
-                uint64_t charge;
+                Conn *c = claim_first(p);
                 Machine *m;
-                Conn *c;
-                int r;
+                uint64_t charge;
 
                 p->gated = false;
-                for (size_t i = 0; i < p->n_conns; i++)
-                        if (p->conns[i].state == CONN_CLAIM_WAITING && (first == p->n_conns || p->conns[i].seq < p->conns[first].seq))
-                                first = i;
-                if (first == p->n_conns)
+                if (!c)
                         return;
-                idle = calloc(p->n_machines + 1, sizeof(*idle));
-                index = calloc(p->n_machines + 1, sizeof(*index));
-                if (!idle || !index)
-                        return; /* NOLINT(clang-analyzer-unix.Malloc): idle and index are cleanup_free, unseen by clang-analyzer 14 */
-                for (size_t i = 0; i < p->n_machines; i++)
-                        if (p->machines[i].state == MACHINE_READY && !poold_writes_holds(&p->writes, p->machines[i].id)) {
-                                idle[n] = (IdleMachine){.prepared = p->machines[i].prepared, .ready_at = p->machines[i].ready_at};
-                                index[n++] = i;
-                        }
-                c = &p->conns[first];
-                pick = pool_pick(idle, n, c->language);
-                if (pick == n)
+                m = machine_pick(p, c);
+                if (!m)
                         return;
                 if (!cpu_room(p, &charge)) {
                         p->gated = true;
                         return;
                 }
-                m = &p->machines[index[pick]];
-                m->charge = charge;
-                r = db_pool_claim_id(p->db, m->id, (int) c->pid, &m->executions);
-                if (r == -EBUSY) {
+                if (claim_hand(p, c, m, charge) == -EBUSY) {
                         /* Another writer holds the lock: the claim waits a moment, on the loop. */
-                        cpu_gate_refund(&p->cpu, charge);
-                        m->charge = 0;
                         p->claim_retry_at = now_usec(CLOCK_MONOTONIC) + poold_writes_backoff(0);
                         return;
-                }
-                if (r < 0) {
-                        (void) log_error_errno(r, "Failed to record the claim of sandbox '%s': %s", m->id, db_errmsg(p->db));
-                        machine_destroy(p, m, POOL_RETIRE_LOST_RECORD);
-                        continue;
-                }
-                m->state = MACHINE_CLAIMED;
-                m->holder = c->seq;
-                c->state = CONN_CLAIM_HELD;
-                (void) snprintf(c->machine, sizeof(c->machine), "%s", m->id);
-                (void) snprintf(line, sizeof(line), "machine %s %s %" PRId64 "\n", m->id, m->socket, m->executions);
-                if (conn_send(c, line) < 0) {
-                        /* Its worker stopped waiting at this moment (its deadline, its client
-                         * gone): nothing ran on the machine, which goes to the next claim. */
-                        c->state = CONN_IDLE;
-                        c->machine[0] = 0;
-                        if (machine_release_record(p, m, m->prepared) < 0) {
-                                machine_destroy(p, m, POOL_RETIRE_NOT_PUT_BACK);
-                                continue;
-                        }
-                        machine_unclaim(p, m);
                 }
         }
 }
@@ -630,6 +651,24 @@ void machines_settings_check(Poold *p) {
                         machine_destroy(p, &p->machines[i - 1], POOL_RETIRE_STALE);
 }
 
+/* A ready machine a previous instance left, kept if it is made with today's settings and its runner
+ * still greets within a second (before READY=1: no worker waits on this). */
+static bool machine_adopt(Poold *p, const PoolRow *l) {
+        cleanup_close int fd = -1;
+        Machine *m;
+
+        if (machine_state_from_string(l->state) != MACHINE_READY || strcmp(l->settings, p->settings) != 0 ||
+            p->n_machines >= p->config->pool_max || ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) < 0)
+                return false;
+        if (pool_connect(l->socket, &fd) < 0 || pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) < 0)
+                return false;
+        m = &p->machines[p->n_machines++];
+        *m = (Machine){.state = MACHINE_READY, .fd = -1, .ready_at = now_usec(CLOCK_MONOTONIC), .prepared = "python", .generation = p->generation};
+        (void) snprintf(m->id, sizeof(m->id), "%s", l->machine_id);
+        (void) snprintf(m->socket, sizeof(m->socket), "%s", l->socket);
+        return true;
+}
+
 /* What a previous instance left: idle machines that still answer are kept, the rest destroyed
  * (a claimed one's worker lost its claim with the previous instance's connection). */
 void machines_reconcile(Poold *p) {
@@ -643,21 +682,10 @@ void machines_reconcile(Poold *p) {
                 return;
         }
         for (size_t i = 0; i < n; i++) {
-                const PoolRow *l = &rows[i];
-                cleanup_close int fd = -1;
-
-                if (machine_state_from_string(l->state) == MACHINE_READY && strcmp(l->settings, p->settings) == 0 && kept < p->config->pool_max &&
-                    ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) >= 0 && pool_connect(l->socket, &fd) >= 0 &&
-                    pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) >= 0) {
-                        Machine *m = &p->machines[p->n_machines++];
-
-                        *m = (Machine){.state = MACHINE_READY, .fd = -1, .ready_at = now_usec(CLOCK_MONOTONIC), .prepared = "python", .generation = p->generation};
-                        (void) snprintf(m->id, sizeof(m->id), "%s", l->machine_id);
-                        (void) snprintf(m->socket, sizeof(m->socket), "%s", l->socket);
+                if (machine_adopt(p, &rows[i]))
                         kept++;
-                        continue;
-                }
-                machine_destroy_id(p, l->machine_id, l->socket, POOL_RETIRE_PREVIOUS_INSTANCE);
+                else
+                        machine_destroy_id(p, rows[i].machine_id, rows[i].socket, POOL_RETIRE_PREVIOUS_INSTANCE);
         }
         if (n > 0)
                 log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, n);

@@ -44,7 +44,8 @@ typedef struct PooldWrites {
         uint64_t next_at; /* when the first is tried again (CLOCK_MONOTONIC µs); UINT64_MAX: none waits */
 } PooldWrites;
 
-#define POOLD_WRITES_INIT {.next_at = UINT64_MAX}
+#define POOLD_WRITES_INIT \
+        { .next_at = UINT64_MAX }
 
 /* Does w now, or queues it when the database is locked or earlier writes wait (keeping their
  * order). 0: done or queued; -ENOENT: done, and what it was about is gone (a row not there, or not

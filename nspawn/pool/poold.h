@@ -64,9 +64,9 @@ typedef struct Poold {
         int listen_fd;
         sd_event_source *listen_source;
         bool stop;
-        bool sweeping;   /* a sweep's broker requests are in flight */
-        PauseOp *pauses; /* sessions being paused (their turns held back meanwhile) */
-        PooldWrites writes;     /* records that met sqlite's lock, to be written again */
+        bool sweeping;           /* a sweep's broker requests are in flight */
+        PauseOp *pauses;         /* sessions being paused (their turns held back meanwhile) */
+        PooldWrites writes;      /* records that met sqlite's lock, to be written again */
         uint64_t claim_retry_at; /* a claim's record met the lock: handed out again then */
         sqlite3 *db;
         char settings[1024]; /* what a machine started now is made with (machine_settings()) */

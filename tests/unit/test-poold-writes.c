@@ -116,10 +116,10 @@ int main(void) {
         test_gone(db);
         db = db_close(db);
         holder = db_close(holder);
-        for (const char *suffix = ""; suffix; suffix = strcmp(suffix, "") == 0 ? "-wal" : strcmp(suffix, "-wal") == 0 ? "-shm" : NULL) {
+        for (size_t i = 0; i < 3; i++) {
                 char name[80];
 
-                (void) snprintf(name, sizeof(name), "%s%s", file, suffix);
+                (void) snprintf(name, sizeof(name), "%s%s", file, (const char *const[]){"", "-wal", "-shm"}[i]);
                 (void) unlink(name);
         }
         return tap_done();
