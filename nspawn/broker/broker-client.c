@@ -15,7 +15,6 @@
 #include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
-#include "nspawn/broker/broker-async.h"
 #include "nspawn/broker/broker-client.h"
 #include "nspawn/sandbox.h"
 
@@ -181,41 +180,6 @@ int broker_kill(int *conn, const char *id) {
         BrokerReply rep;
 
         return call(conn, &req, -1, &rep, NULL);
-}
-
-int broker_reset_failed(int *conn, const char *id) {
-        BrokerRequest req = request(BROKER_RESET_FAILED, id);
-        BrokerReply rep;
-
-        return call(conn, &req, -1, &rep, NULL);
-}
-
-/* A list reply read (broker-async.c checks the records); a reply that is none is the broker's failure. */
-static int list_read(BrokerOp op, int r, const BrokerReply *rep, int fd, void **ret, size_t *ret_n) {
-        if (r < 0)
-                return r;
-        r = op == BROKER_LIST ? broker_units_read(rep, fd, (BrokerUnit **) ret, ret_n) : broker_sessions_read(rep, fd, (BrokerSession **) ret, ret_n);
-        if (r == -EPROTO)
-                count_failure(op, r);
-        return r;
-}
-
-int broker_list(int *conn, BrokerUnit **ret, size_t *ret_n) {
-        BrokerRequest req = request(BROKER_LIST, NULL);
-        BrokerReply rep = {};
-        cleanup_close int fd = -1;
-        int r = call(conn, &req, -1, &rep, &fd);
-
-        return list_read(BROKER_LIST, r, &rep, fd, (void **) ret, ret_n);
-}
-
-int broker_session_list(int *conn, BrokerSession **ret, size_t *ret_n) {
-        BrokerRequest req = request(BROKER_SESSION_LIST, NULL);
-        BrokerReply rep = {};
-        cleanup_close int fd = -1;
-        int r = call(conn, &req, -1, &rep, &fd);
-
-        return list_read(BROKER_SESSION_LIST, r, &rep, fd, (void **) ret, ret_n);
 }
 
 int broker_run_tool(const char *id, const char *request_id, const char *image, unsigned timeout_s,

@@ -11,6 +11,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/session-usage.h"
@@ -49,7 +50,7 @@ static int on_request(sd_event_source *s, int fd, uint32_t revents, void *userda
         rn->got_request = true;
         rn->io = sd_event_source_disable_unref(rn->io);
         if (rn->c->reply) {
-                (void) write(fd, rn->c->reply, strlen(rn->c->reply));
+                (void) fd_write_all(fd, rn->c->reply, strlen(rn->c->reply));
                 closep(&rn->conn);
         }
         return 0;
@@ -63,7 +64,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         rn->conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (rn->conn < 0)
                 return 0;
-        (void) write(rn->conn, rn->c->greeting, strlen(rn->c->greeting));
+        (void) fd_write_all(rn->conn, rn->c->greeting, strlen(rn->c->greeting));
         if (rn->c->hang_up)
                 closep(&rn->conn);
         else
