@@ -114,7 +114,10 @@ static void on_removed(int r, const BrokerReply *rep, int fd, void *userdata) {
                 w->error = r;
         else if (r < 0 && !(machine && r == -ENOENT)) {
                 w->failed++;
-                (void) log_warning_errno(r, "Sweep: failed to remove '%s', which has no record: %s", item->id, rep->message);
+                if (machine)
+                        (void) log_warning_errno(r, "Sweep: failed to kill machine '%s', which has no pool record", item->id);
+                else
+                        (void) log_warning_errno(r, "Sweep: failed to remove what is left of session '%s': %s", item->id, rep->message);
         } else if (machine)
                 log_pool_event(LOG_WARNING, "swept", item->id, "Machine '%s' (%s) has no pool record: killed", item->id, item->what);
         else
