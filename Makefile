@@ -145,6 +145,7 @@ $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/str
 $(BUILD)/tests/test-poold-proto:  $(call objs,nspawn/pool/poold-proto.c)
 $(BUILD)/tests/test-poold-queue:  $(call objs,nspawn/pool/poold-queue.c)
 $(BUILD)/tests/test-poold-cpu:    $(call objs,nspawn/pool/poold-cpu.c)
+$(BUILD)/tests/test-broker-async: $(call objs,nspawn/broker/broker-async.c nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/error-count.c lib/fd-util.c lib/time-util.c)
 $(BUILD)/tests/test-usage-ask:    $(call objs,nspawn/pool/session-usage.c nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/fd-util.c lib/time-util.c)
 $(BUILD)/tests/test-string-table: $(call objs,lib/session-state.c lib/machine-state.c nspawn/pool/conn-state.c)
 $(BUILD)/tests/test-poold-writes: $(call objs,nspawn/pool/poold-writes.c lib/session-state.c db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
