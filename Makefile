@@ -54,9 +54,9 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIB_SRCS    := lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c lib/time-util.c lib/path-util.c \
                lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # The workers' and the pool manager's side of the broker and of the pool.
-CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c lib/stream-frame.c nspawn/pool/session-usage.c nspawn/unit-name.c \
+CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/broker/broker-async.c nspawn/pool/pool.c nspawn/pool/pool-retire.c nspawn/pool/pool-socket.c lib/stream-frame.c nspawn/pool/session-usage.c nspawn/unit-name.c \
                nspawn/pool/poold-proto.c lib/fd-wait.c
-DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c db/cluster-db.c lib/error-count.c lib/quota.c
+DB_SRCS     := lib/session-state.c db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c db/cluster-db.c lib/error-count.c lib/quota.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
 FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/http-accept.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-handlers.c fcgi/route-execute.c fcgi/egress-check.c fcgi/egress-link.c fcgi/machine-claim.c \
@@ -73,7 +73,7 @@ BROKER_SRCS := nspawn/broker/broker.c lib/listen-util.c lib/socket-util.c nspawn
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-poold: the pool manager (user sandboxd); libc, libsystemd and sqlite.
-POOLD_SRCS  := nspawn/pool/poold.c lib/listen-util.c nspawn/pool/poold-machines.c nspawn/pool/poold-cpu.c nspawn/pool/poold-sessions.c nspawn/pool/poold-queue.c nspawn/pool/sweep.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
+POOLD_SRCS  := nspawn/pool/poold.c lib/listen-util.c nspawn/pool/poold-machines.c nspawn/pool/poold-writes.c nspawn/pool/conn-state.c lib/machine-state.c nspawn/pool/poold-cpu.c nspawn/pool/poold-sessions.c nspawn/pool/poold-queue.c nspawn/pool/sweep.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c lib/stream-frame.c nspawn/runner/runner-args.c nspawn/runner/runner-common.c nspawn/runner/runner-exec.c \
@@ -95,7 +95,7 @@ MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/follow.c lib/backoff.c 
 WATCH_SRCS  := cluster/front-watch.c cluster/follow.c lib/backoff.c lib/env-file.c cluster/haproxy-cli.c lib/socket-util.c cluster/member-record.c lib/json-util.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
                lib/fd-util.c lib/log.c lib/time-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/journal-entry.c cluster/logs-ask.c cluster/etcd.c cluster/member-record.c lib/socket-util.c cluster/key-record.c lib/json-util.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
+CTL_SRCS    := $(wildcard ctl/*.c) lib/session-state.c lib/machine-state.c lib/journal-entry.c cluster/logs-ask.c cluster/etcd.c cluster/member-record.c lib/socket-util.c cluster/key-record.c lib/json-util.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS) $(EGRESS_SRCS) $(MEMBER_SRCS) $(WATCH_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl sandboxd-egress \
@@ -147,7 +147,11 @@ $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/str
 $(BUILD)/tests/test-poold-proto:  $(call objs,nspawn/pool/poold-proto.c)
 $(BUILD)/tests/test-poold-queue:  $(call objs,nspawn/pool/poold-queue.c)
 $(BUILD)/tests/test-poold-cpu:    $(call objs,nspawn/pool/poold-cpu.c)
-$(BUILD)/tests/test-db:           $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
+$(BUILD)/tests/test-broker-async: $(call objs,nspawn/broker/broker-async.c nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/error-count.c lib/fd-util.c lib/time-util.c)
+$(BUILD)/tests/test-usage-ask:    $(call objs,nspawn/pool/session-usage.c nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/fd-util.c lib/time-util.c)
+$(BUILD)/tests/test-string-table: $(call objs,lib/session-state.c lib/machine-state.c nspawn/pool/conn-state.c)
+$(BUILD)/tests/test-poold-writes: $(call objs,nspawn/pool/poold-writes.c lib/session-state.c db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
+$(BUILD)/tests/test-db:           $(call objs,lib/session-state.c db/db.c db/requests.c db/pool-db.c db/sessions.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
 $(BUILD)/tests/test-session-route: $(call objs,fcgi/session-route.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-mcp-rpc:      $(call objs,fcgi/mcp-rpc.c lib/b64.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-mcp-args:     $(call objs,fcgi/mcp-args.c lib/b64.c lib/error.c lib/utf8.c)
@@ -160,7 +164,7 @@ $(BUILD)/tests/test-api-key:      TEST_LIBS += $(shell pkg-config --libs libcryp
 $(BUILD)/tests/test-tool-manifest: $(call objs,fcgi/tool-manifest.c lib/fd-util.c)
 $(BUILD)/tests/test-quota:        $(call objs,lib/quota.c)
 $(BUILD)/tests/test-uid-range:    $(call objs,nspawn/broker/uid-range.c)
-$(BUILD)/tests/test-session-revoke: $(call objs,db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
+$(BUILD)/tests/test-session-revoke: $(call objs,lib/session-state.c db/db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c lib/error-count.c lib/quota.c lib/time-util.c)
 $(BUILD)/tests/test-session-usage: $(call objs,nspawn/pool/session-usage.c nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
 $(BUILD)/tests/test-env-file:     $(call objs,lib/env-file.c)
 $(BUILD)/tests/test-settings:     $(call objs,lib/settings.c lib/env-file.c)

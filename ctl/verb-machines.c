@@ -12,6 +12,7 @@
 #include "ctl/format.h"
 #include "ctl/machines.h"
 #include "lib/error.h"
+#include "lib/machine-state.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
 
@@ -34,9 +35,9 @@ static void help(FILE *f) {
 
 /* The pool's words for what an administrator asks: is it free? */
 static const char *state_word(const Machine *m) {
-        if (strcmp(m->state, "ready") == 0)
+        if (machine_state_from_string(m->state) == MACHINE_READY)
                 return "idle";
-        if (strcmp(m->state, "claimed") == 0)
+        if (machine_state_from_string(m->state) == MACHINE_CLAIMED)
                 return "busy";
         return m->state[0] ? m->state : m->active;
 }

@@ -11,6 +11,7 @@
 #include "ctl/api.h"
 #include "ctl/ctl.h"
 #include "lib/macro.h"
+#include "lib/session-state.h"
 #include "nspawn/unit-name.h"
 
 DEFINE_JSON_CLEANUP
@@ -50,7 +51,7 @@ static int sessions_list(const CtlOptions *o, bool json) {
         printf("%-20s  %-7s  %-20s  %-20s  %5s  %6s  %s\n", "SESSION", "STATE", "CREATED", "LAST USED", "RUNS", "TTL", "PAUSES AT");
         for (size_t i = 0; i < json_object_array_length(list); i++) {
                 struct json_object *s = json_object_array_get_idx(list, i);
-                bool active = strcmp(field(s, "state"), "active") == 0;
+                bool active = session_state_from_string(field(s, "state")) == SESSION_ACTIVE;
 
                 printf("%-20s  %-7s  %-20s  %-20s  %5s  %5ss  %s\n", field(s, "session_id"), field(s, "state"), field(s, "created_at"),
                        field(s, "last_used"), field(s, "run_count"), field(s, "ttl_s"), active ? field(s, "expires_at") : "-");

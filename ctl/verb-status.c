@@ -22,6 +22,7 @@
 #include "ctl/systemd.h"
 #include "lib/error.h"
 #include "lib/journal-entry.h"
+#include "lib/machine-state.h"
 #include "lib/macro.h"
 #include "lib/settings.h"
 #include "lib/time-util.h"
@@ -87,12 +88,14 @@ static struct json_object *machines_summary(void) {
         for (const char *const *k = (const char *const[]){"pool", "session", "tool", "idle", "busy", "starting", NULL}; *k; k++)
                 (void) json_object_object_add(out, *k, json_object_new_int64(0));
         for (size_t i = 0; i < n; i++) {
+                MachineState state = machine_state_from_string(list[i].state);
+
                 count_add(out, list[i].kind);
-                if (strcmp(list[i].state, "ready") == 0)
+                if (state == MACHINE_READY)
                         count_add(out, "idle");
-                else if (strcmp(list[i].state, "claimed") == 0)
+                else if (state == MACHINE_CLAIMED)
                         count_add(out, "busy");
-                else if (strcmp(list[i].state, "starting") == 0)
+                else if (state == MACHINE_STARTING)
                         count_add(out, "starting");
         }
         return out;

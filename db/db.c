@@ -272,6 +272,10 @@ static int migrate(sqlite3 *db) {
         return 0;
 }
 
+int db_busy_timeout(sqlite3 *db, unsigned ms) {
+        return check(sqlite3_busy_timeout(db, (int) ms));
+}
+
 int db_open(const char *path, sqlite3 **ret) {
         sqlite3 *db = NULL;
         int r;

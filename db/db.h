@@ -8,6 +8,10 @@ typedef struct sqlite3_stmt sqlite3_stmt;
  * migrates the schema. One connection per process, opened after fork. *ret is the caller's. */
 int db_open(const char *path, sqlite3 **ret);
 
+/* How long db waits for another connection's write lock before a statement fails with -EBUSY
+ * (db_open() sets 5 s): shorter for a process that must not wait inside its event loop. */
+int db_busy_timeout(sqlite3 *db, unsigned ms);
+
 sqlite3 *db_close(sqlite3 *db);
 
 /* The last error text of this connection, for log lines; with NULL, why this thread's last

@@ -10,6 +10,7 @@
 #include "lib/alloc-util.h"
 #include "lib/macro.h"
 #include "lib/quota.h"
+#include "lib/session-state.h"
 #include "lib/time-util.h"
 
 #define SESSION_COLUMNS "session_id, state, ttl_s, created_at, last_used, coalesce(paused_at, 0), run_count, up, state_reset, coalesce(key_name, '')"
@@ -265,9 +266,9 @@ static int resume_locked(sqlite3 *db, void *userdata) {
 
         if (r < 0)
                 return r;
-        if (strcmp(s.state, "active") == 0)
+        if (session_state_from_string(s.state) == SESSION_ACTIVE)
                 return 0;
-        if (strcmp(s.state, "pausing") == 0)
+        if (session_state_from_string(s.state) == SESSION_PAUSING)
                 return -EAGAIN;
         r = count_active(db, &active);
         if (r < 0)

@@ -24,6 +24,7 @@
 #include "lib/language.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/session-state.h"
 #include "nspawn/pool/pool-retire.h"
 
 /* Every table of totals, as read for one scrape. */
@@ -213,7 +214,7 @@ static int write_pool(FILE *f, const Scrape *s, const Config *cfg) {
 
 /* Sessions by state, from their table when the schema has one; none until then. */
 static int write_sessions(FILE *f, const Scrape *s) {
-        static const char *const states[] = {"active", "paused"};
+        const char *const states[] = {session_state_to_string(SESSION_ACTIVE), session_state_to_string(SESSION_PAUSED)};
         int r = metrics_family(f, "sandboxd_sessions", "gauge", "Sessions, by state.");
 
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(states); i++)

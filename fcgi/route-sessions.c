@@ -41,6 +41,7 @@
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
+#include "lib/session-state.h"
 #include "lib/time-util.h"
 #include "lib/utf8.h"
 #include "nspawn/broker/broker-client.h"
@@ -605,7 +606,7 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
         if (r < 0)
                 return session_turn_error(req, ctx, r);
         r = db_session_get(ctx->db, id, &s);
-        if (r >= 0 && pause && strcmp(s.state, "active") == 0) {
+        if (r >= 0 && pause && session_state_from_string(s.state) == SESSION_ACTIVE) {
                 char path[POOL_SOCKET_MAX];
 
                 r = db_session_claim_down(ctx->db, id);
@@ -630,7 +631,7 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
                         session_event(ctx->db, id, "pause", req->id, NULL);
                 }
         } else if (r >= 0 && !pause) {
-                reset = strcmp(s.state, "active") != 0;
+                reset = session_state_from_string(s.state) != SESSION_ACTIVE;
                 r = session_machine_ready(req, ctx, id, &s, &fd, &err);
         }
         if (r >= 0)

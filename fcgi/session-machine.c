@@ -21,6 +21,7 @@
 #include "lib/error.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/session-state.h"
 #include "lib/time-util.h"
 #include "nspawn/broker/broker-client.h"
 #include "nspawn/pool/pool-socket.h"
@@ -154,9 +155,9 @@ int session_machine_ready(Request *req, Context *ctx, const char *id, Session *s
                         return r;
                 /* A pause is the pool manager's turn, or a worker's: with this one's turn held,
                  * 'pausing' is one left half-done, which the pool manager finishes. */
-                if (strcmp(s->state, "pausing") == 0)
+                if (session_state_from_string(s->state) == SESSION_PAUSING)
                         return error_set(err, -EHOSTDOWN, "the session is still being paused");
-                if (strcmp(s->state, "paused") == 0) {
+                if (session_state_from_string(s->state) == SESSION_PAUSED) {
                         r = session_quota_resume(req, ctx, id);
                         if (r == -EAGAIN)
                                 return error_set(err, -EHOSTDOWN, "the session is still being paused");

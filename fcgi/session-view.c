@@ -14,6 +14,7 @@
 #include "lib/config.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/session-state.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -30,7 +31,7 @@ static struct json_object *time_json(double t) {
 
 /* What the API calls a session's state: one being paused is paused already for its clients. */
 static const char *state_word(const Session *s) {
-        return strcmp(s->state, "pausing") == 0 ? "paused" : s->state;
+        return session_state_from_string(s->state) == SESSION_PAUSING ? session_state_to_string(SESSION_PAUSED) : s->state;
 }
 
 /* What a session made with network may reach, as its create asked: "network": {"allow": [...]}

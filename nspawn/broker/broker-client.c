@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -181,76 +180,6 @@ int broker_kill(int *conn, const char *id) {
         BrokerReply rep;
 
         return call(conn, &req, -1, &rep, NULL);
-}
-
-int broker_reset_failed(int *conn, const char *id) {
-        BrokerRequest req = request(BROKER_RESET_FAILED, id);
-        BrokerReply rep;
-
-        return call(conn, &req, -1, &rep, NULL);
-}
-
-/* A list reply: n records of size bytes in the memfd fd, checked to be exactly that. *ret is the
- * caller's. */
-static int read_records(BrokerOp op, int fd, uint32_t n, size_t size, void **ret) {
-        cleanup_free void *buf = NULL;
-        struct stat st;
-        size_t total = (size_t) n * size;
-        int r;
-
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size != total) {
-                count_failure(op, -EPROTO);
-                return -EPROTO;
-        }
-        buf = malloc(total ? total : 1);
-        if (!buf)
-                return -ENOMEM;
-        r = fd_pread_exact(fd, buf, total, 0);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
-int broker_list(int *conn, BrokerUnit **ret, size_t *ret_n) {
-        BrokerRequest req = request(BROKER_LIST, NULL);
-        BrokerReply rep = {};
-        cleanup_close int fd = -1;
-        cleanup_free BrokerUnit *units = NULL;
-        int r;
-
-        r = call(conn, &req, -1, &rep, &fd);
-        if (r >= 0)
-                r = read_records(BROKER_LIST, fd, rep.n_units, sizeof(*units), (void **) &units);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < rep.n_units; i++)
-                if (!memchr(units[i].id, 0, sizeof(units[i].id)) || !memchr(units[i].state, 0, sizeof(units[i].state)))
-                        return -EPROTO;
-        *ret = TAKE_PTR(units);
-        *ret_n = rep.n_units;
-        return 0;
-}
-
-int broker_session_list(int *conn, BrokerSession **ret, size_t *ret_n) {
-        BrokerRequest req = request(BROKER_SESSION_LIST, NULL);
-        BrokerReply rep = {};
-        cleanup_close int fd = -1;
-        cleanup_free BrokerSession *list = NULL;
-        int r;
-
-        r = call(conn, &req, -1, &rep, &fd);
-        if (r >= 0)
-                r = read_records(BROKER_SESSION_LIST, fd, rep.n_units, sizeof(*list), (void **) &list);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < rep.n_units; i++)
-                if (!memchr(list[i].id, 0, sizeof(list[i].id)) || !memchr(list[i].state, 0, sizeof(list[i].state)) ||
-                    !broker_id_valid(list[i].id, "session"))
-                        return -EPROTO;
-        *ret = TAKE_PTR(list);
-        *ret_n = rep.n_units;
-        return 0;
 }
 
 int broker_run_tool(const char *id, const char *request_id, const char *image, unsigned timeout_s,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The client side of the broker (sandboxd-broker, broker.c), which the workers and the pool manager
- * link: the only way they act on systemd units. */
+/* The client side of the broker (sandboxd-broker, broker.c), which the workers and sandboxctl link:
+ * the only way they act on systemd units. Each call waits for its answer; the pool manager, which
+ * must not, uses the asynchronous form (broker-async.h). */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,12 +24,6 @@ int broker_kill(int *conn, const char *id);
  * its disk kept or deleted. */
 int broker_session_start(int *conn, const char *id, bool create, int listen_fd, Error *reterr);
 int broker_session_stop(int *conn, const char *id, bool delete, Error *reterr);
-int broker_reset_failed(int *conn, const char *id);
-/* sandboxd's own units, every one: *ret (malloc'd, the caller's to free) gets *ret_n of them. */
-int broker_list(int *conn, BrokerUnit **ret, size_t *ret_n);
-/* Every session the host holds anything of (BROKER_SESSION_LIST): *ret (malloc'd, the caller's)
- * gets *ret_n of them. */
-int broker_session_list(int *conn, BrokerSession **ret, size_t *ret_n);
 
 /* Runs a tool sandbox from image on input, on a connection of its own, and waits for its end. On
  * success *ret is filled as sandbox_run() fills it, and is the caller's; on failure *reterr says why. */

@@ -5,7 +5,9 @@
 
 #include "nspawn/pool/pool-retire.h"
 
-/* What the workers and the pool manager (poold.c) both do with the warm pool. */
+/* What the workers and the pool manager (poold.c) share of the warm pool and the sessions. The
+ * pool manager destroys its machines and records its sessions' events on its loop
+ * (poold-machines.c, poold_session_event()); these wait for the broker and sqlite, for the workers. */
 
 typedef struct sqlite3 sqlite3;
 

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The pool manager's machines: started ahead, handed to claims in arrival order the moment one is
  * ready, put back or retired as the worker that held it says, retired when its worker goes without
- * a word. The state is here, in memory; the pool table records it for GET /v1/pool and the metrics. */
+ * a word. The state is here, in memory; the pool table records it for GET /v1/pool and the metrics.
+ * The broker's starts and kills are answered on the loop (broker-async.h), never waited for: a
+ * machine starting is one whose deadline runs from the request, whether the broker answered yet or
+ * not; a machine destroyed is forgotten at once, and its row removed once its unit is killed. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-event.h>
+
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "lib/alloc-util.h"
@@ -20,7 +25,7 @@
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
-#include "nspawn/broker/broker-client.h"
+#include "nspawn/broker/broker-async.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
 #include "nspawn/pool/poold-queue.h"
@@ -64,6 +69,7 @@ static Machine *machine_find(Poold *p, const char *id) {
 static void machine_forget(Poold *p, Machine *m) {
         size_t i = (size_t) (m - p->machines);
 
+        m->source = sd_event_source_disable_unref(m->source);
         closep(&m->fd);
         p->machines[i] = p->machines[--p->n_machines];
 }
@@ -77,59 +83,77 @@ static void machine_unclaim(Poold *p, Machine *m) {
         m->holder = 0;
 }
 
+/* A kill asked of the broker: what is removed once it is answered. */
+typedef struct KillOp {
+        Poold *pool;
+        char id[MACHINE_ID_MAX];
+        char socket[MACHINE_SOCKET_MAX];
+        PoolRetire why;
+} KillOp;
+
+/* The unit is gone (or was already): its socket and its row follow, in that order, as a sweep
+ * takes a unit without a row for a leftover. */
+static void on_killed(int r, const BrokerReply *rep, int fd, void *userdata) {
+        KillOp *op = userdata;
+
+        (void) rep;
+        (void) fd;
+        if (r != -ECANCELED) {
+                PooldWrite w = {.op = POOLD_WRITE_POOL_REMOVE};
+
+                if (op->socket[0])
+                        (void) unlink(op->socket);
+                (void) snprintf(w.id, sizeof(w.id), "%s", op->id);
+                (void) snprintf(w.text, sizeof(w.text), "%s", pool_retire_label(op->why));
+                (void) poold_write(op->pool, &w);
+                log_pool_event(LOG_INFO, "destroyed", op->id, "Machine '%s' destroyed: %s", op->id, pool_retire_text(op->why));
+        }
+        free(op);
+}
+
+void machine_destroy_id(Poold *p, const char *id, const char *socket, PoolRetire why) {
+        KillOp *op = calloc(1, sizeof(*op));
+
+        if (op) {
+                *op = (KillOp){.pool = p, .why = why};
+                (void) snprintf(op->id, sizeof(op->id), "%s", id);
+                (void) snprintf(op->socket, sizeof(op->socket), "%s", socket ? socket : "");
+        }
+        if (!op || broker_async_call(p->broker, BROKER_KILL, id, -1, on_killed, op) < 0) {
+                /* The row stays: the next sweep kills the unit it names, or the next start retires it. */
+                (void) log_warning_errno(ENOMEM, "Failed to ask for machine '%s' to be killed, ignoring", id);
+                free(op);
+        }
+}
+
 static void machine_destroy(Poold *p, Machine *m, PoolRetire why) {
         cpu_gate_refund(&p->cpu, m->charge);
-        pool_destroy(&p->broker, p->db, m->id, m->socket, why);
+        machine_destroy_id(p, m->id, m->socket, why);
         machine_forget(p, m);
 }
 
-/* Starts one machine: its socket, its row, its unit; the probe waits for its greeting. */
-static int start_one(Poold *p) {
-        cleanup_close int listen_fd = -1;
-        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
-        Machine m = {.state = MACHINE_STARTING, .fd = -1, .generation = p->generation, .prepared = "python"};
-        Error err = {};
-        int r;
+/* p->failure, recorded for GET /v1/pool. */
+static void health_failed(Poold *p) {
+        PooldWrite w = {.op = POOLD_WRITE_HEALTH_FAILED};
 
-        if (ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) < 0)
-                return -ENOMEM;
-        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
-                return -EIO;
-        r = unit_name_sandbox_id("machine", rnd, m.id);
-        if (r < 0)
-                return r;
-        (void) snprintf(m.socket, sizeof(m.socket), POOL_DIR "/%s.sock", m.id);
+        (void) snprintf(w.detail, sizeof(w.detail), "%s", p->failure);
+        (void) poold_write(p, &w);
+}
 
-        r = pool_listen(m.socket, &listen_fd);
-        if (r < 0)
-                return log_error_errno(r, "Failed to listen on '%s'", m.socket);
-        r = db_pool_add(p->db, m.id, m.socket, p->settings);
-        if (r < 0) {
-                (void) unlink(m.socket);
-                return log_error_errno(r, "Failed to record sandbox '%s': %s", m.id, db_errmsg(p->db));
-        }
-        r = broker_start_warm(&p->broker, m.id, listen_fd, &err);
-        if (r >= 0)
-                r = pool_connect(m.socket, &m.fd);
-        if (r < 0) {
-                log_pool_event(LOG_ERR, "failed", m.id, "Failed to start sandbox '%s': %s", m.id, error_message(&err, r));
-                /* What waiting claims are told once it fails again (machines_fill()). */
-                (void) snprintf(p->failure, sizeof(p->failure), "%s", error_message(&err, r));
-                (void) db_pool_health_failed(p->db, error_message(&err, r));
-                pool_destroy(&p->broker, p->db, m.id, m.socket, POOL_RETIRE_START_FAILED);
-                return r;
-        }
-        m.deadline = now_usec(CLOCK_MONOTONIC) + START_TIMEOUT_USEC;
-        p->machines[p->n_machines++] = m;
-        log_pool_event(LOG_INFO, "created", m.id, "Machine '%s' created", m.id);
-        return 0;
+/* A machine's row back to ready, prepared for what it says: 0 (or queued), else -errno. */
+static int machine_release_record(Poold *p, const Machine *m, const char *prepared) {
+        PooldWrite w = {.op = POOLD_WRITE_POOL_RELEASE};
+
+        (void) snprintf(w.id, sizeof(w.id), "%s", m->id);
+        (void) snprintf(w.text, sizeof(w.text), "%s", strcmp(prepared, "node") == 0 ? "node" : "");
+        return poold_write(p, &w);
 }
 
 static void start_failed(Poold *p, Machine *m, const char *why) {
         uint64_t backoff = 100 * USEC_PER_MSEC << (p->failures < 6 ? p->failures : 6);
 
         (void) snprintf(p->failure, sizeof(p->failure), "%s (journalctl -u %s.service tells why)", why, m->id);
-        (void) db_pool_health_failed(p->db, p->failure);
+        health_failed(p);
         log_pool_event(LOG_ERR, "failed", m->id, "Machine '%s' failed to start: %s", m->id, why);
         machine_destroy(p, m, POOL_RETIRE_START_FAILED);
         p->failures++;
@@ -155,9 +179,106 @@ static void tell_failing(Poold *p) {
                 }
 }
 
-void machines_probe(Poold *p, size_t i) {
-        Machine *m = &p->machines[i];
-        int r = pool_read_greeting(m->fd, &m->got);
+/* The broker could not start it: what the waiting claims are told once it fails again, and a
+ * pause before the next start (machines_fill()). */
+static void start_refused(Poold *p, Machine *m, const char *why) {
+        log_pool_event(LOG_ERR, "failed", m->id, "Failed to start sandbox '%s': %s", m->id, why);
+        (void) snprintf(p->failure, sizeof(p->failure), "%s", why);
+        health_failed(p);
+        machine_destroy(p, m, POOL_RETIRE_START_FAILED);
+        p->failures++;
+        p->failed_at = now_usec(CLOCK_MONOTONIC);
+        p->backoff_until = p->failed_at + BACKOFF_MAX_USEC;
+        /* systemd refused the start: the claims waiting hear why, not a timeout. */
+        if (failing(p))
+                tell_failing(p);
+}
+
+static int on_probe(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        (void) s;
+        (void) revents;
+        machines_probe(userdata, fd);
+        return 0;
+}
+
+typedef struct StartOp {
+        Poold *pool;
+        char id[MACHINE_ID_MAX];
+} StartOp;
+
+/* The broker started the unit: its runner's greeting is waited for on the loop (machines_probe()).
+ * A machine given up meanwhile (its deadline) is killed already, after this start. */
+static void on_started(int r, const BrokerReply *rep, int fd, void *userdata) {
+        StartOp *op = userdata;
+        Machine *m = r == -ECANCELED ? NULL : machine_find(op->pool, op->id);
+        Poold *p = op->pool;
+
+        (void) fd;
+        free(op);
+        if (!m || m->state != MACHINE_STARTING)
+                return;
+        if (r >= 0)
+                r = pool_connect(m->socket, &m->fd);
+        if (r >= 0)
+                r = sd_event_add_io(p->event, &m->source, m->fd, EPOLLIN, on_probe, p);
+        if (r < 0)
+                start_refused(p, m, rep->message[0] ? rep->message : strerror(-r));
+}
+
+/* Starts one machine: its socket, its row, then its unit, which the broker answers for later. */
+static int start_one(Poold *p) {
+        cleanup_close int listen_fd = -1;
+        uint8_t rnd[SANDBOX_ID_RANDOM_CHARS];
+        Machine m = {.state = MACHINE_STARTING, .fd = -1, .generation = p->generation, .prepared = "python"};
+        StartOp *op;
+        int r;
+
+        if (ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) < 0)
+                return -ENOMEM;
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                return -EIO;
+        r = unit_name_sandbox_id("machine", rnd, m.id);
+        if (r < 0)
+                return r;
+        (void) snprintf(m.socket, sizeof(m.socket), POOL_DIR "/%s.sock", m.id);
+        op = calloc(1, sizeof(*op));
+        if (!op)
+                return -ENOMEM;
+        *op = (StartOp){.pool = p};
+        memcpy(op->id, m.id, sizeof(m.id));
+
+        r = pool_listen(m.socket, &listen_fd);
+        if (r >= 0) {
+                r = db_pool_add(p->db, m.id, m.socket, p->settings);
+                if (r < 0) {
+                        (void) unlink(m.socket);
+                        (void) log_error_errno(r, "Failed to record sandbox '%s': %s", m.id, db_errmsg(p->db));
+                }
+        } else
+                (void) log_error_errno(r, "Failed to listen on '%s'", m.socket);
+        if (r >= 0)
+                r = broker_async_call(p->broker, BROKER_START_WARM, m.id, listen_fd, on_started, op);
+        if (r < 0) {
+                free(op);
+                return r;
+        }
+        m.deadline = now_usec(CLOCK_MONOTONIC) + START_TIMEOUT_USEC;
+        p->machines[p->n_machines++] = m;
+        log_pool_event(LOG_INFO, "created", m.id, "Machine '%s' created", m.id);
+        return 0;
+}
+
+void machines_probe(Poold *p, int fd) {
+        Machine *m = NULL;
+        PooldWrite w;
+        int r;
+
+        for (size_t i = 0; i < p->n_machines && !m; i++)
+                if (p->machines[i].fd == fd && p->machines[i].state == MACHINE_STARTING)
+                        m = &p->machines[i];
+        if (!m)
+                return;
+        r = pool_read_greeting(m->fd, &m->got);
 
         if (r == -EAGAIN)
                 return;
@@ -167,7 +288,11 @@ void machines_probe(Poold *p, size_t i) {
                         tell_failing(p);
                 return;
         }
-        r = db_pool_ready(p->db, m->id);
+        /* Queued when the database is locked: the machine is handed out once its row says ready
+         * (machines_dispatch() skips it until then). */
+        w = (PooldWrite){.op = POOLD_WRITE_POOL_READY};
+        (void) snprintf(w.id, sizeof(w.id), "%s", m->id);
+        r = poold_write(p, &w);
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to mark sandbox '%s' ready: %s", m->id, db_errmsg(p->db));
                 machine_destroy(p, m, POOL_RETIRE_LOST_RECORD);
@@ -175,8 +300,9 @@ void machines_probe(Poold *p, size_t i) {
         }
         log_pool_event(LOG_INFO, "ready", m->id, "Machine '%s' ready", m->id);
         if (p->failures > 0)
-                (void) db_pool_health_ok(p->db);
+                (void) poold_write(p, &(PooldWrite){.op = POOLD_WRITE_HEALTH_OK});
         p->failures = 0;
+        m->source = sd_event_source_disable_unref(m->source);
         closep(&m->fd);
         m->state = MACHINE_READY;
         m->ready_at = now_usec(CLOCK_MONOTONIC);
@@ -244,7 +370,16 @@ void machines_fill(Poold *p) {
         /* Machines busy with an execution come back when it ends: they count against the most the
          * pool may hold. */
         while (ready + starting < want && p->n_machines < p->config->pool_max && starting < PARALLEL_STARTS) {
-                if (start_one(p) < 0) {
+                /* A start the broker refuses is told on the loop (start_refused()); this is one that
+                 * could not even be asked. */
+                int r = start_one(p);
+
+                if (r == -EBUSY) {
+                        /* Its row met another writer's lock: no failure of the machines, tried again soon. */
+                        p->backoff_until = now_usec(CLOCK_MONOTONIC) + poold_writes_backoff(0);
+                        return;
+                }
+                if (r < 0) {
                         p->failures++;
                         p->failed_at = now_usec(CLOCK_MONOTONIC);
                         p->backoff_until = p->failed_at + BACKOFF_MAX_USEC;
@@ -260,64 +395,95 @@ void machines_fill(Poold *p) {
                          starting < PARALLEL_STARTS && waiting > 0;
 }
 
+/* The earliest waiting claim, NULL for none. */
+static Conn *claim_first(Poold *p) {
+        Conn *first = NULL;
+
+        for (size_t i = 0; i < p->n_conns; i++)
+                if (p->conns[i].state == CONN_CLAIM_WAITING && (!first || p->conns[i].seq < first->seq))
+                        first = &p->conns[i];
+        return first;
+}
+
+/* The ready machine for c (pool_pick()), NULL for none; one whose record waits is not ready yet. */
+static Machine *machine_pick(Poold *p, const Conn *c) {
+        cleanup_free IdleMachine *idle = calloc(p->n_machines + 1, sizeof(*idle));
+        cleanup_free size_t *index = calloc(p->n_machines + 1, sizeof(*index));
+        size_t n = 0, pick;
+
+        if (!idle || !index)
+                return NULL; /* NOLINT(clang-analyzer-unix.Malloc): idle and index are cleanup_free, unseen by clang-analyzer 14 */
+        for (size_t i = 0; i < p->n_machines; i++)
+                if (p->machines[i].state == MACHINE_READY && !poold_writes_holds(&p->writes, p->machines[i].id)) {
+                        idle[n] = (IdleMachine){.prepared = p->machines[i].prepared, .ready_at = p->machines[i].ready_at};
+                        index[n++] = i;
+                }
+        pick = pool_pick(idle, n, c->language);
+        return pick == n ? NULL : &p->machines[index[pick]];
+}
+
+/* Machine m, recorded as claimed, to claim c. 0: handed out, or put back for the next claim (the
+ * worker stopped waiting at this moment); -EBUSY: the record met the lock, the claim waits;
+ * -ENOENT: m was destroyed, another is picked. */
+static int claim_hand(Poold *p, Conn *c, Machine *m, uint64_t charge) {
+        char line[POOLD_LINE_MAX];
+        int r;
+
+        r = db_pool_claim_id(p->db, m->id, (int) c->pid, &m->executions);
+        if (r == -EBUSY) {
+                cpu_gate_refund(&p->cpu, charge);
+                return r;
+        }
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to record the claim of sandbox '%s': %s", m->id, db_errmsg(p->db));
+                m->charge = charge;
+                machine_destroy(p, m, POOL_RETIRE_LOST_RECORD);
+                return -ENOENT;
+        }
+        m->charge = charge;
+        m->state = MACHINE_CLAIMED;
+        m->holder = c->seq;
+        c->state = CONN_CLAIM_HELD;
+        (void) snprintf(c->machine, sizeof(c->machine), "%s", m->id);
+        (void) snprintf(line, sizeof(line), "machine %s %s %" PRId64 "\n", m->id, m->socket, m->executions);
+        if (conn_send(c, line) >= 0)
+                return 0;
+        /* Its worker stopped waiting at this moment (its deadline, its client gone): nothing ran on
+         * the machine, which goes to the next claim. */
+        c->state = CONN_IDLE;
+        c->machine[0] = 0;
+        if (machine_release_record(p, m, m->prepared) < 0) {
+                machine_destroy(p, m, POOL_RETIRE_NOT_PUT_BACK);
+                return -ENOENT;
+        }
+        machine_unclaim(p, m);
+        return 0;
+}
+
 /* Hands ready machines to waiting claims, the earliest claim first, as the CPUs have room. */
 void machines_dispatch(Poold *p) {
+        /* A claim's record met the lock: handed out again at claim_retry_at, in the same order. */
+        if (p->claim_retry_at != UINT64_MAX)
+                return;
         for (;;) {
-                cleanup_free IdleMachine *idle = NULL;
-                cleanup_free size_t *index = NULL;
-                size_t n = 0, first = p->n_conns, pick;
-                char line[POOLD_LINE_MAX];
-                uint64_t charge;
+                Conn *c = claim_first(p);
                 Machine *m;
-                Conn *c;
-                int r;
+                uint64_t charge;
 
                 p->gated = false;
-                for (size_t i = 0; i < p->n_conns; i++)
-                        if (p->conns[i].state == CONN_CLAIM_WAITING && (first == p->n_conns || p->conns[i].seq < p->conns[first].seq))
-                                first = i;
-                if (first == p->n_conns)
+                if (!c)
                         return;
-                idle = calloc(p->n_machines + 1, sizeof(*idle));
-                index = calloc(p->n_machines + 1, sizeof(*index));
-                if (!idle || !index)
-                        return; /* NOLINT(clang-analyzer-unix.Malloc): idle and index are cleanup_free, unseen by clang-analyzer 14 */
-                for (size_t i = 0; i < p->n_machines; i++)
-                        if (p->machines[i].state == MACHINE_READY) {
-                                idle[n] = (IdleMachine){.prepared = p->machines[i].prepared, .ready_at = p->machines[i].ready_at};
-                                index[n++] = i;
-                        }
-                c = &p->conns[first];
-                pick = pool_pick(idle, n, c->language);
-                if (pick == n)
+                m = machine_pick(p, c);
+                if (!m)
                         return;
                 if (!cpu_room(p, &charge)) {
                         p->gated = true;
                         return;
                 }
-                m = &p->machines[index[pick]];
-                m->charge = charge;
-                r = db_pool_claim_id(p->db, m->id, (int) c->pid, &m->executions);
-                if (r < 0) {
-                        (void) log_error_errno(r, "Failed to record the claim of sandbox '%s': %s", m->id, db_errmsg(p->db));
-                        machine_destroy(p, m, POOL_RETIRE_LOST_RECORD);
-                        continue;
-                }
-                m->state = MACHINE_CLAIMED;
-                m->holder = c->seq;
-                c->state = CONN_CLAIM_HELD;
-                (void) snprintf(c->machine, sizeof(c->machine), "%s", m->id);
-                (void) snprintf(line, sizeof(line), "machine %s %s %" PRId64 "\n", m->id, m->socket, m->executions);
-                if (conn_send(c, line) < 0) {
-                        /* Its worker stopped waiting at this moment (its deadline, its client
-                         * gone): nothing ran on the machine, which goes to the next claim. */
-                        c->state = CONN_IDLE;
-                        c->machine[0] = 0;
-                        if (db_pool_release(p->db, m->id, strcmp(m->prepared, "node") == 0 ? "node" : NULL) < 0) {
-                                machine_destroy(p, m, POOL_RETIRE_NOT_PUT_BACK);
-                                continue;
-                        }
-                        machine_unclaim(p, m);
+                if (claim_hand(p, c, m, charge) == -EBUSY) {
+                        /* Another writer holds the lock: the claim waits a moment, on the loop. */
+                        p->claim_retry_at = now_usec(CLOCK_MONOTONIC) + poold_writes_backoff(0);
+                        return;
                 }
         }
 }
@@ -338,7 +504,7 @@ void claim_request(Poold *p, Conn *c) {
                         return;
                 }
                 /* Counted, for the metrics; the pool grows by as many as wait (machines_fill()). */
-                (void) db_counter_add(p->db, "waits", 1);
+                (void) poold_write(p, &(PooldWrite){.op = POOLD_WRITE_COUNTER, .text = "waits", .n = 1});
         }
         c->seq = ++p->next_seq;
         c->state = CONN_CLAIM_WAITING;
@@ -363,7 +529,7 @@ void claim_release(Poold *p, Conn *c, const PooldMsg *msg) {
         /* A machine made on an image rebuilt since serves no more. */
         if (why == POOL_RETIRE_NONE && m->generation != p->generation)
                 why = POOL_RETIRE_STALE;
-        if (why == POOL_RETIRE_NONE && db_pool_release(p->db, m->id, strcmp(msg->word2, "node") == 0 ? "node" : NULL) < 0)
+        if (why == POOL_RETIRE_NONE && machine_release_record(p, m, msg->word2) < 0)
                 why = POOL_RETIRE_NOT_PUT_BACK;
         if (why != POOL_RETIRE_NONE) {
                 machine_destroy(p, m, why);
@@ -485,6 +651,24 @@ void machines_settings_check(Poold *p) {
                         machine_destroy(p, &p->machines[i - 1], POOL_RETIRE_STALE);
 }
 
+/* A ready machine a previous instance left, kept if it is made with today's settings and its runner
+ * still greets within a second (before READY=1: no worker waits on this). */
+static bool machine_adopt(Poold *p, const PoolRow *l) {
+        cleanup_close int fd = -1;
+        Machine *m;
+
+        if (machine_state_from_string(l->state) != MACHINE_READY || strcmp(l->settings, p->settings) != 0 ||
+            p->n_machines >= p->config->pool_max || ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) < 0)
+                return false;
+        if (pool_connect(l->socket, &fd) < 0 || pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) < 0)
+                return false;
+        m = &p->machines[p->n_machines++];
+        *m = (Machine){.state = MACHINE_READY, .fd = -1, .ready_at = now_usec(CLOCK_MONOTONIC), .prepared = "python", .generation = p->generation};
+        (void) snprintf(m->id, sizeof(m->id), "%s", l->machine_id);
+        (void) snprintf(m->socket, sizeof(m->socket), "%s", l->socket);
+        return true;
+}
+
 /* What a previous instance left: idle machines that still answer are kept, the rest destroyed
  * (a claimed one's worker lost its claim with the previous instance's connection). */
 void machines_reconcile(Poold *p) {
@@ -498,21 +682,10 @@ void machines_reconcile(Poold *p) {
                 return;
         }
         for (size_t i = 0; i < n; i++) {
-                const PoolRow *l = &rows[i];
-                cleanup_close int fd = -1;
-
-                if (strcmp(l->state, "ready") == 0 && strcmp(l->settings, p->settings) == 0 && kept < p->config->pool_max &&
-                    ARRAY_GROW(p->machines, p->cap_machines, p->n_machines, 16) >= 0 && pool_connect(l->socket, &fd) >= 0 &&
-                    pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC) >= 0) {
-                        Machine *m = &p->machines[p->n_machines++];
-
-                        *m = (Machine){.state = MACHINE_READY, .fd = -1, .ready_at = now_usec(CLOCK_MONOTONIC), .prepared = "python", .generation = p->generation};
-                        (void) snprintf(m->id, sizeof(m->id), "%s", l->machine_id);
-                        (void) snprintf(m->socket, sizeof(m->socket), "%s", l->socket);
+                if (machine_adopt(p, &rows[i]))
                         kept++;
-                        continue;
-                }
-                pool_destroy(&p->broker, p->db, l->machine_id, l->socket, POOL_RETIRE_PREVIOUS_INSTANCE);
+                else
+                        machine_destroy_id(p, rows[i].machine_id, rows[i].socket, POOL_RETIRE_PREVIOUS_INSTANCE);
         }
         if (n > 0)
                 log_info("Pool: kept %zu of %zu sandboxes left by a previous instance", kept, n);

@@ -3,7 +3,8 @@
  * turns, first in, first out: a worker asks for the session's turn on its connection and gets it
  * the moment no earlier operation of the session is left. The pool manager pauses an idle session
  * (and one whose key was revoked) only while nothing is queued on it, which is its own turn: no
- * worker's can be granted while it pauses, as this one process grants them. */
+ * worker's can be granted while it pauses, as this one process grants them. The pause's broker
+ * request is answered on the loop (broker-async.h): the session's turns wait for it, no one else's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,9 @@
 #include "lib/error.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/session-state.h"
 #include "lib/time-util.h"
-#include "nspawn/broker/broker-client.h"
+#include "nspawn/broker/broker-async.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
 #include "nspawn/pool/poold-queue.h"
@@ -29,6 +31,8 @@
 
 /* How long a session's runner has to say what its sandbox used before its machine is stopped. */
 #define USAGE_TIMEOUT_USEC (2 * USEC_PER_SEC)
+/* A pause that failed (the session still pausing) is tried again after this long. */
+#define PAUSE_RETRY_USEC (5 * USEC_PER_SEC)
 
 /* The connections as the queue's entries (poold-queue.h): *ret, the caller's to free. */
 static int turn_entries(const Poold *p, TurnEntry **ret) {
@@ -46,6 +50,41 @@ static int turn_entries(const Poold *p, TurnEntry **ret) {
         return 0;
 }
 
+/* A session being paused: its broker request in flight. */
+struct PauseOp {
+        Poold *pool;
+        char id[SANDBOX_ID_MAX];
+        const char *event, *why; /* static */
+        SessionUsageAsk *ask;    /* its runner asked what it used, before the stop */
+        PauseOp *next;
+};
+
+bool session_pausing(const Poold *p, const char *session) {
+        for (const PauseOp *o = p->pauses; o; o = o->next)
+                if (strcmp(o->id, session) == 0)
+                        return true;
+        return false;
+}
+
+static void pause_unlink(Poold *p, PauseOp *op) {
+        for (PauseOp **o = &p->pauses; *o; o = &(*o)->next)
+                if (*o == op) {
+                        *o = op->next;
+                        return;
+                }
+}
+
+/* At exit, after the broker's client: its callbacks freed nothing of these. */
+void sessions_pauses_free(Poold *p) {
+        while (p->pauses) {
+                PauseOp *o = p->pauses;
+
+                p->pauses = o->next;
+                (void) session_usage_ask_cancel(o->ask);
+                free(o);
+        }
+}
+
 bool turn_busy(const Poold *p, const char *session) {
         for (size_t i = 0; i < p->n_conns; i++)
                 if ((p->conns[i].state == CONN_TURN_WAITING || p->conns[i].state == CONN_TURN_HELD) && strcmp(p->conns[i].session, session) == 0)
@@ -58,6 +97,9 @@ static void turn_grant(Poold *p, const char *session) {
         cleanup_free TurnEntry *e = NULL;
         size_t i;
 
+        /* The pool manager's own turn: the pause's end grants the next. */
+        if (session_pausing(p, session))
+                return;
         if (turn_entries(p, &e) < 0)
                 return;
         i = turn_next(e, p->n_conns, session); /* NOLINT(clang-analyzer-unix.Malloc): e is cleanup_free, unseen by clang-analyzer 14 */
@@ -101,41 +143,113 @@ void turn_done(Poold *p, Conn *c) {
         turn_grant(p, session);
 }
 
-/* What the session's sandbox used since its last run, which no run will report now: recorded,
- * billed to its key, before its machine stops. A machine that does not answer has nothing to bill. */
-static void session_bill(Poold *p, const char *id, const char *event) {
-        char path[POOL_SOCKET_MAX];
-        int64_t cpu_ms = 0;
-        int r;
+/* The pause over, done or failed (r): the session's turns waited for it. Done, the sessions are
+ * looked at again now (its retention starts); failed, it is still pausing and tried again in
+ * PAUSE_RETRY_USEC, not at once, as a broker that refuses may refuse again. */
+static void pause_end(PauseOp *op, int r) {
+        Poold *p = op->pool;
+        uint64_t retry = now_usec(CLOCK_MONOTONIC) + PAUSE_RETRY_USEC;
 
-        session_socket_path(id, path, sizeof(path));
-        if (session_usage_fetch(path, now_usec(CLOCK_MONOTONIC) + USAGE_TIMEOUT_USEC, &cpu_ms) < 0 || cpu_ms <= 0)
-                return;
-        r = db_session_usage_add(p->db, id, event, NULL, cpu_ms);
-        if (r < 0)
-                (void) log_warning_errno(r, "Failed to record the CPU time of session '%s' since its last run, ignoring: %s", id, db_errmsg(p->db));
+        pause_unlink(p, op);
+        turn_grant(p, op->id);
+        if (r >= 0)
+                p->next_sessions = 0;
+        else if (retry < p->next_sessions)
+                p->next_sessions = retry;
+        free(op);
 }
 
-/* A session claimed for pausing ('pausing'): its machine stopped, its disk unmounted and kept. */
+static void on_paused(int r, const BrokerReply *rep, int fd, void *userdata) {
+        PauseOp *op = userdata;
+        char path[POOL_SOCKET_MAX];
+        Poold *p;
+
+        (void) fd;
+        if (r == -ECANCELED)
+                return; /* at exit: sessions_pauses_free() frees op, before or after */
+        p = op->pool;
+        if (r < 0)
+                /* Tried again soon, as the session is still pausing. */
+                (void) log_error_errno(r, "Failed to pause session '%s': %s", op->id, rep->message);
+        else {
+                PooldWrite w = {.op = POOLD_WRITE_SESSION_PAUSED};
+
+                session_socket_path(op->id, path, sizeof(path));
+                (void) unlink(path);
+                (void) snprintf(w.id, sizeof(w.id), "%s", op->id);
+                r = poold_write(p, &w);
+                if (r < 0 && r != -ENOENT)
+                        (void) log_error_errno(r, "Failed to record that session '%s' is paused: %s", op->id, db_errmsg(p->db));
+                if (r >= 0)
+                        poold_session_event(p, op->id, op->event, op->why);
+        }
+        pause_end(op, r);
+}
+
+/* What the session's sandbox used since its last run, which no run will report now: recorded,
+ * billed to its key; then its machine is stopped. A machine that does not answer has nothing to bill. */
+static void on_billed(int r, int64_t cpu_ms, void *userdata) {
+        PauseOp *op = userdata;
+        Poold *p = op->pool;
+
+        op->ask = NULL;
+        if (r >= 0 && cpu_ms > 0) {
+                PooldWrite w = {.op = POOLD_WRITE_SESSION_USAGE, .n = cpu_ms};
+
+                (void) snprintf(w.id, sizeof(w.id), "%s", op->id);
+                (void) snprintf(w.text, sizeof(w.text), "%s", op->event);
+                r = poold_write(p, &w);
+                if (r < 0)
+                        (void) log_warning_errno(r, "Failed to record the CPU time of session '%s' since its last run, ignoring: %s", op->id,
+                                                 db_errmsg(p->db));
+        }
+        r = broker_async_call(p->broker, BROKER_SESSION_STOP, op->id, -1, on_paused, op);
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to pause session '%s'", op->id);
+                pause_end(op, r);
+        }
+}
+
+/* A session claimed for pausing ('pausing'): its use billed, its machine stopped, its disk unmounted
+ * and kept, each answered on the loop. event and why are static. */
 static void session_pause(Poold *p, const char *id, const char *event, const char *why) {
         char path[POOL_SOCKET_MAX];
-        Error err = {};
-        int r;
+        PauseOp *op;
 
-        session_bill(p, id, event);
-        r = broker_session_stop(&p->broker, id, false, &err);
-        if (r < 0) {
-                /* Tried again soon, as the session is still pausing. */
-                (void) log_error_errno(r, "Failed to pause session '%s': %s", id, err.message);
+        if (session_pausing(p, id))
                 return;
-        }
+        op = calloc(1, sizeof(*op));
+        if (!op)
+                return; /* tried again soon, as the session is still pausing */
+        *op = (PauseOp){.pool = p, .event = event, .why = why, .next = p->pauses};
+        (void) snprintf(op->id, sizeof(op->id), "%s", id);
+        p->pauses = op;
         session_socket_path(id, path, sizeof(path));
-        (void) unlink(path);
-        r = db_session_paused(p->db, id);
-        if (r < 0 && r != -ENOENT)
-                (void) log_error_errno(r, "Failed to record that session '%s' is paused: %s", id, db_errmsg(p->db));
-        if (r >= 0)
-                session_event(p->db, id, event, NULL, why);
+        if (session_usage_ask(p->event, path, USAGE_TIMEOUT_USEC, on_billed, op, &op->ask) < 0)
+                on_billed(-EHOSTDOWN, 0, op);
+}
+
+/* A session paused for longer than the retention, deleted: its event once the broker answers. */
+static void on_deleted(int r, const BrokerReply *rep, int fd, void *userdata) {
+        PauseOp *op = userdata;
+
+        (void) fd;
+        if (r != -ECANCELED)
+                poold_session_event(op->pool, op->id, "delete", r < 0 ? rep->message : "paused for longer than SANDBOXD_SESSION_RETAIN_S");
+        free(op);
+}
+
+static void session_delete(Poold *p, const char *id) {
+        PauseOp *op = calloc(1, sizeof(*op));
+
+        if (!op)
+                return;
+        *op = (PauseOp){.pool = p, .event = "delete"};
+        (void) snprintf(op->id, sizeof(op->id), "%s", id);
+        if (broker_async_call(p->broker, BROKER_SESSION_DELETE, id, -1, on_deleted, op) < 0) {
+                poold_session_event(p, id, "delete", "the broker could not be asked");
+                free(op);
+        }
 }
 
 /* The soonest of *next and t. */
@@ -148,18 +262,19 @@ static void sooner(double *next, double t) {
  * time), into *next. A session paused now is due for deletion after the retention. */
 static void session_check(Poold *p, const Session *s, double now, double *next) {
         double retained = now + (double) p->config->session_retain_s;
+        SessionState state = session_state_from_string(s->state);
 
-        if (strcmp(s->state, "paused") == 0) {
+        if (state == SESSION_PAUSED) {
                 sooner(next, s->paused_at + (double) p->config->session_retain_s);
                 return;
         }
-        if (turn_busy(p, s->id))
-                return; /* its turn's end looks again */
-        if (strcmp(s->state, "pausing") == 0) {
+        if (turn_busy(p, s->id) || session_pausing(p, s->id))
+                return; /* its turn's end, or its pause's, looks again */
+        if (state == SESSION_PAUSING) {
                 /* A pause left half-done (by a previous instance, or a stop that failed); if it
                  * fails again, tried again soon. */
                 session_pause(p, s->id, "pause", "its pause had not finished");
-                sooner(next, now + 5);
+                sooner(next, now + (double) PAUSE_RETRY_USEC / (double) USEC_PER_SEC);
         } else if (db_session_revoked(p->db, s->id) > 0 && db_session_claim_down(p->db, s->id) >= 0)
                 session_pause(p, s->id, "revoke", "its API key was revoked");
         else if (s->last_used + (double) s->ttl_s <= now && db_session_claim_down(p->db, s->id) >= 0)
@@ -183,12 +298,8 @@ void sessions_housekeeping(Poold *p) {
          * member publishes its sessions again (watchers_tell()). */
         p->session_looks++;
 
-        while (db_session_claim_retained(p->db, now - (double) p->config->session_retain_s, id, sizeof(id)) >= 0) {
-                Error err = {};
-                int r = broker_session_stop(&p->broker, id, true, &err);
-
-                session_event(p->db, id, "delete", NULL, r < 0 ? err.message : "paused for longer than SANDBOXD_SESSION_RETAIN_S");
-        }
+        while (db_session_claim_retained(p->db, now - (double) p->config->session_retain_s, id, sizeof(id)) >= 0)
+                session_delete(p, id);
         if (db_session_list(p->db, &list, &n) < 0) {
                 p->next_sessions = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
                 return;
@@ -213,7 +324,7 @@ void sessions_reconcile(Poold *p) {
                 char path[POOL_SOCKET_MAX];
                 cleanup_close int fd = -1;
 
-                if (strcmp(list[i].state, "active") != 0)
+                if (session_state_from_string(list[i].state) != SESSION_ACTIVE)
                         continue;
                 session_socket_path(list[i].id, path, sizeof(path));
                 if (list[i].up && pool_connect(path, &fd) >= 0)

@@ -7,25 +7,26 @@
  * connections, in memory; sqlite keeps the records and totals. It runs as the workers' user, in a
  * unit of its own (sandboxd-poold.service): it keeps pool_target idle machines ready, more (up to
  * pool_max) while claims wait, replaces idle ones after pool_ttl_s, pauses idle sessions, and
- * cleans up what a previous instance left. When nothing happens it sleeps until its next deadline. */
+ * cleans up what a previous instance left. It runs on sd-event and never waits inside its loop: each
+ * broker request is answered through a callback (broker-async.h), so that a session's pause or a
+ * machine's start holds up no claim. When nothing happens it sleeps until its next deadline. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
 
 #include "db/db.h"
 #include "db/mcp-db.h"
@@ -40,8 +41,8 @@
 #include "lib/listen-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
-#include "lib/signal-util.h"
 #include "lib/time-util.h"
+#include "nspawn/broker/broker-async.h"
 #include "nspawn/pool/pool.h"
 #include "nspawn/pool/poold.h"
 #include "nspawn/pool/sweep.h"
@@ -54,10 +55,14 @@
 #define SWEEP_SOON_USEC (2 * USEC_PER_SEC)
 /* Old records go slowly: a day's worth at most ever waits for the next prune. */
 #define PRUNE_USEC (3600 * USEC_PER_SEC)
+#define PRUNE_BUSY_USEC (10 * USEC_PER_SEC)
 /* Workers at most at once: one connection per request in flight. */
 #define CONNS_MAX 4096
-/* What poll_events() always waits on: signals, the socket, revocations. */
-#define FIXED_FDS 3
+/* Broker requests in flight at once, each on a connection of its own: well below the connections
+ * the broker serves at once (CLIENTS_MAX in broker.c), which the workers share. */
+#define BROKER_INFLIGHT_MAX 32
+/* How long the exit waits for the kills of machines still starting. */
+#define STOP_DRAIN_USEC (10 * USEC_PER_SEC)
 
 int conn_send(Conn *c, const char *line) {
         size_t len = strlen(line);
@@ -75,26 +80,54 @@ Conn *conn_by_seq(Poold *p, uint64_t seq) {
         return NULL;
 }
 
-static void conn_accept(Poold *p) {
+static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+int poold_write(Poold *p, const PooldWrite *w) {
+        return poold_writes_do(&p->writes, p->db, w, now_usec(CLOCK_MONOTONIC));
+}
+
+void poold_session_event(Poold *p, const char *id, const char *event, const char *detail) {
+        PooldWrite w = {.op = POOLD_WRITE_SESSION_EVENT};
+        int r;
+
+        (void) snprintf(w.id, sizeof(w.id), "%s", id);
+        (void) snprintf(w.text, sizeof(w.text), "%s", event);
+        (void) snprintf(w.detail, sizeof(w.detail), "%s", detail);
+        r = poold_write(p, &w);
+        if (r < 0)
+                (void) log_warning_errno(r, "Failed to record event '%s' of session '%s': %s", event, id, db_errmsg(p->db));
+        log_session_event(event, id, "", detail);
+}
+
+static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Poold *p = userdata;
         struct ucred cred = {};
         socklen_t len = sizeof(cred);
-        int fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        cleanup_close int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        Conn c = {.fd = -1};
 
-        if (fd < 0)
-                return;
-        if (p->n_conns >= CONNS_MAX || ARRAY_GROW(p->conns, p->cap_conns, p->n_conns, 16) < 0) {
+        (void) s;
+        (void) revents;
+        if (cfd < 0)
+                return 0;
+        if (p->n_conns >= CONNS_MAX || ARRAY_GROW(p->conns, p->cap_conns, p->n_conns, 16) < 0 ||
+            sd_event_add_io(p->event, &c.source, cfd, EPOLLIN, on_conn, p) < 0) {
                 (void) log_warning_errno(ENOMEM, "Pool: too many connections, refusing one");
-                (void) close(fd);
-                return;
+                return 0;
         }
-        (void) getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
-        p->conns[p->n_conns++] = (Conn){.fd = fd, .pid = cred.pid};
+        (void) getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+        c.fd = TAKE_FD(cfd);
+        c.pid = cred.pid;
+        p->conns[p->n_conns++] = c;
+        return 0;
 }
 
 /* A connection's end: what it held is let go, retired when in doubt. */
 static void conn_close(Poold *p, size_t i) {
         Conn *c = &p->conns[i];
 
+        if (c->state != CONN_IDLE && c->state != CONN_WATCHING)
+                log_debug("Pool: worker %d went while its connection was %s", (int) c->pid, conn_state_to_string(c->state));
         if (c->state == CONN_CLAIM_HELD)
                 claim_closed(p, c);
         if (c->state == CONN_TURN_HELD)
@@ -103,6 +136,7 @@ static void conn_close(Poold *p, size_t i) {
                 p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_SOON_USEC;
         turn_done(p, c);
         c->state = CONN_IDLE;
+        c->source = sd_event_source_disable_unref(c->source);
         closep(&c->fd);
         p->conns[i] = p->conns[--p->n_conns];
 }
@@ -206,11 +240,27 @@ static void watchers_tell(Poold *p) {
                         (void) conn_send(&p->conns[i], line);
 }
 
-/* Sweeps now (sweep.h), and sets when next: soon while a removal fails, else after the slow interval. */
-static void sweep(Poold *p) {
-        int r = sweep_run(&p->broker, p->db);
+/* A sweep's end: sooner again while a removal fails, else after the slow interval. */
+static void on_swept(int failed, void *userdata) {
+        Poold *p = userdata;
 
-        p->next_sweep = now_usec(CLOCK_MONOTONIC) + (r != 0 ? SWEEP_RETRY_USEC : SWEEP_USEC);
+        p->sweeping = false;
+        /* A "sweep now" that came meanwhile is kept: what it was about may have come after the lists. */
+        if (p->next_sweep != 0)
+                p->next_sweep = now_usec(CLOCK_MONOTONIC) + (failed != 0 ? SWEEP_RETRY_USEC : SWEEP_USEC);
+}
+
+/* Sweeps now (sweep.h): its broker requests answered on the loop, one sweep at a time. */
+static void sweep(Poold *p) {
+        int r;
+
+        r = sweep_start(p->broker, p->db, on_swept, p);
+        if (r < 0) {
+                p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_RETRY_USEC;
+                return;
+        }
+        p->sweeping = true;
+        p->next_sweep = UINT64_MAX; /* set when it ends */
 }
 
 /* Request records older than SANDBOXD_RECORD_RETAIN_DAYS go, in small batches so that no worker
@@ -224,11 +274,12 @@ static void records_prune(Poold *p) {
         if (r >= 0)
                 r = db_mcp_prune(p->db, p->config->record_retain_days);
 
-        if (r < 0)
+        if (r < 0 && r != -EBUSY)
                 (void) log_warning_errno(r, "Failed to prune records older than %u days, ignoring: %s", p->config->record_retain_days, db_errmsg(p->db));
         else if (n > 0)
                 log_info("Pruned %" PRId64 " records older than %u days (SANDBOXD_RECORD_RETAIN_DAYS)", n, p->config->record_retain_days);
-        p->next_prune = now_usec(CLOCK_MONOTONIC) + PRUNE_USEC;
+        /* A batch that met another writer's lock goes on soon, not in an hour. */
+        p->next_prune = now_usec(CLOCK_MONOTONIC) + (r == -EBUSY ? PRUNE_BUSY_USEC : PRUNE_USEC);
 }
 
 /* Whatever is due now: each timer is a deadline computed from the state, none a tick. */
@@ -237,10 +288,19 @@ static void timers_run(Poold *p) {
 
         if (now >= p->next_prune)
                 records_prune(p);
-        if (now >= p->next_sweep)
+        if (now >= p->next_sweep && !p->sweeping)
                 sweep(p);
         if (now >= p->next_sessions)
                 sessions_housekeeping(p);
+        if (now >= p->writes.next_at) {
+                unsigned failed = poold_writes_flush(&p->writes, p->db, now);
+
+                if (failed > 0)
+                        (void) log_warning_errno(EIO, "Failed to write %u records that had waited for the database's lock: %s", failed,
+                                                 db_errmsg(p->db));
+        }
+        if (now >= p->claim_retry_at)
+                p->claim_retry_at = UINT64_MAX;
         machines_check_deadlines(p);
         machines_retire_idle(p);
         machines_fill(p);
@@ -249,46 +309,98 @@ static void timers_run(Poold *p) {
         (void) db_error_counts_flush(p->db);
 }
 
-/* Milliseconds until the soonest deadline, for poll(): -1 when there is none. */
-static int timeout_ms(const Poold *p) {
-        uint64_t next = machines_next_deadline(p), now = now_usec(CLOCK_MONOTONIC);
+/* The soonest deadline (CLOCK_MONOTONIC µs), UINT64_MAX for none. */
+static uint64_t next_deadline(const Poold *p) {
+        uint64_t next = machines_next_deadline(p);
 
         next = p->next_prune < next ? p->next_prune : next;
-        next = p->next_sweep < next ? p->next_sweep : next;
-        next = p->next_sessions < next ? p->next_sessions : next;
-        if (next == UINT64_MAX)
-                return -1;
-        if (next <= now)
-                return 0;
-        return (next - now) / USEC_PER_MSEC > INT32_MAX ? INT32_MAX : (int) ((next - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
+        next = p->writes.next_at < next ? p->writes.next_at : next;
+        next = p->claim_retry_at < next ? p->claim_retry_at : next;
+        if (!p->sweeping) /* its end sets the next */
+                next = p->next_sweep < next ? p->next_sweep : next;
+        return p->next_sessions < next ? p->next_sessions : next;
 }
 
-static void on_signal(Poold *p) {
-        struct signalfd_siginfo si;
-        int sig = signal_fd_read_info(p->signal_fd, &si);
+/* After every event: what is due is done, the watchers told, and the one timer armed for the
+ * soonest deadline, or off when there is none. */
+static void poold_step(Poold *p) {
+        uint64_t next;
 
-        if (sig == SIGTERM || sig == SIGINT)
-                p->stop = true;
-        if (sig != SIGHUP)
+        if (p->stop)
                 return;
+        timers_run(p);
+        watchers_tell(p);
+        next = next_deadline(p);
+        if (next == UINT64_MAX) {
+                (void) sd_event_source_set_enabled(p->timer, SD_EVENT_OFF);
+                return;
+        }
+        (void) sd_event_source_set_time(p->timer, next > 0 ? next : 1);
+        (void) sd_event_source_set_enabled(p->timer, SD_EVENT_ONESHOT);
+}
+
+/* Every event's dispatch is followed by the step (an sd-event post source runs only after others
+ * did: idle, nothing runs). */
+static int on_post(sd_event_source *s, void *userdata) {
+        (void) s;
+        poold_step(userdata);
+        return 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s;
+        (void) usec;
+        (void) userdata;
+        return 0; /* the step that follows does what is due */
+}
+
+static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Poold *p = userdata;
+
+        (void) s;
+        (void) revents;
+        for (size_t i = 0; i < p->n_conns; i++)
+                if (p->conns[i].fd == fd) {
+                        if (!conn_read(p, i))
+                                conn_close(p, i);
+                        break;
+                }
+        return 0;
+}
+
+static int on_stop(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Poold *p = userdata;
+
+        (void) s;
+        (void) si;
+        p->stop = true;
+        return 0;
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Poold *p = userdata;
+
+        (void) s;
         /* systemctl reload: nothing it may change is the pool manager's, but it says which of its
          * settings wait for a restart. A SIGHUP that comes while another is pending is merged into it:
          * a reload sweeps too, so that the broker's "sweep now" is never lost to one. (A reload lost
          * to a pending "sweep now" is its command's timeout, a failed systemctl reload to retry.) */
-        if (daemon_reload_asked(&si)) {
-                (void) daemon_reload("sandboxd-poold", NULL, &si);
+        if (daemon_reload_asked(si)) {
+                (void) daemon_reload("sandboxd-poold", NULL, si);
                 daemon_notify_status(NULL);
         }
         p->next_sweep = 0; /* an administrator's (or a test's, or the broker's) "sweep now" */
+        return 0;
 }
 
 /* sandboxctl revoked a key: the key's sessions are paused now. */
-static void on_revoke(Poold *p) {
-        char buf[4096];
+static int on_revoke(sd_event_source *s, const struct inotify_event *event, void *userdata) {
+        Poold *p = userdata;
 
-        while (read(p->revoke_fd, buf, sizeof(buf)) > 0)
-                ;
+        (void) s;
+        (void) event;
         p->next_sessions = 0;
+        return 0;
 }
 
 /* The file sandboxctl touches when it revokes a key (db_revoke_stamp_path()), made if missing and
@@ -304,66 +416,7 @@ static int revoke_watch(Poold *p) {
         if (fd < 0)
                 return -errno;
         (void) close(fd);
-        p->revoke_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-        if (p->revoke_fd < 0)
-                return -errno;
-        if (inotify_add_watch(p->revoke_fd, path, IN_CLOSE_WRITE | IN_ATTRIB) < 0)
-                return -errno;
-        return 0;
-}
-
-/* Waits for a signal, a worker, a starting machine's greeting or the next deadline, and acts. */
-static int poll_events(Poold *p) {
-        size_t n_fds = FIXED_FDS + p->n_conns + p->n_machines, n_conns = p->n_conns;
-        cleanup_free struct pollfd *fds = calloc(n_fds, sizeof(*fds));
-        cleanup_free int *conn_fds = calloc(n_conns + 1, sizeof(*conn_fds));
-        cleanup_free char(*ids)[MACHINE_ID_MAX] = calloc(p->n_machines + 1, MACHINE_ID_MAX);
-        int r;
-
-        if (!fds || !conn_fds || !ids)
-                return -ENOMEM; /* NOLINT(clang-analyzer-unix.Malloc): fds, conn_fds and ids are cleanup_free, unseen by clang-analyzer 14 */
-        fds[0] = (struct pollfd){.fd = p->signal_fd, .events = POLLIN};
-        fds[1] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
-        fds[2] = (struct pollfd){.fd = p->revoke_fd, .events = POLLIN};
-        for (size_t i = 0; i < n_conns; i++) {
-                fds[FIXED_FDS + i] = (struct pollfd){.fd = p->conns[i].fd, .events = POLLIN};
-                conn_fds[i] = p->conns[i].fd;
-        }
-        for (size_t i = 0; i < p->n_machines; i++) {
-                fds[FIXED_FDS + n_conns + i] = (struct pollfd){.fd = p->machines[i].fd, .events = POLLIN};
-                memcpy(ids[i], p->machines[i].id, MACHINE_ID_MAX);
-        }
-
-        r = poll(fds, n_fds, timeout_ms(p));
-        if (r < 0)
-                return errno == EINTR ? 0 : -errno;
-        if (fds[0].revents)
-                on_signal(p);
-        if (fds[2].revents)
-                on_revoke(p);
-        /* Each fd is looked up again: acting on one may move the others in their arrays. */
-        for (size_t i = 0; i < n_conns; i++) {
-                if (!fds[FIXED_FDS + i].revents)
-                        continue;
-                for (size_t j = 0; j < p->n_conns; j++)
-                        if (p->conns[j].fd == conn_fds[i]) {
-                                if (!conn_read(p, j))
-                                        conn_close(p, j);
-                                break;
-                        }
-        }
-        for (size_t i = 0; i < n_fds - FIXED_FDS - n_conns; i++) {
-                if (fds[FIXED_FDS + n_conns + i].fd < 0 || !fds[FIXED_FDS + n_conns + i].revents)
-                        continue;
-                for (size_t j = 0; j < p->n_machines; j++)
-                        if (strcmp(p->machines[j].id, ids[i]) == 0 && p->machines[j].state == MACHINE_STARTING) {
-                                machines_probe(p, j);
-                                break;
-                        }
-        }
-        if (fds[1].revents)
-                conn_accept(p);
-        return 0;
+        return sd_event_add_inotify(p->event, NULL, path, IN_CLOSE_WRITE | IN_ATTRIB, on_revoke, p);
 }
 
 /* The socket systemd passes (sandboxd-poold.socket, mode 0600: only the workers' user); without
@@ -372,24 +425,58 @@ static int open_listener(void) {
         return listen_unix("Pool", POOLD_SOCKET, SOCK_STREAM | SOCK_NONBLOCK, 0600, 256);
 }
 
-/* The signals, the socket and the database: what the loop waits on and works with. */
-static int poold_open(Poold *p) {
+/* SIGTERM and SIGINT end the loop; SIGHUP is a reload, or else sweep now (sweep.h), e.g. after an
+ * administrator removed rows by hand. */
+static int loop_open(Poold *p) {
         sigset_t mask;
         int r;
 
-        /* SIGHUP: a reload, or else sweep now (sweep.h), e.g. after an administrator removed rows
-         * by hand. */
-        p->signal_fd = signal_fd_open(false, &mask);
-        if (p->signal_fd < 0)
-                return log_error_errno(p->signal_fd, "Pool: failed to set up signal handling");
+        if (sigemptyset(&mask) < 0 || sigaddset(&mask, SIGTERM) < 0 || sigaddset(&mask, SIGINT) < 0 || sigaddset(&mask, SIGHUP) < 0 ||
+            sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(errno, "Pool: failed to block signals");
+        (void) signal(SIGPIPE, SIG_IGN);
+        r = sd_event_new(&p->event);
+        if (r >= 0)
+                r = sd_event_add_signal(p->event, NULL, SIGTERM, on_stop, p);
+        if (r >= 0)
+                r = sd_event_add_signal(p->event, NULL, SIGINT, on_stop, p);
+        if (r >= 0)
+                r = sd_event_add_signal(p->event, NULL, SIGHUP, on_reload, p);
+        if (r >= 0)
+                r = sd_event_add_post(p->event, NULL, on_post, p);
+        if (r >= 0)
+                r = sd_event_add_time(p->event, &p->timer, CLOCK_MONOTONIC, UINT64_MAX, USEC_PER_MSEC, on_timer, p);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(p->timer, SD_EVENT_OFF);
+        if (r >= 0)
+                r = broker_async_new(p->event, BROKER_INFLIGHT_MAX, &p->broker);
+        if (r < 0)
+                return log_error_errno(r, "Pool: failed to set up its event loop");
+        return 0;
+}
+
+/* The loop, the socket and the database: what the pool manager waits on and works with. */
+static int poold_open(Poold *p) {
+        int r = loop_open(p);
+
+        if (r < 0)
+                return r;
         /* The unit's RuntimeDirectory= makes it; without systemd (development), this does. */
         (void) mkdir(POOL_DIR, 0700);
         p->listen_fd = open_listener();
         if (p->listen_fd < 0)
                 return p->listen_fd;
+        r = sd_event_add_io(p->event, &p->listen_source, p->listen_fd, EPOLLIN, on_listener, p);
+        if (r < 0)
+                return log_error_errno(r, "Pool: failed to watch its socket");
         r = db_open(p->config->db_path, &p->db);
         if (r < 0)
                 return log_error_errno(r, "Pool: failed to open database '%s': %s", p->config->db_path, db_errmsg(NULL));
+        /* Never waits long on a worker's write inside the loop: a write that meets the lock is done
+         * again later (poold-writes.h). */
+        r = db_busy_timeout(p->db, POOLD_BUSY_TIMEOUT_MS);
+        if (r < 0)
+                return log_error_errno(r, "Pool: failed to set the database's busy timeout");
         r = revoke_watch(p);
         if (r < 0)
                 (void) log_warning_errno(r, "Pool: failed to watch for revoked keys, ignoring: their sessions pause when idle");
@@ -398,24 +485,54 @@ static int poold_open(Poold *p) {
 
 /* Machines workers hold stay claimed in their rows: the next instance retires them. */
 static void poold_close(Poold *p) {
-        for (size_t i = 0; i < p->n_conns; i++)
+        for (size_t i = 0; i < p->n_conns; i++) {
+                p->conns[i].source = sd_event_source_disable_unref(p->conns[i].source);
                 closep(&p->conns[i].fd);
-        for (size_t i = 0; i < p->n_machines; i++)
+        }
+        for (size_t i = 0; i < p->n_machines; i++) {
+                p->machines[i].source = sd_event_source_disable_unref(p->machines[i].source);
                 closep(&p->machines[i].fd);
+        }
         p->machines = mfree(p->machines);
         p->conns = mfree(p->conns);
-        closep(&p->broker);
+        if (p->writes.n > 0 && p->db)
+                (void) log_warning_errno(EBUSY, "Pool: %zu records still waited for the database's lock at exit", p->writes.n);
+        poold_writes_done(&p->writes);
+        sessions_pauses_free(p);
+        p->broker = broker_async_free(p->broker);
+        p->timer = sd_event_source_disable_unref(p->timer);
+        p->listen_source = sd_event_source_disable_unref(p->listen_source);
+        p->event = sd_event_unref(p->event);
         closep(&p->listen_fd);
-        closep(&p->revoke_fd);
-        closep(&p->signal_fd);
         p->db = db_close(p->db);
+}
+
+/* The kills machines_stop() asked for, answered before the exit (bounded: the broker may be gone);
+ * no worker is served meanwhile. */
+static void stop_drain(Poold *p) {
+        uint64_t until = now_usec(CLOCK_MONOTONIC) + STOP_DRAIN_USEC;
+
+        (void) sd_event_source_set_enabled(p->listen_source, SD_EVENT_OFF);
+        for (size_t i = 0; i < p->n_conns; i++)
+                (void) sd_event_source_set_enabled(p->conns[i].source, SD_EVENT_OFF);
+        machines_stop(p);
+        while (broker_async_pending(p->broker) > 0) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+                if (now >= until || sd_event_run(p->event, until - now) < 0)
+                        break;
+        }
+        /* The records that waited for the lock: nobody is served any more, so they may wait for it. */
+        (void) db_busy_timeout(p->db, 5000);
+        p->writes.next_at = 0;
+        (void) poold_writes_flush(&p->writes, p->db, now_usec(CLOCK_MONOTONIC));
 }
 
 static int run(Poold *p) {
         int r;
 
         /* Start failures of a previous instance (maybe of another configuration) say nothing now. */
-        (void) db_pool_health_ok(p->db);
+        (void) poold_write(p, &(PooldWrite){.op = POOLD_WRITE_HEALTH_OK});
         machines_settings_check(p);
         machines_reconcile(p);
         sessions_reconcile(p);
@@ -425,22 +542,21 @@ static int run(Poold *p) {
         (void) sd_notify(0, "READY=1");
         daemon_notify_status(NULL);
 
+        poold_step(p);
         while (!p->stop) {
-                timers_run(p);
-                r = poll_events(p);
+                r = sd_event_run(p->event, UINT64_MAX);
                 if (r < 0)
-                        return log_error_errno(r, "Pool: poll failed");
-                watchers_tell(p);
+                        return log_error_errno(r, "Pool: its event loop failed");
         }
 
         (void) sd_notify(0, "STOPPING=1");
-        machines_stop(p);
+        stop_drain(p);
         return 0;
 }
 
 int main(int argc, char *argv[]) {
         Config config;
-        Poold p = {.config = &config, .broker = -1, .signal_fd = -1, .listen_fd = -1, .revoke_fd = -1};
+        Poold p = {.config = &config, .listen_fd = -1, .writes = POOLD_WRITES_INIT, .claim_retry_at = UINT64_MAX};
         int r;
 
         r = daemon_reload_main(argc, argv);

@@ -2,10 +2,14 @@
 /* Nothing left behind (sweep.h). Rows are made before the units, disks and sockets they own, and
  * removed after them, so a thing without its row is never one being made: it is one a process killed
  * mid-operation left, or one whose removal failed. Removing it twice is harmless: the broker's kill
- * and SESSION_DELETE succeed on what is gone already. */
+ * and SESSION_DELETE succeed on what is gone already. Every broker request is answered on the
+ * pool manager's loop (broker-async.h): a sweep is a count of requests in flight, and ends with the
+ * last. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,7 +18,7 @@
 #include "lib/error.h"
 #include "lib/log.h"
 #include "lib/macro.h"
-#include "nspawn/broker/broker-client.h"
+#include "nspawn/broker/broker-async.h"
 #include "nspawn/pool/pool.h"
 #include "nspawn/pool/sweep.h"
 
@@ -26,62 +30,6 @@ static int session_live(sqlite3 *db, const char *id) {
         if (r == -ENOENT)
                 return 0;
         return r < 0 ? r : 1;
-}
-
-static int sweep_machines(int *broker, sqlite3 *db) {
-        cleanup_free BrokerUnit *units = NULL;
-        size_t n = 0;
-        int failed = 0;
-        int r = broker_list(broker, &units, &n);
-
-        if (r < 0)
-                return log_warning_errno(r, "Sweep: failed to list the machines");
-        for (size_t i = 0; i < n; i++) {
-                const BrokerUnit *u = &units[i];
-
-                if (strncmp(u->id, "machine-", 8) != 0)
-                        continue; /* a tool sandbox belongs to the request that runs it */
-                if (strcmp(u->state, "failed") == 0 || strcmp(u->state, "inactive") == 0) {
-                        (void) broker_reset_failed(broker, u->id);
-                        continue;
-                }
-                if (db_pool_exists(db, u->id) != 0)
-                        continue;
-                r = broker_kill(broker, u->id);
-                if (r < 0 && r != -ENOENT) {
-                        failed++;
-                        (void) log_warning_errno(r, "Sweep: failed to kill machine '%s', which has no pool record", u->id);
-                } else
-                        log_pool_event(LOG_WARNING, "swept", u->id, "Machine '%s' (%s) has no pool record: killed", u->id, u->state);
-        }
-        return failed;
-}
-
-static int sweep_sessions(int *broker, sqlite3 *db) {
-        cleanup_free BrokerSession *list = NULL;
-        size_t n = 0;
-        int failed = 0;
-        int r = broker_session_list(broker, &list, &n);
-
-        if (r < 0)
-                return log_warning_errno(r, "Sweep: failed to list what the host holds of sessions");
-        for (size_t i = 0; i < n; i++) {
-                const BrokerSession *s = &list[i];
-                char what[160];
-                Error err = {};
-
-                if (session_live(db, s->id) != 0)
-                        continue;
-                (void) snprintf(what, sizeof(what), "no live record; removed:%s%s%s%s%s%s", s->state[0] ? " machine (" : "", s->state,
-                                s->state[0] ? ")" : "", s->mounted ? " mount" : "", s->disk ? " disk" : "", s->uid_range ? " uid-range" : "");
-                r = broker_session_stop(broker, s->id, true, &err);
-                if (r < 0) {
-                        failed++;
-                        (void) log_warning_errno(r, "Sweep: failed to remove what is left of session '%s': %s", s->id, err.message);
-                } else
-                        log_session_event("swept", s->id, "", what);
-        }
-        return failed;
 }
 
 /* A socket of POOL_DIR whose owner has no row any more (a machine destroyed, a session deleted, by
@@ -114,14 +62,162 @@ static int sweep_sockets(sqlite3 *db) {
         return 0;
 }
 
-int sweep_run(int *broker, sqlite3 *db) {
-        int machines = sweep_machines(broker, db);
-        int sessions = sweep_sessions(broker, db);
+struct Sweep {
+        BrokerAsync *broker;
+        sqlite3 *db;
+        SweepDone done;
+        void *userdata;
+        unsigned pending; /* broker requests in flight */
+        int failed;       /* removals that failed */
+        int error;        /* a list that failed: what there is could not be told */
+};
 
-        (void) sweep_sockets(db);
-        if (machines < 0)
-                return machines;
-        if (sessions < 0)
-                return sessions;
-        return machines + sessions;
+/* One request fewer in flight; the sweep's end with the last (its sockets are swept then, their
+ * rows gone with the units they name). */
+static void sweep_unref(Sweep *w) {
+        if (--w->pending > 0)
+                return;
+        if (w->error != -ECANCELED)
+                (void) sweep_sockets(w->db);
+        w->done(w->error < 0 ? w->error : w->failed, w->userdata);
+        free(w);
+}
+
+static void sweep_call(Sweep *w, BrokerOp op, const char *id, BrokerAsyncDone done, void *userdata) {
+        if (broker_async_call(w->broker, op, id, -1, done, userdata) >= 0)
+                w->pending++;
+        else
+                w->failed++;
+}
+
+static void on_reset(int r, const BrokerReply *rep, int fd, void *userdata) {
+        (void) r;
+        (void) rep;
+        (void) fd;
+        sweep_unref(userdata);
+}
+
+/* A removal's end: what a failure says, and the id it was about, are in the request's own record. */
+typedef struct SweepItem {
+        Sweep *sweep;
+        char id[SANDBOX_ID_MAX];
+        char what[160];
+} SweepItem;
+
+static void on_removed(int r, const BrokerReply *rep, int fd, void *userdata) {
+        SweepItem *item = userdata;
+        Sweep *w = item->sweep;
+        bool machine = broker_id_valid(item->id, "machine");
+
+        (void) fd;
+        if (r == -ECANCELED)
+                w->error = r;
+        else if (r < 0 && !(machine && r == -ENOENT)) {
+                w->failed++;
+                if (machine)
+                        (void) log_warning_errno(r, "Sweep: failed to kill machine '%s', which has no pool record", item->id);
+                else
+                        (void) log_warning_errno(r, "Sweep: failed to remove what is left of session '%s': %s", item->id, rep->message);
+        } else if (machine)
+                log_pool_event(LOG_WARNING, "swept", item->id, "Machine '%s' (%s) has no pool record: killed", item->id, item->what);
+        else
+                log_session_event("swept", item->id, "", item->what);
+        free(item);
+        sweep_unref(w);
+}
+
+static void sweep_remove(Sweep *w, BrokerOp op, const char *id, const char *what) {
+        SweepItem *item = calloc(1, sizeof(*item));
+
+        if (!item) {
+                w->failed++;
+                return;
+        }
+        item->sweep = w;
+        (void) snprintf(item->id, sizeof(item->id), "%s", id);
+        (void) snprintf(item->what, sizeof(item->what), "%s", what);
+        if (broker_async_call(w->broker, op, id, -1, on_removed, item) >= 0)
+                w->pending++;
+        else {
+                w->failed++;
+                free(item);
+        }
+}
+
+static void on_units(int r, const BrokerReply *rep, int fd, void *userdata) {
+        cleanup_close int memfd = fd;
+        cleanup_free BrokerUnit *units = NULL;
+        Sweep *w = userdata;
+        size_t n = 0;
+
+        if (r >= 0)
+                r = broker_units_read(rep, memfd, &units, &n);
+        if (r < 0) {
+                if (r != -ECANCELED)
+                        (void) log_warning_errno(r, "Sweep: failed to list the machines");
+                w->error = r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const BrokerUnit *u = &units[i];
+
+                if (strncmp(u->id, "machine-", 8) != 0)
+                        continue; /* a tool sandbox belongs to the request that runs it */
+                if (strcmp(u->state, "failed") == 0 || strcmp(u->state, "inactive") == 0)
+                        sweep_call(w, BROKER_RESET_FAILED, u->id, on_reset, w);
+                else if (db_pool_exists(w->db, u->id) == 0)
+                        sweep_remove(w, BROKER_KILL, u->id, u->state);
+        }
+        sweep_unref(w);
+}
+
+static void on_sessions(int r, const BrokerReply *rep, int fd, void *userdata) {
+        cleanup_close int memfd = fd;
+        cleanup_free BrokerSession *list = NULL;
+        Sweep *w = userdata;
+        size_t n = 0;
+
+        if (r >= 0)
+                r = broker_sessions_read(rep, memfd, &list, &n);
+        if (r < 0) {
+                if (r != -ECANCELED)
+                        (void) log_warning_errno(r, "Sweep: failed to list what the host holds of sessions");
+                w->error = r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const BrokerSession *s = &list[i];
+                char what[160];
+
+                if (session_live(w->db, s->id) != 0)
+                        continue;
+                (void) snprintf(what, sizeof(what), "no live record; removed:%s%s%s%s%s%s", s->state[0] ? " machine (" : "", s->state,
+                                s->state[0] ? ")" : "", s->mounted ? " mount" : "", s->disk ? " disk" : "", s->uid_range ? " uid-range" : "");
+                sweep_remove(w, BROKER_SESSION_DELETE, s->id, what);
+        }
+        sweep_unref(w);
+}
+
+int sweep_start(BrokerAsync *broker, sqlite3 *db, SweepDone done, void *userdata) {
+        Sweep *w = calloc(1, sizeof(*w));
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        *w = (Sweep){.broker = broker, .db = db, .done = done, .userdata = userdata, .pending = 1};
+        r = broker_async_call(broker, BROKER_LIST, NULL, -1, on_units, w);
+        if (r >= 0) {
+                w->pending++;
+                r = broker_async_call(broker, BROKER_SESSION_LIST, NULL, -1, on_sessions, w);
+        }
+        if (r >= 0)
+                w->pending++;
+        else
+                w->error = r;
+        /* The start's own reference: done is never called from here, as a list is always queued or
+         * none is. */
+        if (w->pending == 1) {
+                free(w);
+                return r;
+        }
+        sweep_unref(w);
+        return 0;
 }

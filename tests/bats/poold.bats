@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # Who waits on whom: the pool manager hands machines to claims in arrival order, refuses claims past
-# SANDBOXD_QUEUE_MAX at once, drops a claim whose client went, and grants each session's turns
-# first in, first out.
+# SANDBOXD_QUEUE_MAX at once, drops a claim whose client went, grants each session's turns
+# first in, first out, and waits for no broker answer while it does so.
 
 # shellcheck source=tests/bats/helpers.bash
 source "$BATS_TEST_DIRNAME/helpers.bash"
@@ -19,6 +19,10 @@ setup() {
 }
 
 teardown() {
+    if [ -n "${broker_stopped:-}" ]; then
+        in_systemd systemctl kill -s CONT sandboxd-broker.service
+        broker_stopped=
+    fi
     wait
     rm -rf "$work"
     if clear_settings zz-poold; then
@@ -146,5 +150,76 @@ until_waits() {
     # The third ran last, after the second, which waited for the first.
     [ "$(jq -r .result.stdout "$work/third.body")" = "first,second,third" ]
     [ "$(jq -r .usage.queue_wait_ms "$work/second.body" | cut -d. -f1)" -ge 500 ]
+    curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$sid"
+}
+
+now_ms() {
+    echo $(($(date +%s%N) / 1000000))
+}
+
+# timed NAME METHOD PATH [BODY]: the request, its status in $code, its body in $body and how long it
+# took in $ms; given up after 10 s (status 000), so that a pool manager that waits is a failure, not
+# a hang.
+timed() {
+    local start
+    start=$(now_ms)
+    if [ $# -ge 4 ]; then
+        body=$(curl -s --max-time 10 -o "$work/$1" -w '%{http_code}' -X "$2" "$SANDBOXD_URL$3" -H 'content-type: application/json' --data-binary "$4") || true
+    else
+        body=$(curl -s --max-time 10 -o "$work/$1" -w '%{http_code}' -X "$2" "$SANDBOXD_URL$3") || true
+    fi
+    ms=$(($(now_ms) - start))
+    code=$body
+    body=$(cat "$work/$1")
+}
+
+session_state() {
+    db "SELECT state FROM sessions WHERE session_id = '$1'"
+}
+
+@test "a session's pause the broker is slow to answer holds up no claim and no GET /v1/pool" {
+    api POST /v1/sessions '{"ttl_s": 2}'
+    expect_status 201
+    sid=$(field .session_id)
+    [ "$(session_state "$sid")" = active ]
+    # Positive control: a claim is served at once while the broker answers.
+    timed control POST /v1/execute '{"code":"print(0)"}'
+    [ "$code" = 200 ]
+    [ "$(jq -r .stdout <<<"$body")" = 0 ]
+
+    # The broker stopped takes requests (the kernel queues them) and answers none: the pool
+    # manager's pause of the idle session is asked at its idle end, and waits for the broker.
+    in_systemd systemctl kill -s STOP sandboxd-broker.service
+    broker_stopped=1
+    for _ in $(seq 100); do
+        [ "$(session_state "$sid")" = pausing ] && break
+        sleep 0.1
+    done
+    [ "$(session_state "$sid")" = pausing ]
+    sleep 0.5
+
+    # Meanwhile the warm machine is handed out and put back, and the pool is told, each at once.
+    for i in 1 2 3; do
+        timed "run$i" POST /v1/execute "{\"code\":\"print($i)\"}"
+        echo "execution $i: $code in $ms ms while the pause waits for the broker" >&3
+        [ "$code" = 200 ]
+        [ "$(jq -r .stdout <<<"$body")" = "$i" ]
+        [ "$ms" -lt 3000 ]
+    done
+    timed pool GET /v1/pool
+    [ "$code" = 200 ]
+    [ "$ms" -lt 1000 ]
+    # Still waiting for the broker: the pause has not ended behind those claims' backs.
+    [ "$(session_state "$sid")" = pausing ]
+
+    # The broker answers again: the pause ends.
+    in_systemd systemctl kill -s CONT sandboxd-broker.service
+    broker_stopped=
+    for _ in $(seq 100); do
+        [ "$(session_state "$sid")" = paused ] && break
+        sleep 0.1
+    done
+    [ "$(session_state "$sid")" = paused ]
+    [ "$(db "SELECT count(*) FROM session_events WHERE session_id = '$sid' AND event = 'expire'")" = 1 ]
     curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$sid"
 }
