@@ -172,7 +172,7 @@ calls_sent() {
 @test "the wait for a unit's end is told by systemd: it returns when the unit ends, at its deadline otherwise, and sends no poll" {
     [ -x "$WAIT_GONE" ] || { echo "$WAIT_GONE is not built (make)" >&2; false; }
     run in_systemd "$WAIT_GONE" all
-    echo "$output" >&3
+    printf '# %s\n' "${lines[@]}" >&3
     [ "$status" -eq 0 ]
     [ "$(grep -c '^ok' <<<"$output")" -eq 7 ]
     # Waiting 1 s for a unit's end: the matches, the subscription, one look and the start cost a
