@@ -14,8 +14,8 @@
        /proc/PID/task/TID/schedstat (its third field counts the times it ran on a CPU)
   (I6) a pause storm: STORM_SESSIONS sessions (ttl_s STORM_TTL_S), used at once and so idle from the
        same moment, paused together by the pool manager while print(2**32) runs at concurrency 4 and
-       GET /v1/pool is asked every POOL_EVERY_S: the executions' p50 against their p50 just before
-       (the same sessions up and idle), and the pool's p99, over the storm (from the moment they
+       GET /v1/pool is asked every POOL_EVERY_S: the executions' p50 against their p50 under the same
+       load for BASE_S just before (no storm), and the pool's p99, over the storm (from the moment they
        turn idle until every one is paused, and a second more). STORM_ROUNDS storms, each of the
        sessions used again (resumed) and left idle again; the figures over all of them. Needs
        SANDBOXD_SESSIONS_MAX >= STORM_SESSIONS.
@@ -43,6 +43,7 @@ STORM_SESSIONS = 20
 STORM_TTL_S = 15
 STORM_MAX_S = 60  # the longest one storm is followed: past it, the sessions still active are counted
 STORM_ROUNDS = 3
+BASE_S = 4
 POOL_EVERY_S = 0.01
 # What the service is made of, by the names its processes give themselves (comm).
 PROCESSES = ("sandboxd-fcgi", "sandboxd-worker", "sandboxd-poold", "sandboxd-broker", "sandboxd-runner", "sandboxd-zygote")
@@ -110,11 +111,13 @@ def short_executions(url, concurrency, n, outside=None):
 
 
 def cpu_snapshot():
-    """(idle ticks, total ticks) of the host's CPUs and {comm: ticks} of every process, from /proc."""
+    """(idle ticks, total ticks) of the host's CPUs and {pid: (name, ticks)} of every process, from
+    /proc. A kernel worker's name without what it works on now (kworker/u8:3+netns is kworker/u8:3):
+    that changes from one moment to the next."""
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
     idle, total = v[3] + v[4], sum(v[:8])
-    by_comm = {}
+    procs = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -124,16 +127,23 @@ def cpu_snapshot():
         except OSError:
             continue
         comm, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
-        by_comm[comm] = by_comm.get(comm, 0) + int(rest[11]) + int(rest[12])
-    return idle, total, by_comm
+        if comm.startswith("kworker/"):
+            comm = "kworker (%s)" % ("unbound" if comm.startswith("kworker/u") else "per-CPU")
+        procs[pid] = (comm, int(rest[11]) + int(rest[12]))
+    return idle, total, procs
 
 
 def cpu_between(a, b, executions):
-    """The host's idle CPUs over [a, b], and the processes' CPU ms per execution, most first."""
+    """The host's idle CPUs over [a, b], and the processes' CPU ms per execution by name, most first
+    (processes that ended meanwhile are not counted)."""
     ncpu = os.cpu_count() or 1
     idle = ncpu * (b[0] - a[0]) / max(1, b[1] - a[1])
     tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
-    per = {c: (t - a[2].get(c, 0)) * tick_ms / executions for c, t in b[2].items() if t - a[2].get(c, 0) > 0}
+    per = {}
+    for pid, (comm, ticks) in b[2].items():
+        used = ticks - a[2].get(pid, (comm, 0))[1]
+        if used > 0:
+            per[comm] = per.get(comm, 0) + used * tick_ms / executions
     return idle, sorted(per.items(), key=lambda kv: -kv[1])
 
 
@@ -388,8 +398,15 @@ def storm_load(url, stop):
 
 
 def storm_round(url, ids):
-    """One storm: the sessions used together, then followed until all are paused."""
-    base, base_wrong = short_executions(url, 4, 40)
+    """One storm: the same load first for BASE_S without one (the figures to compare with), then the
+    sessions used together and followed until all are paused."""
+    stop = threading.Event()
+    threads, execs, base_wrong, pools = storm_load(url, stop)
+    time.sleep(BASE_S)
+    stop.set()
+    for t in threads:
+        t.join()
+    base, base_pool, base_wrong = [d for _, d in execs], [d for _, d in pools], base_wrong[0]
     touched = session_run_all(url, ids, len(ids))
     if touched is None:
         return {"error": "a run in a session failed"}
@@ -412,7 +429,7 @@ def storm_round(url, ids):
     stop.set()
     for t in threads:
         t.join()
-    return {"base": base, "base_wrong": base_wrong, "wrong": wrong[0],
+    return {"base": base, "base_pool": base_pool, "base_wrong": base_wrong, "wrong": wrong[0],
             "during": [d for t, d in execs if idle_at <= t <= end], "pool": [d for t, d in pools if idle_at <= t <= end],
             "first_paused": [(first_paused - idle_at) if first_paused else None],
             "all_paused": [(all_paused - idle_at) if all_paused else None], "states": states}
@@ -439,7 +456,7 @@ def pause_storm(url):
             if total is None:
                 total = st
             else:
-                for k in ("base", "during", "pool", "first_paused", "all_paused"):
+                for k in ("base", "base_pool", "during", "pool", "first_paused", "all_paused"):
                     total[k] += st[k]
                 total["base_wrong"] += st["base_wrong"]
                 total["wrong"] += st["wrong"]
@@ -458,8 +475,10 @@ def print_storm(st):
         print("| I6 not measured | %s |" % st["error"])
         return False
     p50_0 = statistics.median(st["base"])
-    print("| I6 print(2**32) at concurrency 4 just before each storm (%d sessions idle or paused), p50 ms (wrong: %d) | %.1f |"
-          % (STORM_SESSIONS, st["base_wrong"], p50_0 * 1000))
+    print("| I6 the same load for %d s before each storm (%d sessions idle or paused): print(2**32) count, p50 ms (wrong: %d) | %d, %.1f |"
+          % (BASE_S, STORM_SESSIONS, st["base_wrong"], len(st["base"]), p50_0 * 1000))
+    print("| I6 GET /v1/pool then: count, p50 / p99 / max ms | %d, %.1f / %.1f / %.1f |"
+          % (len(st["base_pool"]), statistics.median(st["base_pool"]) * 1000, percentile(st["base_pool"], 99) * 1000, max(st["base_pool"]) * 1000))
 
     def secs(xs):
         return ", ".join("%.2f" % x if x is not None else "never" for x in xs)
