@@ -54,7 +54,8 @@ static bool active_state_over(const char *state) {
         return strcmp(state, "inactive") == 0 || strcmp(state, "failed") == 0;
 }
 
-/* The unit object's PropertiesChanged: ActiveState is in the body (systemd emits its value). */
+/* The unit object's PropertiesChanged: ActiveState is in the body (systemd emits its value). An
+ * inactive unit may have a start job queued (just started, not yet running): look() tells. */
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         WaitGone *w = userdata;
         const char *interface, *key, *state;
@@ -71,8 +72,8 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
                                 return 0;
                 } else if (sd_bus_message_read(m, "v", "s", &state) < 0)
                         return 0;
-                else if (active_state_over(state) && w->state == WAIT_RUNNING)
-                        w->state = WAIT_OVER;
+                else if (active_state_over(state))
+                        w->look = true; /* over unless a job of it is still queued: look() */
                 if (sd_bus_message_exit_container(m) < 0)
                         return 0;
         }
@@ -154,32 +155,52 @@ static int call_with_deadline(sd_bus *bus, const WaitGone *w, const char *path, 
         return sd_bus_call(bus, m, left > 0 ? left : USEC_PER_SEC / 10, error, ret);
 }
 
-/* The unit's state now, into w->state. */
+/* A property of the unit's object into *reply; an object gone is a unit unloaded (w->state). */
+static int get_property(sd_bus *bus, WaitGone *w, const char *path, const char *property, sd_bus_message **reply) {
+        cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = call_with_deadline(bus, w, path, "org.freedesktop.DBus.Properties", "Get", &error, reply, "ss", UNIT_INTERFACE, property);
+        if (r < 0 && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT))
+                w->state = WAIT_UNLOADED;
+        return r;
+}
+
+/* A failed call of a look is no failure once it showed the unit unloaded. */
+static int look_done(const WaitGone *w, int r) {
+        if (w->state == WAIT_UNLOADED || r >= 0)
+                return 0;
+        return r;
+}
+
+/* The unit's state now, into w->state. Over is inactive or failed with no job queued: a unit whose
+ * start job waits is inactive too. The job is read first: a unit without one then, and inactive
+ * after, was over at the first look, whatever ran in between. */
 static int look(sd_bus *bus, WaitGone *w) {
         cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
-        cleanup_bus_message sd_bus_message *unit = NULL, *reply = NULL;
-        const char *path, *state;
+        cleanup_bus_message sd_bus_message *unit = NULL, *job = NULL, *state = NULL;
+        const char *path, *job_path, *active;
+        uint32_t job_id = 0;
         int r;
 
         w->look = false;
         r = call_with_deadline(bus, w, MANAGER_PATH, MANAGER_INTERFACE, "GetUnit", &error, &unit, "s", w->unit, NULL);
         if (r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit"))
                 w->state = WAIT_UNLOADED;
-        if (r < 0)
-                return w->state == WAIT_UNLOADED ? 0 : r;
-        r = sd_bus_message_read(unit, "o", &path);
         if (r >= 0)
-                r = call_with_deadline(bus, w, path, "org.freedesktop.DBus.Properties", "Get", &error, &reply, "ss", UNIT_INTERFACE, "ActiveState");
-        if (r < 0 && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT))
-                w->state = WAIT_UNLOADED;
-        if (r < 0)
-                return w->state == WAIT_UNLOADED ? 0 : r;
-        r = sd_bus_message_read(reply, "v", "s", &state);
-        if (r < 0)
-                return r;
-        if (active_state_over(state))
+                r = sd_bus_message_read(unit, "o", &path);
+        if (r >= 0)
+                r = get_property(bus, w, path, "Job", &job);
+        if (r >= 0)
+                r = sd_bus_message_read(job, "v", "(uo)", &job_id, &job_path);
+        if (r < 0 || job_id != 0)
+                return look_done(w, r);
+        r = get_property(bus, w, path, "ActiveState", &state);
+        if (r >= 0)
+                r = sd_bus_message_read(state, "v", "s", &active);
+        if (r >= 0 && active_state_over(active))
                 w->state = WAIT_OVER;
-        return 0;
+        return look_done(w, r);
 }
 
 /* Until something of the unit's arrives or the deadline passes. */
