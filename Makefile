@@ -59,16 +59,16 @@ CLIENT_SRCS := nspawn/broker/broker-client.c nspawn/pool/pool.c nspawn/pool/pool
 DB_SRCS     := db/db.c db/mcp-db.c db/requests.c db/pool-db.c db/sessions.c db/session-revoke.c db/metrics-db.c db/keys.c db/cluster-db.c lib/error-count.c lib/quota.c
 
 # sandboxd-fcgi: the FastCGI master and its workers (user sandboxd).
-FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-execute.c fcgi/egress-check.c fcgi/egress-link.c fcgi/machine-claim.c \
+FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/http-accept.c fcgi/audit.c fcgi/auth.c fcgi/request.c fcgi/reply.c fcgi/route.c fcgi/route-handlers.c fcgi/route-execute.c fcgi/egress-check.c fcgi/egress-link.c fcgi/machine-claim.c \
                fcgi/route-pool.c fcgi/route-call.c fcgi/route-runtimes.c fcgi/route-openapi.c fcgi/route-metrics.c fcgi/metrics.c \
-               fcgi/route-sessions.c fcgi/session-view.c fcgi/session-call.c fcgi/mcp.c fcgi/mcp-rpc.c fcgi/mcp-args.c fcgi/mcp-tools.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/egress.c lib/json-syntax.c \
+               fcgi/route-sessions.c fcgi/route-session-files.c fcgi/session-view.c fcgi/session-call.c fcgi/mcp.c fcgi/mcp-rpc.c fcgi/mcp-args.c fcgi/mcp-tools.c fcgi/session-machine.c fcgi/session-quota.c fcgi/session-route.c fcgi/tool-manifest.c fcgi/validate.c lib/egress.c lib/json-syntax.c \
                fcgi/worker-slots.c fcgi/worker.c fcgi/inflight.c fcgi/live-settings.c nspawn/pool/poold-client.c \
-               nspawn/runner/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
+               nspawn/runner-request.c nspawn/sandbox-result.c lib/cgroup-util.c nspawn/broker/broker-proto.c \
                $(CLIENT_SRCS) $(DB_SRCS) lib/b64.c lib/utf8.c lib/error.c lib/config.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/path-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c lib/api-key.c lib/json-util.c lib/language.c \
-               cluster/member-record.c cluster/session-record.c
+               cluster/member-record.c cluster/session-record.c lib/socket-util.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
-BROKER_SRCS := nspawn/broker/broker.c lib/listen-util.c nspawn/broker/broker-bus.c nspawn/broker/broker-spec.c nspawn/broker/broker-machine.c \
+BROKER_SRCS := nspawn/broker/broker.c lib/listen-util.c lib/socket-util.c nspawn/broker/broker-bus.c nspawn/broker/broker-spec.c nspawn/broker/broker-machine.c \
                nspawn/broker/broker-tool.c nspawn/broker/broker-session.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-wait.c nspawn/sandbox-result.c lib/cgroup-util.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
@@ -77,7 +77,7 @@ POOLD_SRCS  := nspawn/pool/poold.c lib/listen-util.c nspawn/pool/poold-machines.
                lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c lib/stream-frame.c nspawn/runner/runner-args.c nspawn/runner/runner-common.c nspawn/runner/runner-exec.c \
-               nspawn/runner/runner-session.c nspawn/runner/proc-stat.c nspawn/runner/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
+               nspawn/runner/runner-session.c nspawn/runner/proc-stat.c nspawn/runner-request.c lib/json-util.c lib/language.c nspawn/runner/session-files.c nspawn/runner/cgroup.c lib/cgroup-util.c lib/b64.c lib/error.c lib/utf8.c lib/fd-util.c lib/time-util.c lib/path-util.c
 # sandboxd-zygote: the interpreter that forks every sandbox of a machine; libc, and at run time the
 # runtime image's own libpython (zygote-python.c).
 ZYGOTE_SRCS := nspawn/runner/zygote.c nspawn/runner/zygote-python.c lib/fd-util.c
@@ -85,17 +85,17 @@ ZYGOTE_SRCS := nspawn/runner/zygote.c nspawn/runner/zygote-python.c lib/fd-util.
 EGRESS_ACL_SRCS := nspawn/egress/egress-acl.c lib/egress.c lib/fd-util.c
 # sandboxd-egress: the relay between sandboxes and the egress proxy (user sandboxd); libc,
 # libsystemd and json-c.
-EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c nspawn/egress/egress-pipe.c nspawn/egress/egress-audit.c nspawn/egress/audit-line.c lib/egress.c lib/fd-util.c lib/time-util.c lib/log.c lib/error.c lib/utf8.c
+EGRESS_SRCS := nspawn/egress/egress-relay.c lib/listen-util.c lib/socket-util.c lib/env-file.c nspawn/egress/egress-pipe.c nspawn/egress/egress-audit.c nspawn/egress/audit-line.c lib/egress.c lib/fd-util.c lib/time-util.c lib/log.c lib/error.c lib/utf8.c
 # sandboxd-member: a host's part in a cluster (user sandboxd): its record in etcd, the front's agent
 # check; libsystemd, json-c, sqlite and libcurl. sandboxd-front-watch: the front's, etcd's members
 # into HAProxy; json-c and libcurl.
-MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/member-record.c cluster/key-record.c cluster/session-record.c cluster/usage-record.c lib/json-util.c \
+MEMBER_SRCS := cluster/member.c cluster/mirror.c cluster/follow.c lib/backoff.c lib/socket-util.c cluster/member-record.c cluster/key-record.c cluster/session-record.c lib/usage-record.c lib/json-util.c \
                cluster/logs-ask.c lib/journal-entry.c cluster/etcd.c nspawn/pool/poold-proto.c nspawn/unit-name.c $(DB_SRCS) lib/b64.c lib/config.c lib/error.c \
                lib/utf8.c lib/fd-util.c lib/log.c lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
-WATCH_SRCS  := cluster/front-watch.c cluster/haproxy-cli.c cluster/member-record.c lib/json-util.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
+WATCH_SRCS  := cluster/front-watch.c cluster/follow.c lib/backoff.c lib/env-file.c cluster/haproxy-cli.c lib/socket-util.c cluster/member-record.c lib/json-util.c cluster/etcd.c nspawn/unit-name.c lib/b64.c lib/error.c lib/utf8.c \
                lib/fd-util.c lib/log.c lib/time-util.c
 # sandboxctl: the administrator's command (root, on the host): the API, the journal, the keys.
-CTL_SRCS    := $(wildcard ctl/*.c) lib/journal-entry.c cluster/logs-ask.c cluster/etcd.c cluster/member-record.c cluster/key-record.c lib/json-util.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
+CTL_SRCS    := $(wildcard ctl/*.c) lib/journal-entry.c cluster/logs-ask.c cluster/etcd.c cluster/member-record.c lib/socket-util.c cluster/key-record.c lib/json-util.c lib/b64.c nspawn/unit-name.c lib/error.c lib/egress.c lib/utf8.c lib/time-util.c lib/fd-util.c lib/config.c lib/env-file.c lib/settings.c lib/api-key.c \
                db/db.c db/keys.c db/session-revoke.c lib/error-count.c
 SRCS        := $(sort $(FCGI_SRCS) $(BROKER_SRCS) $(POOLD_SRCS) $(RUNNER_SRCS) $(CTL_SRCS) $(EGRESS_ACL_SRCS) $(EGRESS_SRCS) $(MEMBER_SRCS) $(WATCH_SRCS))
 BINARIES    := sandboxd-fcgi sandboxd-broker sandboxd-poold sandboxd-runner sandboxd-zygote sandboxd-confine sandboxd-egress-acl sandboxd-egress \
@@ -109,8 +109,11 @@ $(BUILD)/tests/test-utf8:         $(call objs,lib/utf8.c)
 $(BUILD)/tests/test-json-syntax:  $(call objs,lib/json-syntax.c)
 $(BUILD)/tests/test-json-util:    $(call objs,lib/json-util.c)
 $(BUILD)/tests/test-stream-frame: $(call objs,lib/stream-frame.c)
-$(BUILD)/tests/test-event-stream: $(call objs,fcgi/event-stream.c lib/b64.c lib/utf8.c)
+$(BUILD)/tests/test-event-stream: $(call objs,fcgi/event-stream.c fcgi/http-accept.c lib/b64.c lib/utf8.c)
+$(BUILD)/tests/test-http-accept: $(call objs,fcgi/http-accept.c)
 $(BUILD)/tests/test-event-stream: TEST_LIBS += -lfcgi
+$(BUILD)/tests/test-reply:         $(call objs,fcgi/reply.c fcgi/event-stream.c fcgi/http-accept.c lib/b64.c lib/utf8.c)
+$(BUILD)/tests/test-reply: TEST_LIBS += -lfcgi
 $(BUILD)/tests/test-config:       $(call objs,lib/config.c)
 $(BUILD)/tests/test-fd-util:      $(call objs,lib/fd-util.c)
 $(BUILD)/tests/test-fd-wait:      $(call objs,lib/fd-wait.c lib/time-util.c)
@@ -124,16 +127,20 @@ $(BUILD)/tests/test-audit-line:   $(call objs,nspawn/egress/audit-line.c)
 $(BUILD)/tests/test-validate:     $(call objs,fcgi/validate.c lib/egress.c lib/json-syntax.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-runner-args:  $(call objs,nspawn/runner/runner-args.c lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-proc-stat:    $(call objs,nspawn/runner/proc-stat.c)
-$(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner/runner-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
+$(BUILD)/tests/test-runner-request: $(call objs,nspawn/runner-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c lib/b64.c lib/utf8.c lib/error.c lib/path-util.c lib/json-util.c lib/language.c)
 $(BUILD)/tests/test-error:        $(call objs,lib/error.c lib/utf8.c)
 $(BUILD)/tests/test-route:        $(call objs,fcgi/route.c)
 $(BUILD)/tests/test-broker-proto: $(call objs,nspawn/broker/broker-proto.c nspawn/unit-name.c lib/image-name.c lib/error-count.c)
 $(BUILD)/tests/test-unit-name:    $(call objs,nspawn/unit-name.c)
 $(BUILD)/tests/test-etcd:         $(call objs,cluster/etcd.c lib/b64.c lib/error.c lib/utf8.c)
-$(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c lib/json-util.c nspawn/unit-name.c)
+$(BUILD)/tests/test-member-record: $(call objs,cluster/member-record.c lib/socket-util.c lib/json-util.c nspawn/unit-name.c)
 $(BUILD)/tests/test-key-record:  $(call objs,cluster/key-record.c lib/json-util.c)
 $(BUILD)/tests/test-session-record: $(call objs,cluster/session-record.c lib/json-util.c nspawn/unit-name.c)
-$(BUILD)/tests/test-usage-record: $(call objs,cluster/usage-record.c lib/json-util.c)
+$(BUILD)/tests/test-usage-record: $(call objs,lib/usage-record.c lib/json-util.c)
+$(BUILD)/tests/test-haproxy-cli:  $(call objs,cluster/haproxy-cli.c lib/fd-util.c lib/socket-util.c lib/error.c lib/utf8.c)
+$(BUILD)/tests/test-socket-util:  $(call objs,lib/socket-util.c)
+$(BUILD)/tests/test-backoff:     $(call objs,lib/backoff.c)
+$(BUILD)/tests/test-follow:      $(call objs,cluster/follow.c lib/backoff.c)
 $(BUILD)/tests/test-logs-ask:    $(call objs,cluster/logs-ask.c lib/journal-entry.c lib/time-util.c lib/utf8.c)
 $(BUILD)/tests/test-nspawn-argv:  $(call objs,nspawn/nspawn-argv.c)
 $(BUILD)/tests/test-pool-socket:   $(call objs,nspawn/pool/pool-socket.c lib/stream-frame.c lib/fd-wait.c lib/time-util.c)
@@ -201,7 +208,7 @@ $(BUILD)/sandboxd-member: $(call objs,$(MEMBER_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcurl 2>/dev/null) -pthread
 
 $(BUILD)/sandboxd-front-watch: $(call objs,$(WATCH_SRCS))
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c libcurl 2>/dev/null)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c libcurl 2>/dev/null) -pthread
 
 $(BUILD)/sandboxd-egress-acl: $(call objs,$(EGRESS_ACL_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^
@@ -307,11 +314,11 @@ check-unit:
 # objects carry no fuzzer coverage. libFuzzer adds new inputs to its first corpus directory, so that
 # is a copy under build/ and tests/fuzz/corpus only seeds it; a crashing input lands in build/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/runner/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
+FUZZ_SRCS    := tests/fuzz/fuzz-request.c fcgi/validate.c lib/egress.c lib/json-syntax.c nspawn/runner-request.c fcgi/session-route.c lib/b64.c lib/utf8.c lib/error.c \
                 lib/path-util.c lib/image-name.c nspawn/broker/broker-proto.c nspawn/unit-name.c lib/api-key.c lib/json-util.c lib/language.c \
                 fcgi/mcp-rpc.c fcgi/mcp-args.c
 
-build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
+build/fuzz/fuzz-request: $(FUZZ_SRCS) fcgi/validate.h nspawn/runner-request.h lib/json-limits.h fcgi/session-route.h lib/b64.h lib/utf8.h lib/error.h lib/path-util.h lib/image-name.h fcgi/messages.h \
                          lib/macro.h nspawn/broker/broker-proto.h nspawn/unit-name.h lib/api-key.h fcgi/mcp-rpc.h fcgi/mcp-args.h fcgi/route.h
 	@mkdir -p $(dir $@)
 	clang -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=gnu11 -D_GNU_SOURCE \

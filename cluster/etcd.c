@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -178,6 +179,36 @@ static int tls_options(CURL *c) {
         return 0;
 }
 
+/* c's transfer to its end, waiting in poll() for as long as libcurl's own deadlines allow:
+ * curl_easy_perform() wakes every second to look again, which a watch, open for hours with nothing
+ * to say, would do for ever. A peer that went away silently is found by the TCP keepalives, which
+ * wake the poll() with an error. */
+static CURLcode perform_quiet(CURL *c) {
+        CURLM *m = curl_multi_init();
+        CURLcode rc = CURLE_OUT_OF_MEMORY;
+        CURLMsg *msg;
+        int running = 1, left;
+
+        if (!m)
+                return rc;
+        if (curl_multi_add_handle(m, c) != CURLM_OK) {
+                (void) curl_multi_cleanup(m);
+                return rc;
+        }
+        rc = CURLE_RECV_ERROR;
+        /* curl_multi_poll() waits less than its timeout when libcurl has a deadline sooner (a
+         * connect's, a call's CURLOPT_TIMEOUT_MS); without one, until something happens. */
+        while (curl_multi_perform(m, &running) == CURLM_OK && running > 0)
+                if (curl_multi_poll(m, NULL, 0, INT_MAX, NULL) != CURLM_OK)
+                        break;
+        while ((msg = curl_multi_info_read(m, &left)))
+                if (msg->msg == CURLMSG_DONE && msg->easy_handle == c)
+                        rc = msg->data.result;
+        (void) curl_multi_remove_handle(m, c);
+        (void) curl_multi_cleanup(m);
+        return rc;
+}
+
 /* POST body to url + path on one endpoint; the answer's HTTP status into *ret_status. */
 static int post(const char *url, const char *path, const char *body, long timeout_ms, Body *b, long *ret_status, Error *err) {
         __attribute__((cleanup(curl_cleanup))) CURL *c = NULL;
@@ -204,7 +235,7 @@ static int post(const char *url, const char *path, const char *body, long timeou
             curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK || curl_easy_setopt(c, CURLOPT_TCP_KEEPIDLE, 5L) != CURLE_OK ||
             curl_easy_setopt(c, CURLOPT_TCP_KEEPINTVL, 2L) != CURLE_OK)
                 return error_set(err, -EINVAL, "libcurl refused an option");
-        rc = curl_easy_perform(c);
+        rc = b->fn ? perform_quiet(c) : curl_easy_perform(c);
         if (b->fn && b->watch_r < 0)
                 return b->watch_r;
         if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxd-front-watch: keeps the front's HAProxy current from etcd's registry of members
  * (cluster/member-record.h), through HAProxy's runtime API, without a reload (README, "Several
- * hosts"). Event-driven: it reads the registry once, then follows etcd's watch of it; each change
- * becomes a few commands:
+ * hosts"). Event-driven: it reads the registry once, then follows etcd's watch of it (on a thread
+ * of cluster/follow.h's, the retries timers of its sd-event loop); each change becomes a few
+ * commands:
  *   - a member that registers: a server of backend "work" (executions, tool calls, new sessions,
  *     balanced leastconn by the member's agent check), and its address in the map that sends a
  *     session's routes to the member its id names;
@@ -16,6 +17,8 @@
  * admin socket) and SANDBOXD_FRONT_DIR (where members.cfg and members.map live). */
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,13 +28,17 @@
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
 
 #include "cluster/etcd.h"
+#include "cluster/follow.h"
 #include "cluster/haproxy-cli.h"
 #include "cluster/member-record.h"
+#include "lib/env-file.h"
 #include "lib/fd-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/socket-util.h"
 
 #define BACKEND "work"
 #define MEMBERS_MAX 256
@@ -39,7 +46,6 @@
  * success brings it back), and its weight and drain from the member's agent. The same in
  * members.cfg, through the front config's defaults. */
 #define SERVER_CHECKS "check inter 1s fall 2 rise 1 agent-check agent-inter 1s"
-#define RETRY_USEC (1 * USEC_PER_SEC)
 
 typedef struct Entry {
         MemberRecord rec;
@@ -53,16 +59,11 @@ typedef struct Entry {
 
 typedef struct Front {
         const char *socket, *dir;
+        Etcd *etcd;
         char map[512];
         Entry entries[MEMBERS_MAX];
         size_t n;
 } Front;
-
-static const char *env_or(const char *name, const char *def) {
-        const char *v = getenv(name);
-
-        return v && *v ? v : def;
-}
 
 /* One command: 0, or -EREMOTEIO when its output is not what success says, which is logged unless
  * quiet (a refusal the caller expects and answers). */
@@ -110,25 +111,24 @@ static int cli_quiet(Front *f, const char *fmt, ...) {
         return r;
 }
 
-/* HOST:PORT into a numeric address and a port (HAProxy's runtime API takes no name). */
+/* HOST:PORT into a numeric address and a port (HAProxy's runtime API takes no name). A name is
+ * resolved here, on the Follow's thread: the loop never waits for it. */
 static int resolve(const char *address, char *ip, size_t size, unsigned *ret_port) {
-        struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *ai = NULL;
-        char host[MEMBER_ADDRESS_MAX];
-        const char *colon = strrchr(address, ':');
+        struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+        SocketAddress a;
         int r;
 
-        (void) snprintf(host, sizeof(host), "%.*s", (int) (colon - address), address);
-        if (host[0] == '[') {
-                host[strlen(host) - 1] = 0;
-                memmove(host, host + 1, strlen(host));
-        }
-        r = getaddrinfo(host, colon + 1, &hints, &ai);
+        if (socket_address_parse(address, &a) < 0)
+                return -EINVAL;
+        r = getaddrinfo(a.host, NULL, &hints, &ai);
         if (r != 0)
                 return -EADDRNOTAVAIL;
         r = getnameinfo(ai->ai_addr, ai->ai_addrlen, ip, (socklen_t) size, NULL, 0, NI_NUMERICHOST);
         freeaddrinfo(ai);
-        *ret_port = (unsigned) strtoul(colon + 1, NULL, 10);
-        return r == 0 ? 0 : -EADDRNOTAVAIL;
+        if (r != 0)
+                return -EADDRNOTAVAIL;
+        *ret_port = a.port;
+        return 0;
 }
 
 static Entry *entry_find(Front *f, const char *name) {
@@ -238,13 +238,30 @@ static void map_set(Front *f, const Entry *e) {
 }
 
 /* A member's record, new or changed. */
+/* The numeric addresses of rec: e's when rec names the same as e's record did, else resolved. A
+ * member's record changes with its counts, up to five times a second under load: its addresses
+ * are resolved when they change, not at each of those. */
+static int entry_resolve(const Entry *e, const MemberRecord *rec, Entry *next) {
+        int r;
+
+        if (e && e->rec.address[0] && strcmp(e->rec.address, rec->address) == 0 && strcmp(e->rec.agent, rec->agent) == 0) {
+                memcpy(next->ip, e->ip, sizeof(next->ip));
+                memcpy(next->agent_ip, e->agent_ip, sizeof(next->agent_ip));
+                next->port = e->port;
+                next->agent_port = e->agent_port;
+                return 0;
+        }
+        r = resolve(rec->address, next->ip, sizeof(next->ip), &next->port);
+        if (r >= 0)
+                r = resolve(rec->agent, next->agent_ip, sizeof(next->agent_ip), &next->agent_port);
+        return r;
+}
+
 static int member_apply(Front *f, const MemberRecord *rec) {
         Entry *e = entry_find(f, rec->name), next = {.rec = *rec, .seen = true};
         int r;
 
-        r = resolve(rec->address, next.ip, sizeof(next.ip), &next.port);
-        if (r >= 0)
-                r = resolve(rec->agent, next.agent_ip, sizeof(next.agent_ip), &next.agent_port);
+        r = entry_resolve(e, rec, &next);
         if (r < 0) {
                 log_warning("Front: member %s's address %s or %s does not resolve; leaving it out", rec->name, rec->address, rec->agent);
                 return 0;
@@ -315,24 +332,19 @@ static void haproxy_read(Front *f) {
                 log_warning("Front: %s", error_message(&err, -EIO));
                 return;
         }
-        /* "be_id be_name srv_id srv_name srv_addr ... srv_port(19th) ... srv_agent_addr srv_agent_port" */
         for (line = strtok_r(out, "\n", &save); line && f->n < MEMBERS_MAX; line = strtok_r(NULL, "\n", &save)) {
-                char name[MEMBER_NAME_MAX + 8], addr[64], fqdn[256], agent[64];
-                unsigned port, agent_port;
+                HaproxyServerState st;
                 Entry *e;
 
-                if (line[0] == '#' ||
-                    sscanf(line, "%*d %*s %*d %24s %63s %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %*d %255s %u %*s %*d %*d %*s %63s %u", name,
-                           addr, fqdn, &port, agent, &agent_port) != 6 ||
-                    !member_name_valid(name))
+                if (haproxy_server_state_parse(line, &st) < 0 || !member_name_valid(st.name))
                         continue;
                 e = &f->entries[f->n++];
                 /* Not settled: whatever state an earlier watcher left it in (maintenance, after a
                  * removal its connections outlived), member_apply() sets the record's again. */
-                *e = (Entry){.port = port, .agent_port = agent_port};
-                memcpy(e->rec.name, name, strlen(name) + 1); /* member_name_valid(): it fits */
-                (void) snprintf(e->ip, sizeof(e->ip), "%s", addr);
-                (void) snprintf(e->agent_ip, sizeof(e->agent_ip), "%s", agent);
+                *e = (Entry){.port = st.port, .agent_port = st.agent_port};
+                memcpy(e->rec.name, st.name, strlen(st.name) + 1); /* member_name_valid(): it fits */
+                (void) snprintf(e->ip, sizeof(e->ip), "%s", st.addr);
+                (void) snprintf(e->agent_ip, sizeof(e->agent_ip), "%s", st.agent_addr);
         }
 }
 
@@ -369,35 +381,62 @@ static int sync_all(Front *f, Etcd *etcd, int64_t *ret) {
         return 0;
 }
 
+static int front_sync(void *userdata, int64_t *ret_revision) {
+        Front *f = userdata;
+        int r = sync_all(f, f->etcd, ret_revision);
+
+        if (r >= 0)
+                (void) sd_notifyf(0, "STATUS=Following etcd's registry: %zu member%s", f->n, f->n == 1 ? "" : "s");
+        return r;
+}
+
+static int front_watch(void *userdata, int64_t from) {
+        Front *f = userdata;
+        Error err = {};
+        int r = etcd_watch_prefix(f->etcd, MEMBER_PREFIX, from, 0, on_change, f, &err);
+
+        log_warning("Front: the watch ended (%s); reading the registry again", error_message(&err, r));
+        return r;
+}
+
+/* etcd unreachable: HAProxy keeps routing as it was, its checks see dead members, and the next
+ * round waits its backoff. A watch etcd compacted away from under: read it all again at once. */
+static const FollowOps front_ops = {.sync = front_sync, .watch = front_watch};
+
 int main(void) {
         static Front f;
-        Etcd *etcd = NULL;
+        sd_event *event = NULL;
+        sigset_t mask;
         int r;
 
-        f.socket = env_or("SANDBOXD_FRONT_SOCKET", "/run/haproxy/sandboxd-front.sock");
-        f.dir = env_or("SANDBOXD_FRONT_DIR", "/var/lib/sandboxd-front");
+        f.socket = env_get_or("SANDBOXD_FRONT_SOCKET", "/run/haproxy/sandboxd-front.sock");
+        f.dir = env_get_or("SANDBOXD_FRONT_DIR", "/var/lib/sandboxd-front");
         (void) snprintf(f.map, sizeof(f.map), "%s/members.map", f.dir);
-        r = etcd_new(env_or("SANDBOXD_ETCD", ""), &etcd);
+        r = etcd_new(env_get_or("SANDBOXD_ETCD", ""), &f.etcd);
         if (r < 0) {
                 (void) log_error_errno(r, "Front: SANDBOXD_ETCD names no etcd (http://HOST:PORT, comma-separated)");
+                return EXIT_FAILURE;
+        }
+        /* The loop takes SIGTERM and SIGINT (sd-event's default for a signal: leave the loop); the
+         * etcd and HAProxy work is the Follow's thread's, which inherits the mask. */
+        if (sigemptyset(&mask) < 0 || sigaddset(&mask, SIGTERM) < 0 || sigaddset(&mask, SIGINT) < 0 ||
+            pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
+                return EXIT_FAILURE;
+        r = sd_event_default(&event);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
+        if (r >= 0)
+                r = follow_start(event, &front_ops, &f);
+        if (r < 0) {
+                (void) log_error_errno(r, "Front: cannot set up its loop");
                 return EXIT_FAILURE;
         }
         /* Ready at once: HAProxy routes by what it has meanwhile, and etcd out of reach at boot must
          * not hold up the start of haproxy.service's restart, which restarts this too. */
         (void) sd_notify(0, "READY=1");
-        for (;;) {
-                int64_t revision = 0;
-                Error err = {};
-
-                r = sync_all(&f, etcd, &revision);
-                if (r >= 0) {
-                        (void) sd_notifyf(0, "STATUS=Following etcd's registry: %zu member%s", f.n, f.n == 1 ? "" : "s");
-                        r = etcd_watch_prefix(etcd, MEMBER_PREFIX, revision + 1, 0, on_change, &f, &err);
-                        log_warning("Front: the watch ended (%s); reading the registry again", error_message(&err, r));
-                }
-                /* etcd unreachable: HAProxy keeps routing as it was; its checks see dead members. A
-                 * watch etcd compacted away from under: read it all again at once. */
-                if (r != -ESTALE)
-                        (void) usleep((useconds_t) RETRY_USEC);
-        }
+        r = sd_event_loop(event);
+        /* The Follow's thread may be in a watch: the process's end takes it and the loop. */
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,43 +9,34 @@
 #include "cluster/member-record.h"
 #include "lib/json-util.h"
 #include "lib/macro.h"
+#include "lib/socket-util.h"
 
 DEFINE_JSON_CLEANUP
 
-/* The port after the last ':' into *ret; its host part's length into *ret_host_len. */
-static int split_address(const char *s, size_t *ret_host_len, unsigned *ret_port) {
-        const char *colon = strrchr(s, ':');
-        unsigned long port;
-        char *end;
-
-        if (!colon || colon == s || colon[1] < '1' || colon[1] > '9')
-                return -EINVAL;
-        port = strtoul(colon + 1, &end, 10);
-        if (*end != 0 || port > 65535)
-                return -EINVAL;
-        *ret_host_len = (size_t) (colon - s);
-        *ret_port = (unsigned) port;
-        return 0;
-}
-
 bool member_address_valid(const char *s) {
-        size_t host, n = strlen(s);
-        unsigned port;
+        SocketAddress a;
+        size_t n;
 
-        if (n >= MEMBER_ADDRESS_MAX || split_address(s, &host, &port) < 0)
+        if (strlen(s) >= MEMBER_ADDRESS_MAX || socket_address_parse(s, &a) < 0)
                 return false;
-        if (s[0] == '[')
-                return host > 2 && s[host - 1] == ']' && strspn(s + 1, "0123456789abcdef:") == host - 2;
-        return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789.-") == host && s[0] != '-' && s[0] != '.';
+        n = strlen(a.host);
+        /* Nothing HAProxy's runtime API would read as a second word or command. */
+        if (a.bracketed)
+                return strspn(a.host, "0123456789abcdef:") == n;
+        return strspn(a.host, "abcdefghijklmnopqrstuvwxyz0123456789.-") == n && a.host[0] != '-' && a.host[0] != '.';
 }
 
 int member_agent_address(const char *address, char ret[static MEMBER_ADDRESS_MAX]) {
-        size_t host;
-        unsigned port;
+        SocketAddress a;
 
-        if (!member_address_valid(address) || split_address(address, &host, &port) < 0 || port >= 65535)
+        if (!member_address_valid(address) || socket_address_parse(address, &a) < 0 || a.port == UINT16_MAX)
                 return -EINVAL;
-        (void) snprintf(ret, MEMBER_ADDRESS_MAX, "%.*s:%u", (int) host, address, port + 1);
+        /* member_address_valid(): the host fits, and a port one greater takes at most one more digit
+         * than its own, which the valid address left room for below MEMBER_ADDRESS_MAX - 1... or
+         * not: snprintf() says, and a cut address is refused. */
+        if (snprintf(ret, MEMBER_ADDRESS_MAX, "%s%.*s%s:%u", a.bracketed ? "[" : "", MEMBER_ADDRESS_MAX - 8, a.host, a.bracketed ? "]" : "",
+                     a.port + 1U) >= MEMBER_ADDRESS_MAX)
+                return -EINVAL;
         return 0;
 }
 

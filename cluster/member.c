@@ -8,13 +8,13 @@
  * pool manager tells it the counts as they change ("watch", poold-proto.h); nothing here asks on a
  * timer but the lease's renewal.
  *
- * Three threads: the loop (signals, the pool manager, the agent check), which never waits on etcd,
- * so that a slow etcd never makes HAProxy's check time out; the registrar, which does every etcd
- * write, the record's at most every PUT_GAP_USEC; and the mirror (cluster/mirror.c), which follows
- * the cluster's members and keys into this member's sqlite for the workers. */
+ * Three threads: the loop (sd-event: signals, the pool manager, the agent check, the drain file and
+ * the mirror's retries), which never waits on etcd, so that a slow etcd never makes HAProxy's
+ * check time out; the registrar, which does every etcd write, the record's at most every
+ * PUT_GAP_USEC; and the mirror's (cluster/mirror.c, cluster/follow.h), which follows the cluster's
+ * members and keys into this member's sqlite for the workers. */
 #include <errno.h>
 #include <netdb.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,22 +27,25 @@
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
 
 #include "cluster/etcd.h"
 #include "cluster/member-record.h"
 #include "cluster/mirror.h"
 #include "cluster/session-record.h"
-#include "cluster/usage-record.h"
 #include "db/cluster-db.h"
 #include "db/db.h"
 #include "db/pool-db.h"
 #include "db/sessions.h"
+#include "lib/backoff.h"
 #include "lib/config.h"
 #include "lib/daemon.h"
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/signal-util.h"
+#include "lib/socket-util.h"
 #include "lib/time-util.h"
+#include "lib/usage-record.h"
 #include "nspawn/pool/poold-proto.h"
 
 /* etcd ends the record this long after the member's last renewal: the front's own health check
@@ -54,16 +57,21 @@
  * etcd write per request would make etcd the cluster's limit. */
 #define PUT_GAP_USEC (200 * USEC_PER_MSEC)
 #define RETRY_USEC (1 * USEC_PER_SEC)
+/* A registration that failed is tried again at a jittered backoff, never longer apart than this:
+ * well inside the lease's time, so that a member is back in the registry soon after etcd is. */
+#define REGISTER_RETRY_BASE_USEC (250 * USEC_PER_MSEC)
+#define REGISTER_RETRY_MAX_USEC (2 * USEC_PER_SEC)
 /* member_drain_path()'s file: present, the member drains; the member sees it come and go at once,
  * through inotify. It survives a restart, as an operator expects of a host taken out for
  * maintenance, until sandboxctl undrain. */
 
 typedef struct Member {
         const Config *config;
+        sd_event *event;
         int signal_fd, agent_fd, poold_fd, drain_fd;
+        sd_event_source *poold_source, *poold_retry;
         char drain_path[4096];
         size_t drain_dir_len;
-        uint64_t poold_retry_at;
         char buf[POOLD_LINE_MAX];
         size_t len;
 
@@ -111,24 +119,21 @@ static void agent_accept(Member *m) {
         (void) close(fd);
 }
 
-/* The agent check's socket: the member's host, the port after nginx's (member-record.h). */
+/* The agent check's socket: the member's host, the port after nginx's (member-record.h). Resolved
+ * once, at start, before the loop runs. */
 static int agent_listen(const Config *config) {
         struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-        char agent[MEMBER_ADDRESS_MAX], *colon;
+        char agent[MEMBER_ADDRESS_MAX], port[8];
         struct addrinfo *ai = NULL;
+        SocketAddress a;
         int fd, r;
 
-        if (member_agent_address(config->member_address, agent) < 0)
+        if (member_agent_address(config->member_address, agent) < 0 || socket_address_parse(agent, &a) < 0)
                 return log_error_errno(EINVAL, "Member: SANDBOXD_MEMBER_ADDRESS '%s' gives no agent port", config->member_address);
-        colon = strrchr(agent, ':');
-        *colon = 0;
-        if (agent[0] == '[') {
-                agent[strlen(agent) - 1] = 0;
-                memmove(agent, agent + 1, strlen(agent));
-        }
-        r = getaddrinfo(agent, colon + 1, &hints, &ai);
+        (void) snprintf(port, sizeof(port), "%u", a.port);
+        r = getaddrinfo(a.host, port, &hints, &ai);
         if (r != 0)
-                return log_error_errno(EADDRNOTAVAIL, "Member: cannot resolve '%s': %s", agent, gai_strerror(r));
+                return log_error_errno(EADDRNOTAVAIL, "Member: cannot resolve '%s': %s", a.host, gai_strerror(r));
         fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int)) < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
             listen(fd, 64) < 0) {
@@ -136,35 +141,47 @@ static int agent_listen(const Config *config) {
                 if (fd >= 0)
                         (void) close(fd);
                 freeaddrinfo(ai);
-                return log_error_errno(r, "Member: cannot listen for the agent check on %s:%s", agent, colon + 1);
+                return log_error_errno(r, "Member: cannot listen for the agent check on %s", agent);
         }
         freeaddrinfo(ai);
         return fd;
 }
 
+static int on_poold(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* The next try at the pool manager in RETRY_USEC: a one-shot timer, off while connected. */
+static void poold_retry_later(Member *m) {
+        if (sd_event_source_set_time_relative(m->poold_retry, RETRY_USEC) < 0 ||
+            sd_event_source_set_enabled(m->poold_retry, SD_EVENT_ONESHOT) < 0)
+                (void) log_error_errno(ENOMEM, "Member: cannot set the pool manager's retry timer; the front's check says down");
+}
+
 /* The pool manager's socket (socket-activated, so connecting starts it), and "watch" on it. */
 static void poold_connect(Member *m) {
         struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = POOLD_SOCKET};
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
         m->len = 0;
-        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || send(fd, "watch\n", 6, MSG_NOSIGNAL) != 6) {
+        /* A local socket: the connect and the first line never wait on the pool manager's loop. */
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || send(fd, "watch\n", 6, MSG_NOSIGNAL | MSG_DONTWAIT) != 6) {
                 (void) log_warning_errno(errno, "Member: cannot reach the pool manager, trying again in a second");
-                if (fd >= 0)
-                        (void) close(fd);
-                m->poold_retry_at = now_usec(CLOCK_MONOTONIC) + RETRY_USEC;
-                return;
+                return poold_retry_later(m);
         }
-        m->poold_fd = fd;
+        if (sd_event_add_io(m->event, &m->poold_source, fd, EPOLLIN, on_poold, m) < 0) {
+                (void) log_warning_errno(ENOMEM, "Member: cannot watch the pool manager's socket, trying again in a second");
+                return poold_retry_later(m);
+        }
+        m->poold_fd = TAKE_FD(fd);
 }
 
 static void poold_lost(Member *m) {
+        m->poold_source = sd_event_source_disable_unref(m->poold_source);
         closep(&m->poold_fd);
         (void) pthread_mutex_lock(&m->lock);
         m->known = false;
         (void) pthread_mutex_unlock(&m->lock);
         log_warning("Member: the pool manager went away; the front's check says down until it is back");
-        m->poold_retry_at = now_usec(CLOCK_MONOTONIC) + RETRY_USEC;
+        poold_retry_later(m);
 }
 
 static void poold_read(Member *m) {
@@ -239,7 +256,7 @@ static char *sessions_now(Member *m, sqlite3 *db) {
         return session_record_format(list, n);
 }
 
-/* The member's use of each key as the others add it to theirs (cluster/usage-record.h); NULL when
+/* The member's use of each key as the others add it to theirs (lib/usage-record.h); NULL when
  * sqlite cannot be read. */
 static char *usage_now(sqlite3 *db) {
         cleanup_free UsageRow *rows = NULL;
@@ -260,13 +277,15 @@ typedef struct Registration {
         int64_t lease;
         uint64_t next_keepalive, next_put, retry_at;
         bool failing; /* logged once per spell of failures */
+        Backoff backoff;
 } Registration;
 
 static void registration_failed(Registration *g, const char *what, int r, const Error *err) {
         if (!g->failing)
-                (void) log_warning_errno(r, "Member: %s failed, trying again every second: %s", what, error_message(err, r));
+                (void) log_warning_errno(r, "Member: %s failed, trying again within %u s: %s", what,
+                                         (unsigned) (REGISTER_RETRY_MAX_USEC / USEC_PER_SEC), error_message(err, r));
         g->failing = true;
-        g->retry_at = now_usec(CLOCK_MONOTONIC) + RETRY_USEC;
+        g->retry_at = now_usec(CLOCK_MONOTONIC) + backoff_next(&g->backoff, backoff_random());
 }
 
 /* One step of the registrar, lock not held: a lease when there is none, the renewal when due, the
@@ -359,11 +378,12 @@ static void registrar_step(Member *m, Registration *g, bool put, bool put_sessio
                 log_info("Member: registered in etcd again");
         g->failing = false;
         g->retry_at = 0;
+        backoff_reset(&g->backoff);
 }
 
 static void *registrar_run(void *userdata) {
         Member *m = userdata;
-        Registration g = {};
+        Registration g = {.backoff = {.base_usec = REGISTER_RETRY_BASE_USEC, .cap_usec = REGISTER_RETRY_MAX_USEC}};
         Error err = {};
         int r;
 
@@ -450,54 +470,117 @@ static void drain_event(Member *m) {
                 drain_reread(m);
 }
 
-static int timeout_ms(const Member *m) {
-        uint64_t now;
-
-        if (m->poold_fd >= 0)
-                return -1;
-        now = now_usec(CLOCK_MONOTONIC);
-        return m->poold_retry_at > now ? (int) ((m->poold_retry_at - now + 999) / 1000) : 0;
+static int on_poold(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        (void) s;
+        (void) fd;
+        (void) revents;
+        poold_read(userdata);
+        return 0;
 }
 
-static int loop(Member *m) {
-        for (;;) {
-                struct pollfd fds[4] = {
-                        {.fd = m->signal_fd, .events = POLLIN},
-                        {.fd = m->agent_fd, .events = POLLIN},
-                        {.fd = m->poold_fd, .events = POLLIN},
-                        {.fd = m->drain_fd, .events = POLLIN},
-                };
-                struct signalfd_siginfo si;
+static int on_poold_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s;
+        (void) usec;
+        poold_connect(userdata);
+        return 0;
+}
 
-                if (poll(fds, ELEMENTSOF(fds), timeout_ms(m)) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return log_error_errno(errno, "Member: poll failed");
-                }
-                if (fds[0].revents && signal_fd_read_info(m->signal_fd, &si) > 0) {
-                        if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-                                return 0;
-                        if (si.ssi_signo == SIGHUP) {
-                                drain_reread(m);
-                                if (daemon_reload_asked(&si))
-                                        (void) daemon_reload("sandboxd-member", NULL, &si);
-                        }
-                }
-                if (fds[1].revents)
-                        agent_accept(m);
-                if (fds[3].revents)
-                        drain_event(m);
-                if (m->poold_fd >= 0 && fds[2].revents)
-                        poold_read(m);
-                if (m->poold_fd < 0 && now_usec(CLOCK_MONOTONIC) >= m->poold_retry_at)
-                        poold_connect(m);
+static int on_agent(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        (void) s;
+        (void) fd;
+        (void) revents;
+        agent_accept(userdata);
+        return 0;
+}
+
+static int on_drain(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        (void) s;
+        (void) fd;
+        (void) revents;
+        drain_event(userdata);
+        return 0;
+}
+
+/* The signals from the signalfd (lib/signal-util.h), which carries the sender a reload needs. */
+static int on_signal(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Member *m = userdata;
+        struct signalfd_siginfo si;
+
+        (void) s;
+        (void) revents;
+        if (signal_fd_read_info(fd, &si) <= 0)
+                return 0;
+        if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+                return sd_event_exit(m->event, 0);
+        if (si.ssi_signo == SIGHUP) {
+                drain_reread(m);
+                if (daemon_reload_asked(&si))
+                        (void) daemon_reload("sandboxd-member", NULL, &si);
         }
+        return 0;
+}
+
+/* The loop's sources: every one waits for its descriptor but the pool manager's retry, which is
+ * off while the pool manager is connected. Idle, nothing fires. */
+static int loop_setup(Member *m) {
+        int r;
+
+        r = sd_event_default(&m->event);
+        if (r >= 0)
+                r = sd_event_add_io(m->event, NULL, m->signal_fd, EPOLLIN, on_signal, m);
+        if (r >= 0)
+                r = sd_event_add_io(m->event, NULL, m->agent_fd, EPOLLIN, on_agent, m);
+        if (r >= 0 && m->drain_fd >= 0)
+                r = sd_event_add_io(m->event, NULL, m->drain_fd, EPOLLIN, on_drain, m);
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &m->poold_retry, CLOCK_MONOTONIC, 0, 0, on_poold_retry, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->poold_retry, SD_EVENT_OFF);
+        if (r < 0)
+                return log_error_errno(r, "Member: cannot set up its loop");
+        return 0;
+}
+
+/* The drain file's watch, the signals, the agent check's socket and the loop over them. */
+static int member_setup(Member *m) {
+        pthread_condattr_t attr;
+
+        /* The registrar's deadlines are CLOCK_MONOTONIC's, which a change of the time leaves alone. */
+        (void) pthread_mutex_init(&m->lock, NULL);
+        if (pthread_condattr_init(&attr) != 0 || pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
+            pthread_cond_init(&m->wake, &attr) != 0)
+                return -ENOMEM;
+        (void) pthread_condattr_destroy(&attr);
+        if (member_drain_path(m->config->db_path, m->drain_path, sizeof(m->drain_path), &m->drain_dir_len) < 0)
+                return log_error_errno(ENAMETOOLONG, "Member: SANDBOXD_DB is too long");
+        m->drain_fd = drain_watch(m);
+        if (m->drain_fd < 0)
+                (void) log_warning_errno(m->drain_fd, "Member: cannot watch %s's directory, ignoring: sandboxctl drain then needs "
+                                                      "systemctl reload sandboxd-member",
+                                         m->drain_path);
+        m->draining = drain_file_exists(m);
+        m->signal_fd = signal_fd_open(false, NULL);
+        if (m->signal_fd < 0)
+                return log_error_errno(m->signal_fd, "Member: cannot take its signals");
+        m->agent_fd = agent_listen(m->config);
+        if (m->agent_fd < 0)
+                return m->agent_fd;
+        return loop_setup(m);
+}
+
+static void member_done(Member *m) {
+        m->poold_source = sd_event_source_disable_unref(m->poold_source);
+        m->poold_retry = sd_event_source_disable_unref(m->poold_retry);
+        closep(&m->poold_fd);
+        closep(&m->agent_fd);
+        closep(&m->drain_fd);
+        closep(&m->signal_fd);
+        /* The mirror's thread may still use the loop's sources: the process's end takes them. */
 }
 
 int main(int argc, char *argv[]) {
         Config config;
         Member m = {.config = &config, .signal_fd = -1, .agent_fd = -1, .poold_fd = -1, .drain_fd = -1};
-        pthread_t mirror;
         int r;
 
         r = daemon_reload_main(argc, argv);
@@ -511,53 +594,38 @@ int main(int argc, char *argv[]) {
                 (void) sd_notify(0, "READY=1\nSTATUS=Not a cluster member (SANDBOXD_ETCD is not set)");
                 return EXIT_SUCCESS;
         }
-        pthread_condattr_t attr;
-
-        /* The registrar's deadlines are CLOCK_MONOTONIC's, which a change of the time leaves alone. */
-        (void) pthread_mutex_init(&m.lock, NULL);
-        if (pthread_condattr_init(&attr) != 0 || pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
-            pthread_cond_init(&m.wake, &attr) != 0)
-                return EXIT_FAILURE;
-        (void) pthread_condattr_destroy(&attr);
-        if (member_drain_path(config.db_path, m.drain_path, sizeof(m.drain_path), &m.drain_dir_len) < 0)
-                return log_error_errno(ENAMETOOLONG, "Member: SANDBOXD_DB is too long"), EXIT_FAILURE;
-        m.drain_fd = drain_watch(&m);
-        if (m.drain_fd < 0)
-                (void) log_warning_errno(m.drain_fd, "Member: cannot watch %s's directory, ignoring: sandboxctl drain then needs "
-                                                     "systemctl reload sandboxd-member",
-                                         m.drain_path);
-        m.draining = drain_file_exists(&m);
-        m.signal_fd = signal_fd_open(false, NULL);
-        m.agent_fd = agent_listen(&config);
-        if (m.signal_fd < 0 || m.agent_fd < 0) {
-                closep(&m.signal_fd);
-                closep(&m.agent_fd);
+        r = member_setup(&m);
+        if (r < 0) {
+                member_done(&m);
                 return EXIT_FAILURE;
         }
         poold_connect(&m);
-        r = pthread_create(&m.registrar, NULL, registrar_run, &m);
-        if (r == 0)
-                r = pthread_create(&mirror, NULL, mirror_run, &config);
-        if (r != 0) {
-                (void) log_error_errno(r, "Member: cannot start its threads");
+        r = -pthread_create(&m.registrar, NULL, registrar_run, &m);
+        if (r < 0) {
+                (void) log_error_errno(r, "Member: cannot start the registrar");
+                member_done(&m);
                 return EXIT_FAILURE;
+        }
+        if (mirror_start(m.event, &config) < 0) {
+                /* A member whose keys and quotas no longer follow the cluster's takes no work. */
+                r = -EIO;
+                goto stop;
         }
         log_info("Member: %s, at %s, registering in etcd (%s)%s", config.member, config.member_address, config.etcd,
                  m.draining ? ", draining" : "");
         (void) sd_notify(0, "READY=1");
         daemon_notify_status(m.draining ? "draining" : "ready");
 
-        r = loop(&m);
-
+        r = sd_event_loop(m.event);
+        if (r < 0)
+                (void) log_error_errno(r, "Member: its loop failed");
+stop:
         (void) sd_notify(0, "STOPPING=1");
         (void) pthread_mutex_lock(&m.lock);
         m.stop = true;
         (void) pthread_cond_signal(&m.wake);
         (void) pthread_mutex_unlock(&m.lock);
         (void) pthread_join(m.registrar, NULL);
-        closep(&m.poold_fd);
-        closep(&m.agent_fd);
-        closep(&m.drain_fd);
-        closep(&m.signal_fd);
+        member_done(&m);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

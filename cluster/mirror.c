@@ -5,11 +5,11 @@
  * use of each key (which the quota checks add to this member's own) and the API keys
  * (cluster/key-record.h). It reads
  * /sandboxd/ whole, then follows etcd's watch of it: a key added or revoked on any member is in
- * force here within milliseconds. A thread of sandboxd-member's; it blocks in etcd's watch only. */
+ * force here within milliseconds. Its etcd calls and sqlite writes run on a thread of its own
+ * (cluster/follow.h), its retries on the member's loop. */
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +17,12 @@
 #include <unistd.h>
 
 #include "cluster/etcd.h"
+#include "cluster/follow.h"
 #include "cluster/key-record.h"
 #include "cluster/logs-ask.h"
 #include "cluster/member-record.h"
 #include "cluster/mirror.h"
 #include "cluster/session-record.h"
-#include "cluster/usage-record.h"
 #include "db/cluster-db.h"
 #include "db/db.h"
 #include "db/keys.h"
@@ -31,14 +31,14 @@
 #include "lib/log.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
+#include "lib/usage-record.h"
 
 #define MIRROR_PREFIX "/sandboxd/"
-#define RETRY_USEC (1 * USEC_PER_SEC)
 
 typedef struct Mirror {
         const Config *config;
         sqlite3 *db;
-        Etcd *etcd; /* for the answers to sandboxctl logs (logs_answer()) */
+        Etcd *etcd;
 } Mirror;
 
 /* The pool manager pauses a revoked key's sessions at once: it watches this file (session-revoke.h). */
@@ -257,31 +257,34 @@ static int sync_all(Mirror *m, Etcd *etcd, int64_t *ret_revision) {
         return 0;
 }
 
-void *mirror_run(void *userdata) {
-        Mirror m = {.config = userdata};
-        Etcd *etcd = NULL;
+static int mirror_sync(void *userdata, int64_t *ret_revision) {
+        Mirror *m = userdata;
+
+        return sync_all(m, m->etcd, ret_revision);
+}
+
+static int mirror_watch(void *userdata, int64_t from) {
+        Mirror *m = userdata;
+        Error err = {};
+        int r = etcd_watch_prefix(m->etcd, MIRROR_PREFIX, from, 0, on_change, m, &err);
+
+        log_warning("Member: the watch of the cluster's state ended (%s); reading it again", error_message(&err, r));
+        return r;
+}
+
+static const FollowOps mirror_ops = {.sync = mirror_sync, .watch = mirror_watch};
+
+int mirror_start(sd_event *event, const Config *config) {
+        static Mirror m;
         int r;
 
-        r = etcd_new(m.config->etcd, &etcd);
+        m.config = config;
+        r = etcd_new(config->etcd, &m.etcd);
         if (r >= 0)
-                r = db_open(m.config->db_path, &m.db);
-        m.etcd = etcd;
-        if (r < 0) {
-                /* A member whose keys and quotas no longer follow the cluster's takes no work. */
-                (void) log_error_errno(r, "Member: the mirror of the cluster's state cannot start");
-                (void) kill(getpid(), SIGTERM);
-                return NULL;
-        }
-        for (;;) {
-                int64_t revision = 0;
-                Error err = {};
-
-                if (sync_all(&m, etcd, &revision) >= 0) {
-                        r = etcd_watch_prefix(etcd, MIRROR_PREFIX, revision + 1, 0, on_change, &m, &err);
-                        log_warning("Member: the watch of the cluster's state ended (%s); reading it again", error_message(&err, r));
-                }
-                /* etcd compacted what the watch was to start from: read it all again at once. */
-                if (r != -ESTALE)
-                        (void) usleep((useconds_t) RETRY_USEC);
-        }
+                r = db_open(config->db_path, &m.db);
+        if (r >= 0)
+                r = follow_start(event, &mirror_ops, &m);
+        if (r < 0)
+                return log_error_errno(r, "Member: the mirror of the cluster's state cannot start");
+        return 0;
 }

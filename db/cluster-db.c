@@ -133,8 +133,8 @@ int db_cluster_usage_keep(sqlite3 *db, const char *names) {
 #define USAGE_LOCAL_SQL                                                                                                                      \
         "SELECT r.key_name, 'in_flight', 0, count(*) FROM requests r WHERE r.status IS NULL AND r.key_name IS NOT NULL GROUP BY r.key_name " \
         "UNION ALL "                                                                                                                         \
-        "SELECT k.name, 'exec', (CAST((julianday(r.started_at) - 2440587.5) * 86400 AS INTEGER) + 1) * 1000 AS e, count(*) "                 \
-        "FROM api_keys k JOIN requests r ON r.key_name = k.name AND r.rated = 1 "                                                            \
+        "SELECT k.name, 'exec', (CAST((julianday(r.started_at) - 2440587.5) * 86400 AS INTEGER) + 1) * 1000 AS e, sum(r.rated) "             \
+        "FROM api_keys k JOIN requests r ON r.key_name = k.name AND r.rated > 0 "                                                            \
         "AND r.started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-61 seconds') WHERE k.revoked_at IS NULL GROUP BY k.name, e "            \
         "UNION ALL "                                                                                                                         \
         "SELECT name, 'cpu', (CAST((julianday(t) - 2440587.5) * 1440 AS INTEGER) + 1) * 60000 AS e, sum(cpu_ms) FROM ("                      \

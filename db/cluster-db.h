@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cluster/usage-record.h"
+#include "lib/usage-record.h"
 
 typedef struct sqlite3 sqlite3;
 
@@ -36,6 +36,6 @@ int db_cluster_sessions(sqlite3 *db, char ***ret, size_t *ret_n);
  * (in_flight, exec, cpu), or (sessions) sessions_active and sessions_paused. */
 int db_cluster_usage_replace(sqlite3 *db, const char *member, bool sessions, const UsageRow *rows, size_t n);
 
-/* This member's own use of each key in force, as its usage record says it (cluster/usage-record.h):
+/* This member's own use of each key in force, as its usage record says it (lib/usage-record.h):
  * requests in flight, rated work in the last minute by second, CPU in the last day by minute. */
 int db_usage_local(sqlite3 *db, UsageRow **ret, size_t *ret_n);

@@ -147,13 +147,19 @@ int db_key_egress(sqlite3 *db, const char *name, char *ret, size_t size) {
 }
 
 int db_request_set_rated(sqlite3 *db, const char *request_id) {
-        int r = db_run(db, "UPDATE requests SET rated = 1 WHERE request_id = ?1", "t", request_id);
+        int r = db_run(db, "UPDATE requests SET rated = max(rated, 1) WHERE request_id = ?1", "t", request_id);
+
+        return r < 0 ? r : 0;
+}
+
+int db_request_add_rated(sqlite3 *db, const char *request_id, int64_t n) {
+        int r = db_run(db, "UPDATE requests SET rated = rated + ?2 WHERE request_id = ?1", "tI", request_id, n);
 
         return r < 0 ? r : 0;
 }
 
 int db_request_set_execution(sqlite3 *db, const char *request_id) {
-        int r = db_run(db, "UPDATE requests SET execution = 1, rated = 1 WHERE request_id = ?1", "t", request_id);
+        int r = db_run(db, "UPDATE requests SET execution = 1, rated = rated + 1 WHERE request_id = ?1", "t", request_id);
 
         return r < 0 ? r : 0;
 }
@@ -191,8 +197,8 @@ int db_key_in_flight(sqlite3 *db, const char *name, int64_t *ret) {
 
 /* Each use's age in ms and amount, oldest first. */
 static const char *const window_queries[] = {
-        [KEY_WINDOW_EXECUTIONS] = "SELECT CAST(round((julianday('now') - julianday(started_at)) * 86400000) AS INTEGER), 1 FROM requests "
-                                  "WHERE key_name = ?1 AND rated = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2) "
+        [KEY_WINDOW_EXECUTIONS] = "SELECT CAST(round((julianday('now') - julianday(started_at)) * 86400000) AS INTEGER), rated FROM requests "
+                                  "WHERE key_name = ?1 AND rated > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2) "
                                   "UNION ALL " CLUSTER_USES("'exec'") " ORDER BY 1 DESC",
         [KEY_WINDOW_CPU] = "SELECT CAST(round((julianday('now') - julianday(t)) * 86400000) AS INTEGER), cpu_ms FROM ("
                            "SELECT started_at AS t, cpu_ms FROM requests "
@@ -203,8 +209,8 @@ static const char *const window_queries[] = {
 };
 
 static const char *const sum_queries[] = {
-        [KEY_WINDOW_EXECUTIONS] = "SELECT (SELECT count(*) FROM requests "
-                                  "WHERE key_name = ?1 AND rated = 1 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) + " CLUSTER_USAGE_SINCE("'exec'"),
+        [KEY_WINDOW_EXECUTIONS] = "SELECT (SELECT coalesce(sum(rated), 0) FROM requests "
+                                  "WHERE key_name = ?1 AND rated > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) + " CLUSTER_USAGE_SINCE("'exec'"),
         [KEY_WINDOW_CPU] = "SELECT (SELECT coalesce(sum(cpu_ms), 0) FROM requests "
                            "WHERE key_name = ?1 AND cpu_ms > 0 AND started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?2)) + "
                            "(SELECT coalesce(sum(cpu_ms), 0) FROM session_usage "

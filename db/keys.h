@@ -61,9 +61,14 @@ int db_key_revoke(sqlite3 *db, const char *name);
 /* The key in force of that name: -ENOENT when there is none (or it is revoked). */
 int db_key_get(sqlite3 *db, const char *name, ApiKey *ret);
 
-/* Marks a request just begun as work that executions-per-minute counts (KEY_WINDOW_RATED). */
+/* Marks a request just begun as work that executions-per-minute counts (KEY_WINDOW_EXECUTIONS),
+ * once. */
 int db_request_set_rated(sqlite3 *db, const char *request_id);
-/* Marks a request begun as something else (an MCP tool call) as an execution, rated too. */
+/* Counts n more uses of executions-per-minute to a request: an MCP request's JSON-RPC requests (a
+ * batch's), its tool call's rated work. */
+int db_request_add_rated(sqlite3 *db, const char *request_id, int64_t n);
+/* Marks a request begun as something else (an MCP tool call) as an execution, and one more use of
+ * executions-per-minute. */
 int db_request_set_execution(sqlite3 *db, const char *request_id);
 
 /* The key's requests in flight (no status yet). */
@@ -72,7 +77,7 @@ int db_key_in_flight(sqlite3 *db, const char *name, int64_t *ret);
 /* What counts against a key's windowed quotas, oldest first: *ret (malloc'd, the caller's) gets
  * *ret_n uses started in the last window_s seconds, each with its age. */
 typedef enum KeyWindow {
-        KEY_WINDOW_EXECUTIONS, /* rated work let in (executions, session creates, uploads, pauses), 1 each */
+        KEY_WINDOW_EXECUTIONS, /* rated work let in (executions, session creates, uploads, pauses, a batch's JSON-RPC requests), 1 each */
         KEY_WINDOW_CPU,        /* runs with CPU time recorded, and sessions' CPU between runs (session_usage), their CPU ms each */
 } KeyWindow;
 int db_key_uses(sqlite3 *db, const char *name, KeyWindow what, int64_t window_s, QuotaUse **ret, size_t *ret_n);

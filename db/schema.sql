@@ -320,7 +320,7 @@ CREATE TABLE cluster_sessions (
     record TEXT NOT NULL
 );
 -- step 19
--- What the other members' requests and sessions use of each API key (cluster/usage-record.h), so
+-- What the other members' requests and sessions use of each API key (lib/usage-record.h), so
 -- that a key's quotas hold across the cluster: mirrored by sandboxd-member, added by the quota
 -- checks to this member's own. kind: 'in_flight' (end_ms 0), 'exec' (rated work in the second
 -- that ends at end_ms, unix ms), 'cpu' (CPU ms in the minute that ends at end_ms),
@@ -334,3 +334,9 @@ CREATE TABLE cluster_usage (
 );
 CREATE INDEX cluster_usage_key ON cluster_usage(key_name, kind, end_ms);
 CREATE INDEX cluster_usage_member ON cluster_usage(member);
+-- step 20
+-- rated: how many uses of executions-per-minute a request made, not only whether it made one: an
+-- MCP POST of a JSON-RPC batch makes one for each of its requests (fcgi/mcp.c), its tool call one
+-- more. The quota sums it; the index covers every row that counts.
+DROP INDEX requests_key_rated;
+CREATE INDEX requests_key_rated ON requests(key_name, started_at) WHERE key_name IS NOT NULL AND rated > 0;

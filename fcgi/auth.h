@@ -6,6 +6,7 @@
 typedef struct Request Request;
 typedef struct Context Context;
 typedef struct Route Route;
+typedef struct Error Error;
 
 /* Records the request's arrival (its sqlite row). When API keys are on (SANDBOXD_API_KEYS) and the
  * request needs one (needs_key: a route was matched, and it is not /metrics), its key is found and
@@ -26,3 +27,10 @@ int auth_check_only(Request *req, Context *ctx, const Route *route, bool needs_k
  * them, and the request's row then counts as it would. 0: let in; 1: refused and answered (429,
  * or 401 for a key revoked since); -errno when the database failed (nothing answered). */
 int auth_admit_inner(Request *req, Context *ctx, const Route *route);
+
+/* An MCP batch's n JSON-RPC requests, each counted against the key's executions-per-minute as one
+ * use (the /mcp request's row counts them), as far as the quota lets them in: *ret_admitted, the
+ * first ones of the batch, may be served. 0 when all are; -EBUSY and *reterr's words (429, its
+ * Retry-After set on req) when only *ret_admitted are; -EPERM (401) for a key revoked since;
+ * -errno when the database failed. Without API keys every one is let in, uncounted. */
+int auth_admit_batch(Request *req, Context *ctx, unsigned n, unsigned *ret_admitted, Error *reterr);

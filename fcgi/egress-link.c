@@ -16,7 +16,7 @@
 #include "lib/fd-wait.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
-#include "nspawn/runner/runner-request.h"
+#include "nspawn/runner-request.h"
 
 DEFINE_JSON_CLEANUP
 

@@ -8,31 +8,19 @@
 #include <sys/time.h>
 
 #include "fcgi/event-stream.h"
+#include "fcgi/http-accept.h"
 #include "lib/b64.h"
 #include "lib/macro.h"
 #include "lib/utf8.h"
 
 DEFINE_JSON_CLEANUP
 
-/* A media range of Accept (RFC 9110 12.5.1) naming the type exactly, with a weight above zero. */
+/* Asked for by name, with a weight above zero: a client that takes anything ("* / *") gets the
+ * plain answer it has always had. */
 bool event_stream_wanted(const Request *req) {
         const char *accept = req->fcgx && !req->capture ? FCGX_GetParam("HTTP_ACCEPT", req->fcgx->envp) : NULL;
 
-        for (const char *p = accept; p && *p;) {
-                size_t n = strcspn(p, ",");
-                const char *end = p + n, *q;
-
-                p += strspn(p, " \t");
-                if ((size_t) (end - p) >= 17 && strncasecmp(p, "text/event-stream", 17) == 0 &&
-                    (p + 17 == end || strchr(" \t;", p[17]))) {
-                        q = memmem(p, (size_t) (end - p), "q=", 2);
-                        /* q=0, q=0.0 and the like refuse it. */
-                        if (!q || strtod(q + 2, NULL) > 0)
-                                return true;
-                }
-                p = *end ? end + 1 : end;
-        }
-        return false;
+        return http_accept_weight(accept, "text/event-stream", HTTP_ACCEPT_EXACT) > 0;
 }
 
 static int put(EventStream *es, const char *s, size_t len) {

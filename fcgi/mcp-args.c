@@ -162,12 +162,17 @@ static int session_path(McpRest *rest, const char *id, const char *suffix, const
         return file ? encode(file, true, &p, end) : 0;
 }
 
+/* A string argument, NULL when absent or not a string. One with a NUL in it is refused too: every
+ * string below names something (a session, a path, a directory) that C reads up to its first NUL,
+ * and a name cut there silently would be another name. */
 static const char *arg_string(struct json_object *args, const char *key) {
         struct json_object *v = NULL;
+        const char *s;
 
         if (!json_object_object_get_ex(args, key, &v) || !json_object_is_type(v, json_type_string))
                 return NULL;
-        return json_object_get_string(v);
+        s = json_object_get_string(v);
+        return strlen(s) == (size_t) json_object_get_string_len(v) ? s : NULL;
 }
 
 /* The arguments but the ones the path holds, as the request's JSON body. */
@@ -193,22 +198,31 @@ static int json_body(McpRest *rest, struct json_object *args, const char *drop) 
         return 0;
 }
 
-/* session_write_file's content: text as it is, or base64 decoded. */
+/* session_write_file's content: text as it is (every byte of it: a "\u0000" is one of them), or
+ * base64 decoded. */
 static int file_body(McpRest *rest, struct json_object *args, Error *reterr) {
-        const char *text = arg_string(args, "content"), *b64 = arg_string(args, "content_b64");
+        struct json_object *text = NULL, *b64 = NULL;
         uint8_t *raw = NULL;
         size_t len = 0;
 
+        if (!json_object_object_get_ex(args, "content", &text) || !json_object_is_type(text, json_type_string))
+                text = NULL;
+        if (!json_object_object_get_ex(args, "content_b64", &b64) || !json_object_is_type(b64, json_type_string))
+                b64 = NULL;
         if (!text == !b64)
                 return error_set_status(reterr, 400, -EINVAL, MSG_MCP_CONTENT);
         if (text) {
-                rest->body = strdup(text);
-                rest->body_len = strlen(text);
-                return rest->body ? 0 : -ENOMEM;
+                len = (size_t) json_object_get_string_len(text);
+                /* NUL-terminated as a request's body is. */
+                rest->body = malloc(len + 1);
+                if (!rest->body)
+                        return -ENOMEM;
+                memcpy(rest->body, json_object_get_string(text), len + 1);
+                rest->body_len = len;
+                return 0;
         }
-        if (b64_decode(b64, strlen(b64), &raw, &len) < 0)
+        if (b64_decode(json_object_get_string(b64), (size_t) json_object_get_string_len(b64), &raw, &len) < 0)
                 return error_set_status(reterr, 400, -EINVAL, MSG_MCP_CONTENT_B64);
-        /* NUL-terminated as a request's body is. */
         rest->body = realloc(raw, len + 1);
         if (!rest->body) {
                 free(raw);
@@ -219,72 +233,103 @@ static int file_body(McpRest *rest, struct json_object *args, Error *reterr) {
         return 0;
 }
 
-/* The session tools: /v1/sessions/<session_id>/... */
-static int session_rest(const char *name, struct json_object *args, McpRest *rest, Error *reterr) {
-        const char *id = arg_string(args, "session_id"), *path = arg_string(args, "path"), *dir;
+/* list_files' dir, as its query. */
+static int dir_query(McpRest *rest, struct json_object *args, Error *reterr) {
+        const char *dir;
         char *q = rest->query;
-        bool file = strcmp(name, "session_write_file") == 0 || strcmp(name, "session_read_file") == 0;
-        int r;
 
+        if (!json_object_object_get_ex(args, "dir", NULL))
+                return 0;
+        dir = arg_string(args, "dir");
+        if (!dir)
+                return error_set_status(reterr, 400, -EINVAL, MSG_MCP_DIR);
+        q = stpcpy(q, "dir=");
+        return encode(dir, false, &q, rest->query + sizeof(rest->query));
+}
+
+/* What a tool's request carries besides its path. */
+typedef enum ToolBody {
+        TOOL_BODY_NONE,
+        TOOL_BODY_JSON,  /* the arguments as JSON, less session_id */
+        TOOL_BODY_FILE,  /* content or content_b64, as the file's bytes */
+        TOOL_BODY_QUERY, /* dir, as the query */
+} ToolBody;
+
+/* Each tool's REST request: every tool is named here once, and one that is not is no tool. */
+typedef struct ToolRest {
+        const char *name;
+        RouteId route;
+        const char *method;
+        const char *path;   /* the whole path; NULL: a session's, /v1/sessions/<session_id> then suffix */
+        const char *suffix; /* and then the file's path, for a tool that names one ("/files/") */
+        bool file;
+        ToolBody body;
+} ToolRest;
+
+static const ToolRest tool_rests[] = {
+        {"execute", ROUTE_EXECUTE, "POST", "/v1/execute", NULL, false, TOOL_BODY_JSON},
+        {"session_create", ROUTE_SESSIONS, "POST", "/v1/sessions", NULL, false, TOOL_BODY_JSON},
+        {"runtimes", ROUTE_RUNTIMES, "GET", "/v1/runtimes", NULL, false, TOOL_BODY_NONE},
+        {"session_run", ROUTE_SESSIONS, "POST", NULL, "/run", false, TOOL_BODY_JSON},
+        {"session_exec", ROUTE_SESSIONS, "POST", NULL, "/exec", false, TOOL_BODY_JSON},
+        {"session_write_file", ROUTE_SESSIONS, "PUT", NULL, "/files/", true, TOOL_BODY_FILE},
+        {"session_read_file", ROUTE_SESSIONS, "GET", NULL, "/files/", true, TOOL_BODY_NONE},
+        {"session_list_files", ROUTE_SESSIONS, "GET", NULL, "/files", false, TOOL_BODY_QUERY},
+        {"session_delete", ROUTE_SESSIONS, "DELETE", NULL, "", false, TOOL_BODY_NONE},
+};
+
+static const ToolRest *tool_rest_find(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(tool_rests); i++)
+                if (strcmp(tool_rests[i].name, name) == 0)
+                        return &tool_rests[i];
+        return NULL;
+}
+
+/* The request's path: fixed, or /v1/sessions/<session_id>... with the file's path. */
+static int rest_path(const ToolRest *t, struct json_object *args, McpRest *rest, Error *reterr) {
+        const char *id, *path = NULL;
+
+        if (t->path) {
+                (void) snprintf(rest->raw_path, sizeof(rest->raw_path), "%s", t->path);
+                return 0;
+        }
+        id = arg_string(args, "session_id");
         if (!id)
                 return error_set_status(reterr, 400, -EINVAL, MSG_MCP_SESSION_ID);
-        if (file && (!path || !path[0]))
-                return error_set_status(reterr, 400, -EINVAL, MSG_SESSION_PATH);
-        rest->route = ROUTE_SESSIONS;
-        if (strcmp(name, "session_run") == 0 || strcmp(name, "session_exec") == 0) {
-                rest->method = "POST";
-                r = session_path(rest, id, name[8] == 'r' ? "/run" : "/exec", NULL);
-                return r < 0 ? r : json_body(rest, args, "session_id");
+        if (t->file) {
+                /* Absent, empty, not a string or cut by a NUL: no file of the working directory. */
+                path = arg_string(args, "path");
+                if (!path || !path[0])
+                        return error_set_status(reterr, 400, -EINVAL, MSG_SESSION_PATH);
         }
-        if (strcmp(name, "session_write_file") == 0) {
-                rest->method = "PUT";
-                r = session_path(rest, id, "/files/", path);
-                return r < 0 ? r : file_body(rest, args, reterr);
-        }
-        if (strcmp(name, "session_read_file") == 0) {
-                rest->method = "GET";
-                return session_path(rest, id, "/files/", path);
-        }
-        if (strcmp(name, "session_list_files") == 0) {
-                rest->method = "GET";
-                if (json_object_object_get_ex(args, "dir", NULL)) {
-                        dir = arg_string(args, "dir");
-                        if (!dir)
-                                return error_set_status(reterr, 400, -EINVAL, MSG_MCP_DIR);
-                        q = stpcpy(q, "dir=");
-                        r = encode(dir, false, &q, rest->query + sizeof(rest->query));
-                        if (r < 0)
-                                return r;
-                }
-                return session_path(rest, id, "/files", NULL);
-        }
-        rest->method = "DELETE";
-        return session_path(rest, id, "", NULL);
+        return session_path(rest, id, t->suffix, path);
 }
 
 int mcp_tool_rest(const char *name, struct json_object *args, McpRest *ret, Error *reterr) {
+        const ToolRest *t = tool_rest_find(name);
         McpRest rest = {};
-        bool known = false;
         int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(tools); i++)
-                known = known || strcmp(tools[i].name, name) == 0;
-        if (!known)
+        if (!t)
                 return -ENOENT;
-        if (strcmp(name, "execute") == 0) {
-                rest = (McpRest){.route = ROUTE_EXECUTE, .method = "POST"};
-                (void) snprintf(rest.raw_path, sizeof(rest.raw_path), "/v1/execute");
-                r = json_body(&rest, args, NULL);
-        } else if (strcmp(name, "session_create") == 0) {
-                rest = (McpRest){.route = ROUTE_SESSIONS, .method = "POST"};
-                (void) snprintf(rest.raw_path, sizeof(rest.raw_path), "/v1/sessions");
-                r = json_body(&rest, args, NULL);
-        } else if (strcmp(name, "runtimes") == 0) {
-                rest = (McpRest){.route = ROUTE_RUNTIMES, .method = "GET"};
-                (void) snprintf(rest.raw_path, sizeof(rest.raw_path), "/v1/runtimes");
-                r = 0;
-        } else
-                r = session_rest(name, args, &rest, reterr);
+        rest.route = t->route;
+        rest.method = t->method;
+        r = rest_path(t, args, &rest, reterr);
+        if (r >= 0) {
+                switch (t->body) {
+                case TOOL_BODY_JSON:
+                        r = json_body(&rest, args, t->path ? NULL : "session_id");
+                        break;
+                case TOOL_BODY_FILE:
+                        r = file_body(&rest, args, reterr);
+                        break;
+                case TOOL_BODY_QUERY:
+                        r = dir_query(&rest, args, reterr);
+                        break;
+                case TOOL_BODY_NONE:
+                        break;
+                }
+        }
         if (r == -ENAMETOOLONG)
                 r = error_set_status(reterr, 400, -EINVAL, MSG_URI_TOO_LONG);
         if (r < 0) {

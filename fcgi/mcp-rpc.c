@@ -5,11 +5,13 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "fcgi/mcp-rpc.h"
+#include "fcgi/messages.h"
 #include "lib/b64.h"
 #include "lib/macro.h"
 
@@ -133,6 +135,9 @@ int mcp_message_parse(struct json_object *msg, McpMessage *ret, struct json_obje
         }
         if (!json_object_is_type(method, json_type_string))
                 return error_set(reterr, -EINVAL, "method must be a string");
+        /* Read as C reads it, "tools/list\u0000x" would be tools/list: no method has a NUL. */
+        if (strlen(json_object_get_string(method)) != (size_t) json_object_get_string_len(method))
+                return error_set(reterr, -EINVAL, "method must not contain a NUL");
         if (json_object_object_get_ex(msg, "params", &params) && !json_object_is_type(params, json_type_object))
                 return error_set(reterr, -EINVAL, "params must be an object");
         *ret = (McpMessage){
@@ -321,4 +326,50 @@ int mcp_result_stateless(struct json_object *result) {
                 return -ENOMEM;
         }
         return 0;
+}
+
+static int batch_out_append(McpBatchOut *b, const char *text, size_t len) {
+        size_t need = b->len + len + 2;
+        char sep = b->len == 0 ? '[' : ',';
+
+        if (need > b->size) {
+                size_t size = need < 2 * b->size ? 2 * b->size : need;
+                char *t = realloc(b->text, size);
+
+                if (!t)
+                        return -ENOMEM;
+                b->text = t;
+                b->size = size;
+        }
+        b->text[b->len++] = sep;
+        memcpy(b->text + b->len, text, len);
+        b->len += len;
+        return 0;
+}
+
+int mcp_batch_out_add(McpBatchOut *b, struct json_object *msg) {
+        struct json_object *id = NULL, *e = NULL;
+        const char *text;
+        size_t len = 0;
+        char message[sizeof(MSG_MCP_ANSWER_LARGE) + 16];
+        int r;
+
+        if (!msg)
+                return -ENOMEM;
+        text = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+        if (text && b->len + len + 2 > b->max) {
+                (void) json_object_object_get_ex(msg, "id", &id);
+                (void) snprintf(message, sizeof(message), MSG_MCP_ANSWER_LARGE, b->max);
+                e = mcp_error_new(id, MCP_SERVER_ERROR, message);
+                text = e ? json_object_to_json_string_length(e, JSON_C_TO_STRING_PLAIN, &len) : NULL;
+        }
+        r = text ? batch_out_append(b, text, len) : -ENOMEM;
+        json_object_put(e);
+        json_object_put(msg);
+        return r;
+}
+
+void mcp_batch_out_done(McpBatchOut *b) {
+        b->text = mfree(b->text);
+        b->len = b->size = 0;
 }

@@ -32,6 +32,15 @@ struct json_object;
 #define MCP_PROTOCOL_STATELESS "2026-07-28"
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+/* A batch's most messages: MCP clients send a handful (a tools/list, a ping, notifications); each
+ * request in it counts against the key's executions-per-minute as a request of its own. */
+#define MCP_BATCH_MAX 64U
+/* The most an answer to one POST may be, as JSON text: a batch's answers are refused one by one
+ * past it, before the text is made. An execution's answer is within it at the default caps (two
+ * streams of SANDBOXD_OUTPUT_CAP_BYTES, 1 MiB, escaped; SANDBOXD_RETURN_CAP_BYTES, 8 MiB, of
+ * returned files in base64), and so is a file session_read_file returns (MCP_FILE_MAX_BYTES). */
+#define MCP_ANSWER_MAX_BYTES (32U << 20)
+#define MCP_FILE_MAX_BYTES (16U << 20)
 #define MCP_SERVER_NAME "sandboxd"
 #define MCP_SERVER_VERSION "0.1.0"
 
@@ -110,3 +119,17 @@ int mcp_result_stateless(struct json_object *result);
 
 /* {"name", "version"} of this server. NULL on ENOMEM. */
 struct json_object *mcp_server_info_new(void);
+
+/* A batch's answers as JSON text, "[" and each answer so far (without the closing "]"): made one
+ * answer at a time, so that its size is known before more of it is made. */
+typedef struct McpBatchOut {
+        char *text; /* owned; NULL: no answer yet */
+        size_t len, size;
+        size_t max; /* the most len may reach with answers; those past it are errors, a few bytes each */
+} McpBatchOut;
+
+/* Adds an answer (taken, even on failure), or, when its text would take the batch's past b->max,
+ * a JSON-RPC error with its id that names b->max. -ENOMEM. */
+int mcp_batch_out_add(McpBatchOut *b, struct json_object *msg);
+
+void mcp_batch_out_done(McpBatchOut *b);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* MCP's tools/call: the tool's REST request (mcp-args.h) served by the REST route's own handler, on
- * the same Request, with its answer captured (reply.h) and turned into a tool's result. Being the
- * same request, whatever the handler records (sandbox, machine, session, exit code, usage) is the
- * /mcp request's record and audit entry, and ownership and quotas are the key's, as over REST. */
+ * a Request of its own made from the /mcp request (its id, key and connection), with its answer
+ * captured (reply.h) and turned into a tool's result. Whatever the handler records (sandbox,
+ * machine, session, exit code, usage) is then the /mcp request's record and audit entry, and
+ * ownership and quotas are the key's, as over REST. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -23,95 +24,82 @@
 
 DEFINE_JSON_CLEANUP
 
-/* What of the /mcp request is set aside while its tool's REST request is served on it. */
-typedef struct Saved {
-        char method[16];
-        char path[256];
-        char raw_path[4096];
-        char query[4096];
-        char *body;
-        size_t body_len;
-        bool body_short, body_too_large;
-        const char *allow;
-        int status; /* an event stream's, open already */
-} Saved;
-
-static void swap_in(Request *req, const McpRest *rest, Saved *saved, ReplyCapture *capture) {
-        memcpy(saved->method, req->method, sizeof(saved->method));
-        memcpy(saved->path, req->path, sizeof(saved->path));
-        memcpy(saved->raw_path, req->raw_path, sizeof(saved->raw_path));
-        memcpy(saved->query, req->query, sizeof(saved->query));
-        saved->body = req->body;
-        saved->body_len = req->body_len;
-        saved->body_short = req->body_short;
-        saved->body_too_large = req->body_too_large;
-        saved->allow = req->allow;
-        saved->status = req->status;
-
-        (void) snprintf(req->method, sizeof(req->method), "%s", rest->method);
+/* The tool's REST request as a Request of its own: the /mcp request's identity (its id, its key,
+ * its FastCGI connection, whose closing says the client went, its output listener and what it
+ * recorded so far) with the tool's method, path and body; the answer captured, nothing owned. */
+static void inner_init(Request *inner, const Request *outer, const McpRest *rest, ReplyCapture *capture) {
+        *inner = *outer;
+        (void) snprintf(inner->method, sizeof(inner->method), "%s", rest->method);
         /* The route is found by its prefix: a long file path may be cut here, the handler reads
          * raw_path. */
-        memcpy(req->path, rest->raw_path, sizeof(req->path) - 1);
-        req->path[sizeof(req->path) - 1] = 0;
-        memcpy(req->raw_path, rest->raw_path, sizeof(req->raw_path));
-        memcpy(req->query, rest->query, sizeof(req->query));
-        req->body = rest->body;
-        req->body_len = rest->body_len;
-        req->body_short = req->body_too_large = false;
-        req->status = 0;
-        req->capture = capture;
+        memcpy(inner->path, rest->raw_path, sizeof(inner->path) - 1);
+        inner->path[sizeof(inner->path) - 1] = 0;
+        memcpy(inner->raw_path, rest->raw_path, sizeof(inner->raw_path));
+        memcpy(inner->query, rest->query, sizeof(inner->query));
+        inner->body = rest->body; /* borrowed: the McpRest's */
+        inner->body_len = rest->body_len;
+        inner->body_short = inner->body_too_large = inner->uri_too_long = false;
+        inner->allow = NULL;
+        inner->status = 0;
+        inner->error = inner->network_hosts = inner->network_refused = NULL;
+        inner->event_stream = NULL;
+        inner->capture = capture;
 }
 
-static void swap_out(Request *req, const Saved *saved) {
-        memcpy(req->method, saved->method, sizeof(req->method));
-        memcpy(req->path, saved->path, sizeof(req->path));
-        memcpy(req->raw_path, saved->raw_path, sizeof(req->raw_path));
-        memcpy(req->query, saved->query, sizeof(req->query));
-        req->body = saved->body;
-        req->body_len = saved->body_len;
-        req->body_short = saved->body_short;
-        req->body_too_large = saved->body_too_large;
-        req->allow = saved->allow;
-        /* The /mcp request's own answer is what counts: its stream's head, or what comes next. */
-        req->status = saved->status;
-        req->capture = NULL;
+static void take_string(char **outer, char **inner) {
+        if (!*inner)
+                return;
+        free(*outer);
+        *outer = TAKE_PTR(*inner);
 }
 
-static int handler_run(Request *req, Context *ctx, int route) {
-        switch (route) {
-        case ROUTE_EXECUTE:
-                return route_execute(req, ctx);
-        case ROUTE_SESSIONS:
-                return route_sessions(req, ctx);
-        case ROUTE_RUNTIMES:
-                return route_runtimes(req, ctx);
-        default:
-                return -EINVAL;
-        }
+/* What the handler recorded is the /mcp request's: its record and audit entry say what the tool
+ * did (its sandbox, machine, session, exit, usage, refusal). */
+static void inner_record(Request *outer, Request *inner) {
+        memcpy(outer->sandbox_id, inner->sandbox_id, sizeof(outer->sandbox_id));
+        memcpy(outer->machine_id, inner->machine_id, sizeof(outer->machine_id));
+        memcpy(outer->session_id, inner->session_id, sizeof(outer->session_id));
+        outer->has_exit_code = inner->has_exit_code;
+        outer->exit_code = inner->exit_code;
+        outer->duration_ms = inner->duration_ms;
+        outer->cpu_ms = inner->cpu_ms;
+        outer->memory_peak_bytes = inner->memory_peak_bytes;
+        outer->network_rx_bytes = inner->network_rx_bytes;
+        outer->network_tx_bytes = inner->network_tx_bytes;
+        outer->network_connections = inner->network_connections;
+        outer->network_refusals = inner->network_refusals;
+        outer->language = inner->language;
+        outer->termination = inner->termination;
+        take_string(&outer->error, &inner->error);
+        take_string(&outer->network_hosts, &inner->network_hosts);
+        take_string(&outer->network_refused, &inner->network_refused);
 }
 
-/* The REST request served within req, its answer in *capture: 0, -ECANCELED when the client went
- * away meanwhile (nothing to answer), -errno when it could not be served at all. */
+/* The REST request served by its route's handler, its answer in *capture: 0, -ECANCELED when the
+ * client went away meanwhile (nothing to answer), -errno when it could not be served at all. */
 static int rest_serve(Request *req, Context *ctx, const McpRest *rest, ReplyCapture *capture) {
         const Route *route = NULL;
-        Saved saved;
+        Request inner;
         int r;
 
-        swap_in(req, rest, &saved, capture);
-        if (route_find(req->method, req->path, &route) != 200)
-                r = -EINVAL; /* a programmer's error: every tool's request is a route's */
+        inner_init(&inner, req, rest, capture);
+        if (route_find(inner.method, inner.path, &route) != 200 || route->id != (RouteId) rest->route)
+                r = -EINVAL; /* a programmer's error: every tool's request is its route's */
         else {
-                r = auth_admit_inner(req, ctx, route);
+                r = auth_admit_inner(&inner, ctx, route);
                 if (r == 0)
-                        r = handler_run(req, ctx, rest->route);
+                        r = route_handler(route->id)(&inner, ctx);
         }
-        if (r < 0 && req->status == 0)
-                r = reply_error(req, 500, MSG_INTERNAL, "the tool call could not be served");
-        if (req->status == 499)
+        if (r < 0 && inner.status == 0)
+                r = reply_error(&inner, 500, MSG_INTERNAL, "the tool call could not be served");
+        if (inner.status == 499)
                 r = -ECANCELED;
-        else if (r > 0 || req->status != 0)
+        else if (r > 0 || inner.status != 0)
                 r = 0;
-        swap_out(req, &saved);
+        inner_record(req, &inner);
+        /* A handler may have begun an event stream or kept strings of its own: released here. */
+        inner.body = NULL;
+        request_done(&inner);
         return r;
 }
 
@@ -236,11 +224,30 @@ static struct json_object *refusal_result(const ReplyCapture *c) {
         return result_new(TAKE_PTR(s), NULL, true);
 }
 
-/* session_read_file's answer: the file's bytes. */
+/* A file too large to answer in JSON: an error result naming the cap, before any base64 is made. */
+static struct json_object *file_large_result(size_t len) {
+        cleanup_json struct json_object *s = json_object_new_object();
+        char message[sizeof(MSG_MCP_FILE_LARGE) + 32];
+
+        (void) snprintf(message, sizeof(message), MSG_MCP_FILE_LARGE, len, MCP_FILE_MAX_BYTES);
+        if (!s || json_object_object_add(s, "error", json_object_new_string(message)) < 0 ||
+            json_object_object_add(s, "status", json_object_new_int(413)) < 0)
+                return NULL;
+        return result_new(TAKE_PTR(s), NULL, true);
+}
+
+/* session_read_file's answer: the file's bytes, in base64 when they are not text, twice their size
+ * at most as JSON: within MCP_ANSWER_MAX_BYTES for a file of MCP_FILE_MAX_BYTES. */
 static struct json_object *file_result(const ReplyCapture *c, struct json_object *args) {
-        cleanup_json struct json_object *s = json_object_new_object(), *more = json_object_new_array();
+        cleanup_json struct json_object *s = NULL, *more = NULL;
         struct json_object *p = NULL;
-        const char *path, *image = mcp_image_type(c->bytes, c->bytes_len);
+        const char *path, *image;
+
+        if (c->bytes_len > MCP_FILE_MAX_BYTES)
+                return file_large_result(c->bytes_len);
+        s = json_object_new_object();
+        more = json_object_new_array();
+        image = mcp_image_type(c->bytes, c->bytes_len);
 
         (void) json_object_object_get_ex(args, "path", &p);
         path = json_object_get_string(p);

@@ -23,7 +23,9 @@
 #include "db/db.h"
 #include "db/mcp-db.h"
 #include "db/sessions.h"
+#include "fcgi/auth.h"
 #include "fcgi/event-stream.h"
+#include "fcgi/http-accept.h"
 #include "fcgi/machine-claim.h"
 #include "fcgi/mcp-args.h"
 #include "fcgi/mcp-rpc.h"
@@ -61,8 +63,11 @@ typedef struct Exchange {
         Context *ctx;
         McpSession session;                 /* id "": a request of the stateless revision */
         bool stream;                        /* answered on an event stream, open already */
-        struct json_object *batch;          /* a batch's answers, sent together at its end; NULL: none */
+        McpBatchOut *batch;                 /* a batch's answers, sent together at its end; NULL: none */
         bool batch_called;                  /* the batch had its one tools/call */
+        unsigned batch_requests;            /* requests of the batch counted so far */
+        unsigned batch_admitted;            /* how many of them the key's quota let in */
+        const char *batch_refusal;          /* what the others are told */
         struct json_object *progress_token; /* borrowed; NULL: no progress asked for */
         int64_t progress;
         uint64_t progress_usec; /* when progress was last sent */
@@ -183,13 +188,8 @@ static int answer(Exchange *x, struct json_object *msg) {
                 json_object_put(msg);
                 return -ENOMEM;
         }
-        if (x->batch) {
-                if (!msg || json_object_array_add(x->batch, msg) < 0) {
-                        json_object_put(msg);
-                        return -ENOMEM;
-                }
-                return 0;
-        }
+        if (x->batch)
+                return mcp_batch_out_add(x->batch, msg);
         if (x->stream)
                 return stream_event(x->req, msg);
         return send_json(x->req, x->session.id[0] ? x->session.id : NULL, msg);
@@ -277,7 +277,9 @@ static void cancel(Exchange *x, struct json_object *params) {
 static int call_params(struct json_object *params, const char **ret_name, struct json_object **ret_args, struct json_object **ret_token) {
         struct json_object *name = NULL, *args = NULL, *meta = NULL, *token = NULL;
 
-        if (!json_object_object_get_ex(params, "name", &name) || !json_object_is_type(name, json_type_string))
+        /* A name with a NUL would be read as the tool before it. */
+        if (!json_object_object_get_ex(params, "name", &name) || !json_object_is_type(name, json_type_string) ||
+            strlen(json_object_get_string(name)) != (size_t) json_object_get_string_len(name))
                 return -EINVAL;
         if (json_object_object_get_ex(params, "arguments", &args) && !json_object_is_type(args, json_type_object) &&
             !json_object_is_type(args, json_type_null))
@@ -291,14 +293,10 @@ static int call_params(struct json_object *params, const char **ret_name, struct
         return 0;
 }
 
-/* Whether the client takes an event stream (it must take both, the transport says; a client that
- * says neither is taken to accept JSON). */
+/* Whether the client takes type (it must take both, the transport says; a client that says
+ * nothing is taken to accept JSON). */
 static bool accepts(const Request *req, const char *type) {
-        const char *a = header(req, "HTTP_ACCEPT");
-
-        if (!a || !a[0] || strstr(a, "*/*"))
-                return true;
-        return strcasestr(a, type) != NULL;
+        return http_accepts(header(req, "HTTP_ACCEPT"), type);
 }
 
 static int tools_call(Exchange *x, const McpMessage *m) {
@@ -536,17 +534,25 @@ static int stateless(Request *req, Context *ctx, const McpMessage *m, const char
         return req->status != 0 ? 0 : r;
 }
 
-/* A body that is a JSON array, parsed as strictly as any body: a batch, into *ret. */
-static bool batch_parse(const Request *req, struct json_object **ret) {
+/* A body that is a JSON array, parsed as strictly as any body: 1 and a batch in *ret; 0: no batch
+ * (one message, or no JSON); counted before json-c builds any of it, -E2BIG for more messages
+ * than MCP_BATCH_MAX, -ERANGE for more values than JSON_MAX_VALUES or JSON_MAX_CONTAINERS (each
+ * costs json-c far more than its text); -ENOMEM. */
+static int batch_parse(const Request *req, struct json_object **ret) {
         struct json_tokener *tok;
         struct json_object *o;
+        JsonSyntaxCounts c;
 
-        if (req->body[strspn(req->body, " \t\r\n")] != '[' || !json_syntax_valid(req->body, req->body_len, JSON_MAX_DEPTH) ||
+        if (req->body[strspn(req->body, " \t\r\n")] != '[' || !json_syntax_scan(req->body, req->body_len, JSON_MAX_DEPTH, &c) ||
             !utf8_valid((const uint8_t *) req->body, req->body_len))
-                return false;
+                return 0;
+        if (c.top > MCP_BATCH_MAX)
+                return -E2BIG;
+        if (c.values > JSON_MAX_VALUES || c.containers > JSON_MAX_CONTAINERS)
+                return -ERANGE;
         tok = json_tokener_new_ex(JSON_MAX_DEPTH);
         if (!tok)
-                return false;
+                return -ENOMEM;
         o = json_tokener_parse_ex(tok, req->body, (int) req->body_len);
         if (!json_object_is_type(o, json_type_array) || json_tokener_get_parse_end(tok) != req->body_len) {
                 json_object_put(o);
@@ -554,7 +560,38 @@ static bool batch_parse(const Request *req, struct json_object **ret) {
         }
         json_tokener_free(tok);
         *ret = o;
-        return o != NULL;
+        return o ? 1 : 0;
+}
+
+/* Whether a message of a batch is a request that counts against executions-per-minute on its own:
+ * any but a tools/call, which its route counts as its REST request. */
+static bool batch_counted(const McpMessage *m) {
+        return m->kind == MCP_REQUEST && m->method && strcmp(m->method, "tools/call") != 0;
+}
+
+/* The batch's requests, counted against the key's executions-per-minute before any is served:
+ * those past the quota are answered with its refusal. 0, or answered. */
+static int batch_admit(Exchange *x, struct json_object *messages) {
+        unsigned n = 0;
+        Error err = {};
+        int r;
+
+        for (size_t i = 0; i < json_object_array_length(messages); i++) {
+                struct json_object *id = NULL;
+                McpMessage m;
+                Error e = {};
+
+                n += mcp_message_parse(json_object_array_get_idx(messages, i), &m, &id, &e) >= 0 && batch_counted(&m);
+        }
+        r = auth_admit_batch(x->req, x->ctx, n, &x->batch_admitted, &err);
+        if (r == -EPERM)
+                return reply_error(x->req, 401, MSG_UNAUTHORIZED), -EPERM;
+        if (r < 0 && r != -EBUSY)
+                return reply_error(x->req, 503, MSG_DB_UNAVAILABLE, db_errmsg(x->ctx->db)), r;
+        x->batch_refusal = r == -EBUSY ? strdup(err.message) : NULL;
+        if (r == -EBUSY && !x->batch_refusal)
+                return -ENOMEM;
+        return 0;
 }
 
 /* One message of a batch: its answer, if it is a request, joins the batch's. */
@@ -571,6 +608,8 @@ static int batch_one(Exchange *x, struct json_object *msg) {
                 cancel(x, m.params);
         if (m.kind != MCP_REQUEST || !m.method)
                 return 0;
+        if (batch_counted(&m) && x->batch_requests++ >= x->batch_admitted)
+                return answer(x, mcp_error_new(m.id, MCP_SERVER_ERROR, x->batch_refusal ? x->batch_refusal : MSG_INTERNAL));
         if (strcmp(m.method, "initialize") == 0)
                 return answer(x, mcp_error_new(m.id, MCP_INVALID_REQUEST, MSG_MCP_BATCH_INIT));
         /* One tool call a POST: its request's row is what the key's quotas count (an execution a
@@ -585,16 +624,31 @@ static int batch_one(Exchange *x, struct json_object *msg) {
         return request(x, &m);
 }
 
+/* The batch's answers, "[" ... "]": 200, or 202 when none is a request's. */
+static int batch_send(Exchange *x) {
+        char extra[128] = "";
+        int r;
+
+        if (x->batch->len == 0)
+                return reply_head(x->req, 202, NULL, NULL);
+        (void) session_header(x->session.id, extra, sizeof(extra));
+        r = reply_head(x->req, 200, "application/json", extra);
+        if (r < 0)
+                return r;
+        if (FCGX_PutStr(x->batch->text, (int) x->batch->len, x->req->fcgx->out) < 0 || FCGX_PutS("]\n", x->req->fcgx->out) < 0)
+                return -EPIPE;
+        return 0;
+}
+
 /* A JSON-RPC batch, which 2025-03-26 alone allows: its messages in order, their answers in one
- * array (no stream: a progress token in a batch gets none), 202 when none is a request. */
+ * array (no stream: a progress token in a batch gets none), 202 when none is a request. Each
+ * request counts against the key's executions-per-minute as one sent on its own would. */
 static int batch(Request *req, Context *ctx, struct json_object *messages) {
-        cleanup_json struct json_object *answers = json_object_new_array();
+        McpBatchOut out = {.max = MCP_ANSWER_MAX_BYTES};
         Exchange x = {.req = req, .ctx = ctx};
         size_t n = json_object_array_length(messages);
         int r = 0;
 
-        if (!answers)
-                return -ENOMEM;
         if (session_find(req, ctx, &x.session) < 0)
                 return 0; /* answered */
         if (!mcp_version_batches(x.session.version))
@@ -603,16 +657,18 @@ static int batch(Request *req, Context *ctx, struct json_object *messages) {
                 return refuse(req, 400, MCP_INVALID_REQUEST, MSG_MCP_BATCH_EMPTY);
         if (!accepts(req, "application/json"))
                 return refuse(req, 406, MCP_SERVER_ERROR, MSG_MCP_ACCEPT);
-        x.batch = answers;
+        r = batch_admit(&x, messages);
+        if (r < 0)
+                return req->status != 0 ? 0 : r;
+        x.batch = &out;
         for (size_t i = 0; i < n && r >= 0 && req->status == 0; i++)
                 r = batch_one(&x, json_object_array_get_idx(messages, i));
-        if (req->status != 0)
-                return 0; /* a client gone, or a call cancelled: nothing more to say */
-        if (r < 0)
-                return r;
-        if (json_object_array_length(answers) == 0)
-                return reply_head(req, 202, NULL, NULL);
-        return send_json(req, x.session.id, json_object_get(answers));
+        if (req->status == 0 && r >= 0)
+                r = batch_send(&x);
+        mcp_batch_out_done(&out);
+        free((char *) x.batch_refusal);
+        /* A client gone, or a call cancelled: nothing more to say. */
+        return req->status != 0 ? 0 : r;
 }
 
 static int post(Request *req, Context *ctx) {
@@ -624,9 +680,20 @@ static int post(Request *req, Context *ctx) {
         Error err = {};
         int r;
 
-        if (req->body && batch_parse(req, &body))
+        r = req->body ? batch_parse(req, &body) : 0;
+        if (r == -E2BIG)
+                return refuse(req, 400, MCP_INVALID_REQUEST, MSG_MCP_BATCH_LONG, MCP_BATCH_MAX);
+        if (r < 0 && r != -ERANGE)
+                return r;
+        if (r > 0)
                 return batch(req, ctx, body);
-        if (!req->body || validate_parse_body(req->body, req->body_len, &body) < 0)
+        if (r == 0)
+                r = req->body ? validate_parse_body(req->body, req->body_len, &body) : -EINVAL;
+        else
+                r = -E2BIG; /* -ERANGE: too many values */
+        if (r == -E2BIG)
+                return refuse(req, 400, MCP_INVALID_REQUEST, MSG_MCP_BODY_VALUES, JSON_MAX_VALUES, JSON_MAX_CONTAINERS);
+        if (r < 0)
                 return refuse(req, 400, MCP_PARSE_ERROR, MSG_MCP_PARSE);
         if (mcp_message_parse(body, &m, &id, &err) < 0) {
                 cleanup_json struct json_object *e = mcp_error_new(id, MCP_INVALID_REQUEST, err.message);

@@ -82,6 +82,7 @@
 #define MSG_SESSION_PATH "the file path must name a file in the working directory"
 #define MSG_URI_TOO_LONG "the request's path or query is too long"
 #define MSG_BODY_SHORT "the request body ended before its Content-Length"
+#define MSG_SESSION_FILE_TOO_LARGE "the file is larger than %zu bytes, the most sandboxd moves at once (SANDBOXD_SESSION_UPLOAD_BYTES)"
 #define MSG_SESSION_UPLOAD_SHORT "the file was not written whole: %lld of %zu bytes"
 
 /* API keys (SANDBOXD_API_KEYS=on): our wording. A 429 names the quota, its limit and when to retry
@@ -127,6 +128,10 @@
 #define MSG_MCP_CALL_FAILED "Internal error: the tool call failed"
 #define MSG_MCP_BATCH_INIT "Invalid Request: initialize must not be part of a batch"
 #define MSG_MCP_BATCH_EMPTY "Invalid Request: an empty batch"
+#define MSG_MCP_BATCH_LONG "Invalid Request: a batch holds at most %u messages; send the others in another POST"
+#define MSG_MCP_BODY_VALUES "Invalid Request: a body holds at most %u JSON values, %u of them arrays or objects"
+#define MSG_MCP_ANSWER_LARGE "Server error: the batch's answers would pass %zu bytes, the most one POST is answered with; send this request on its own"
+#define MSG_MCP_FILE_LARGE "the file is %zu bytes; session_read_file returns at most %u (GET /v1/sessions/{id}/files/{path} returns any)"
 #define MSG_MCP_BATCH_CALLS "Invalid Request: one tools/call per batch (each is counted against the key's quotas as one request); send the others on their own"
 /* Not sent (a cancelled call is not answered): the request's record and audit entry. */
 #define MSG_MCP_CANCELLED "the call was cancelled by the client (notifications/cancelled)"

@@ -79,22 +79,6 @@ void reply_capture_done(ReplyCapture *c) {
         capture_reset(c, 0, "");
 }
 
-static int capture_bytes(Request *req, int status, const char *content_type, const void *data, size_t len) {
-        ReplyCapture *c = req->capture;
-
-        req->status = status;
-        capture_reset(c, status, content_type);
-        /* One byte more, a NUL, so that a text can be read as a string. */
-        c->bytes = malloc(len + 1);
-        if (!c->bytes)
-                return -ENOMEM;
-        if (len > 0)
-                memcpy(c->bytes, data, len);
-        ((char *) c->bytes)[len] = 0;
-        c->bytes_len = len;
-        return 0;
-}
-
 int reply_json(Request *req, int status, struct json_object *body) {
         size_t len = 0;
         const char *text;
@@ -147,7 +131,7 @@ int reply_head(Request *req, int status, const char *content_type, const char *e
 
 int reply_text(Request *req, int status, const char *content_type, const char *text, size_t len) {
         if (req->capture)
-                return capture_bytes(req, status, content_type, text, len);
+                return reply_bytes(req, status, content_type, text, len);
         req->status = status;
         if (FCGX_FPrintF(req->fcgx->out, "Status: %d %s\r\nContent-Type: %s\r\nCache-Control: no-store\r\n\r\n", status, reply_reason(status),
                          content_type) < 0)
@@ -195,25 +179,57 @@ int reply_abandoned(Request *req) {
         return 0;
 }
 
-int reply_bytes(Request *req, int status, const char *content_type, const void *data, size_t len) {
+int reply_body_begin(Request *req, int status, const char *content_type, size_t len) {
         char head[256];
 
-        if (req->capture)
-                return capture_bytes(req, status, content_type, data, len);
         req->status = status;
+        if (req->capture) {
+                ReplyCapture *c = req->capture;
+
+                capture_reset(c, status, content_type);
+                /* One byte more, a NUL, so that a text can be read as a string. */
+                c->bytes = malloc(len + 1);
+                if (!c->bytes)
+                        return -ENOMEM;
+                ((char *) c->bytes)[0] = 0;
+                c->bytes_room = len;
+                return 0;
+        }
         /* libfcgi's own printf knows no %zu: the header is made here. */
         if ((size_t) snprintf(head, sizeof(head), "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n\r\n",
                               status, reply_reason(status), content_type, len) >= sizeof(head) ||
             FCGX_PutS(head, req->fcgx->out) < 0)
                 return -EIO;
-        /* FCGX_PutStr takes an int: a large file goes in pieces. */
-        for (size_t off = 0; off < len;) {
-                size_t n = len - off > (1U << 30) ? 1U << 30 : len - off;
+        return 0;
+}
 
-                if (FCGX_PutStr((const char *) data + off, (int) n, req->fcgx->out) < 0)
+int reply_body_write(Request *req, const void *data, size_t n) {
+        ReplyCapture *c = req->capture;
+
+        if (c) {
+                if (!c->bytes || n > c->bytes_room - c->bytes_len)
+                        return -EFBIG;
+                if (n > 0)
+                        memcpy((char *) c->bytes + c->bytes_len, data, n);
+                c->bytes_len += n;
+                ((char *) c->bytes)[c->bytes_len] = 0;
+                return 0;
+        }
+        /* FCGX_PutStr takes an int: a large piece goes in pieces. */
+        for (size_t off = 0; off < n;) {
+                size_t k = n - off > (1U << 30) ? 1U << 30 : n - off;
+
+                if (FCGX_PutStr((const char *) data + off, (int) k, req->fcgx->out) < 0)
                         return -EIO;
-                off += n;
+                off += k;
         }
         return 0;
 }
 
+int reply_bytes(Request *req, int status, const char *content_type, const void *data, size_t len) {
+        int r = reply_body_begin(req, status, content_type, len);
+
+        if (r < 0)
+                return r;
+        return reply_body_write(req, data, len);
+}

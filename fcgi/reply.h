@@ -27,6 +27,14 @@ int reply_head(Request *req, int status, const char *content_type, const char *e
 /* Sends status and len raw bytes of content_type (a file's content). */
 int reply_bytes(Request *req, int status, const char *content_type, const void *data, size_t len);
 
+/* A body of len bytes written in pieces as they come (a file streamed): reply_body_begin() sends
+ * the status and the headers, Content-Length len, and remembers the status; reply_body_write()
+ * sends the next n bytes. With req->capture, the pieces are kept there instead, in one buffer of
+ * len bytes allocated at the beginning (-ENOMEM; -EFBIG past len). -EIO once nginx's connection
+ * fails (the client went). */
+int reply_body_begin(Request *req, int status, const char *content_type, size_t len);
+int reply_body_write(Request *req, const void *data, size_t n);
+
 int reply_error(Request *req, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The client went before its answer (nginx closed the connection): nothing is sent, the request is

@@ -18,6 +18,7 @@ typedef struct ReplyCapture {
         struct json_object *body;
         void *bytes;
         size_t bytes_len;
+        size_t bytes_room; /* what bytes holds at most (reply_body_begin()), less its NUL */
         char content_type[128];
 } ReplyCapture;
 

@@ -35,7 +35,7 @@
 #include "nspawn/broker/broker-client.h"
 #include "nspawn/pool/pool-socket.h"
 #include "nspawn/pool/pool.h"
-#include "nspawn/runner/runner-request.h"
+#include "nspawn/runner-request.h"
 #include "nspawn/sandbox.h"
 #include "nspawn/unit-name.h"
 
@@ -459,11 +459,13 @@ static int execute_claimed(Request *req, Context *ctx, const ExecRequest *x, Egr
         cleanup_json struct json_object *input = NULL;
         cleanup_close int fd = -1;
         Error err = {};
+        RunnerJob job;
         const char *text;
         size_t len = 0;
         int r;
 
-        input = runner_request_new(x, ctx->config->output_cap_bytes, ctx->config->return_cap_bytes);
+        execute_request_job(x, ctx->config->output_cap_bytes, ctx->config->return_cap_bytes, &job);
+        input = runner_request_new(&job);
         text = input ? json_object_to_json_string_length(input, JSON_C_TO_STRING_PLAIN, &len) : NULL;
         if (!text)
                 return reply_error(req, 500, MSG_INTERNAL, "out of memory");

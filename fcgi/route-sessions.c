@@ -25,6 +25,7 @@
 #include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
+#include "fcgi/route-session-files.h"
 #include "fcgi/route.h"
 #include "fcgi/session-call.h"
 #include "fcgi/session-machine.h"
@@ -53,25 +54,6 @@ DEFINE_JSON_CLEANUP
 
 /* Past its own timeout a run gets this long to be answered before its machine is stopped. */
 #define RUN_GRACE_USEC (15 * USEC_PER_SEC)
-/* A file operation's answer. */
-#define FILE_OP_TIMEOUT_USEC (120 * USEC_PER_SEC)
-
-/* The answer to a session operation that failed after its turn: the session gone, too many active
- * to resume it, its machine not starting (*err says why), a reply not to be read, or its machine
- * failing. */
-static int session_error(Request *req, Context *ctx, int r, const Error *err) {
-        if (req->status != 0)
-                return 0; /* answered already: a quota's refusal (session-quota.h) */
-        if (r == -ENOENT)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        if (r == -EUSERS)
-                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
-        if (r == -EHOSTDOWN)
-                return reply_error(req, 502, MSG_SESSION_START, err->message);
-        if (r == -EBADMSG || r == -EMSGSIZE)
-                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-        return reply_error(req, 502, MSG_SESSION_FAILED, err->message[0] ? err->message : strerror(-r));
-}
 
 static const char *get_str(struct json_object *o, const char *key) {
         struct json_object *v = NULL;
@@ -79,6 +61,15 @@ static const char *get_str(struct json_object *o, const char *key) {
         if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
                 return NULL;
         return json_object_get_string(v);
+}
+
+/* v (taken; NULL: an allocation failed) as o's key: 0 or -ENOMEM. */
+static int add_taken(struct json_object *o, const char *key, struct json_object *v) {
+        if (!v || json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 /* Milliseconds to a tenth, as reference 002 writes them (42.1, not 42.099999999999994). */
@@ -103,16 +94,6 @@ static struct json_object *output_json(struct json_object *reply, const char *ke
         return text ? json_object_new_string_len(text, (int) len) : NULL;
 }
 
-/* A runner reply of an error: its status (400, 404, 507 …) and message passed on as they are. */
-static int runner_error(Request *req, struct json_object *reply) {
-        int64_t status = json_int(reply, "status", 502);
-        const char *message = get_str(reply, "error");
-
-        if (!message || status < 400 || status > 599)
-                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-        return reply_error(req, (int) status, "%s", message);
-}
-
 /* How a run or exec ended, in reference 002's words. */
 typedef struct RunEnd {
         const char *termination; /* success, exit, timeout, memory_limit, killed */
@@ -130,63 +111,106 @@ static void run_end_done(RunEnd *e) {
         e->stdout_text = e->stderr_text = NULL;
 }
 
-/* Reference 002's response to a run or an exec. */
-static int run_response(Request *req, Context *ctx, const char *id, const SessionRun *run, const RunEnd *e, uint64_t start_usec,
-                        uint64_t queue_usec) {
-        cleanup_json struct json_object *out = json_object_new_object(), *result = json_object_new_object(),
-                                        *usage = json_object_new_object(), *session = NULL;
-        bool ok = strcmp(e->termination, "success") == 0;
-        Session s;
-        int r;
+/* One run or exec on its way: what its steps share, from its body to its answer. */
+typedef struct RunCall {
+        Request *req;
+        Context *ctx;
+        const char *id;
+        bool exec;
+        SessionRun run;              /* the body's, borrowed from body */
+        struct json_object *body;    /* owned */
+        struct json_object *network; /* the session's network list (owned), or NULL: none */
+        EgressLink egress;           /* with network: the link to the relay */
+        int turn;                    /* the session's turn, -1 when not held */
+        int fd;                      /* the runner's connection */
+        uint64_t queue_usec, start;  /* the wait for the turn; when the run was sent */
+        bool pending_reset;          /* a reset not said yet, which this run says */
+        RunEnd end;
+        Error err; /* why the machine failed, for the answer */
+} RunCall;
 
-        if (!out || !result || !usage)
-                return -ENOMEM;
-        r = db_session_get(ctx->db, id, &s);
-        if (r < 0)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        session = session_json(&s, true, NULL);
-        if (!session || json_object_object_add(session, "state_reset", json_object_new_boolean(e->state_reset)) < 0)
-                return -ENOMEM;
-        if (json_object_object_add(result, "stdout", json_object_get(e->stdout_text)) < 0 ||
+static void run_call_done(RunCall *c) {
+        run_end_done(&c->end);
+        session_turn_give(&c->turn);
+        egress_link_close(&c->egress);
+        closep(&c->fd);
+        json_object_put(c->body);
+        json_object_put(c->network);
+        c->body = c->network = NULL;
+}
+
+/* Reference 002's "result" of a run. NULL: no memory. */
+static struct json_object *run_result_json(const RunCall *c) {
+        cleanup_json struct json_object *result = json_object_new_object();
+        const RunEnd *e = &c->end;
+
+        if (!result || json_object_object_add(result, "stdout", json_object_get(e->stdout_text)) < 0 ||
             json_object_object_add(result, "stderr", json_object_get(e->stderr_text)) < 0 ||
             json_object_object_add(result, "exit_code", json_object_new_int(e->exit_code)) < 0 ||
             json_object_object_add(result, "termination_reason", json_object_new_string(e->termination)) < 0 ||
-            json_object_object_add(result, "duration_ms", ms_json(now_usec(CLOCK_MONOTONIC) - start_usec)) < 0 ||
+            json_object_object_add(result, "duration_ms", ms_json(now_usec(CLOCK_MONOTONIC) - c->start)) < 0 ||
             json_object_object_add(result, "guest_duration_ms", ms_json(e->guest_usec)) < 0)
-                return -ENOMEM;
-        if (json_object_object_add(usage, "execution_time_ms", ms_json(e->guest_usec)) < 0 ||
-            json_object_object_add(usage, "queue_wait_ms", ms_json(queue_usec)) < 0 ||
-            json_object_object_add(usage, "timeout_limit_ms", json_object_new_int64((int64_t) run->timeout_s * 1000)) < 0 ||
+                return NULL;
+        return TAKE_PTR(result);
+}
+
+/* Reference 002's "usage" of a run, and sandboxd's own counts. NULL: no memory. */
+static struct json_object *run_usage_json(const RunCall *c) {
+        cleanup_json struct json_object *usage = json_object_new_object();
+        const Request *req = c->req;
+        const RunEnd *e = &c->end;
+
+        if (!usage || json_object_object_add(usage, "execution_time_ms", ms_json(e->guest_usec)) < 0 ||
+            json_object_object_add(usage, "queue_wait_ms", ms_json(c->queue_usec)) < 0 ||
+            json_object_object_add(usage, "timeout_limit_ms", json_object_new_int64((int64_t) c->run.timeout_s * 1000)) < 0 ||
             json_object_object_add(usage, "cpu_ms", json_object_new_int64(e->cpu_ms)) < 0 ||
             json_object_object_add(usage, "memory_peak_bytes", json_object_new_int64(e->memory_peak_bytes)) < 0 ||
             /* A session with network: what this run's code exchanged through the egress relay. */
             (req->network_rx_bytes >= 0 && json_object_object_add(usage, "network_rx_bytes", json_object_new_int64(req->network_rx_bytes)) < 0) ||
             (req->network_tx_bytes >= 0 && json_object_object_add(usage, "network_tx_bytes", json_object_new_int64(req->network_tx_bytes)) < 0))
+                return NULL;
+        return TAKE_PTR(usage);
+}
+
+/* Reference 002's "error" of a run that did not succeed. NULL: no memory. */
+static struct json_object *run_error_json(const RunCall *c) {
+        cleanup_json struct json_object *error = json_object_new_object();
+        const RunEnd *e = &c->end;
+        char message[128];
+
+        if (strcmp(e->termination, "timeout") == 0)
+                (void) snprintf(message, sizeof(message), "timed out after %us", c->run.timeout_s);
+        else if (strcmp(e->termination, "memory_limit") == 0)
+                (void) snprintf(message, sizeof(message), "the memory limit of %" PRIu64 " MiB was exceeded", c->ctx->config->memory_max >> 20);
+        else
+                (void) snprintf(message, sizeof(message), "process exited with code %d", e->exit_code);
+        if (!error || json_object_object_add(error, "code", json_object_new_string(c->exec ? "exec_failed" : "execution_failed")) < 0 ||
+            json_object_object_add(error, "message", json_object_new_string(message)) < 0)
+                return NULL;
+        return TAKE_PTR(error);
+}
+
+/* reply: reference 002's response to a run or an exec. */
+static int run_response(const RunCall *c) {
+        cleanup_json struct json_object *out = json_object_new_object(), *session = NULL;
+        Request *req = c->req;
+        bool ok = strcmp(c->end.termination, "success") == 0;
+        Session s;
+
+        if (db_session_get(c->ctx->db, c->id, &s) < 0)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        session = session_json(&s, true, NULL);
+        if (!out || !session || json_object_object_add(session, "state_reset", json_object_new_boolean(c->end.state_reset)) < 0)
                 return -ENOMEM;
         if (json_object_object_add(out, "status", json_object_new_string(ok ? "success" : "error")) < 0 ||
             json_object_object_add(out, "request_id", json_object_new_string(req->id)) < 0 ||
-            json_object_object_add(out, "session_id", json_object_new_string(id)) < 0 ||
-            json_object_object_add(out, "result", TAKE_PTR(result)) < 0 || json_object_object_add(out, "usage", TAKE_PTR(usage)) < 0 ||
-            json_object_object_add(out, "session", TAKE_PTR(session)) < 0)
+            json_object_object_add(out, "session_id", json_object_new_string(c->id)) < 0 ||
+            add_taken(out, "result", run_result_json(c)) < 0 || add_taken(out, "usage", run_usage_json(c)) < 0 ||
+            json_object_object_add(out, "session", TAKE_PTR(session)) < 0 || (!ok && add_taken(out, "error", run_error_json(c)) < 0))
                 return -ENOMEM;
-        if (!ok) {
-                cleanup_json struct json_object *error = json_object_new_object();
-                char message[128];
-
-                if (strcmp(e->termination, "timeout") == 0)
-                        (void) snprintf(message, sizeof(message), "timed out after %us", run->timeout_s);
-                else if (strcmp(e->termination, "memory_limit") == 0)
-                        (void) snprintf(message, sizeof(message), "the memory limit of %" PRIu64 " MiB was exceeded", ctx->config->memory_max >> 20);
-                else
-                        (void) snprintf(message, sizeof(message), "process exited with code %d", e->exit_code);
-                if (!error || json_object_object_add(error, "code", json_object_new_string(run->language ? "execution_failed" : "exec_failed")) < 0 ||
-                    json_object_object_add(error, "message", json_object_new_string(message)) < 0 ||
-                    json_object_object_add(out, "error", TAKE_PTR(error)) < 0)
-                        return -ENOMEM;
-        }
         req->has_exit_code = true;
-        req->exit_code = e->exit_code;
-        req->duration_ms = (int64_t) ((now_usec(CLOCK_MONOTONIC) - start_usec) / 1000);
+        req->exit_code = c->end.exit_code;
+        req->duration_ms = (int64_t) ((now_usec(CLOCK_MONOTONIC) - c->start) / 1000);
         return reply_json(req, 200, out);
 }
 
@@ -272,136 +296,174 @@ static int session_network(Request *req, Context *ctx, const char *id, struct js
         return egress_request_admit(req, ctx, *ret, ret_link);
 }
 
-/* One run's steps in their order (turn, machine, run, its end, the answer), each short: apart, they
- * would pass a dozen locals between them. */
-static int session_run(Request *req, Context *ctx, const SessionRoute *route, bool exec) { /* NOLINT(readability-function-size) */
-        cleanup_json struct json_object *body = NULL, *input = json_object_new_object(), *reply = NULL, *network = NULL;
-        cleanup_egress_link EgressLink egress = EGRESS_LINK_NULL;
-        cleanup_free char *buf = NULL;
-        cleanup_close int fd = -1;
-        uint64_t start, queue_usec = 0, deadline;
-        size_t max_reply = ctx->config->output_cap_bytes / 3 * 8 + (64U << 10);
-        const char *id = route->id;
-        RunEnd e = {};
-        SessionRun run;
-        Error err = {};
+/* parse and validate: the body, the session, its network still allowed. 1 to go on, 0 answered. */
+static int run_parse(RunCall *c) {
+        Request *req = c->req;
         Session s;
-        bool pending_reset;
-        int turn = -1;
+        int r;
+
+        if (validate_parse_body(req->body, req->body_len, &c->body) < 0)
+                return reply_error(req, 400, MSG_INVALID_JSON);
+        r = validate_session_run(c->body, c->exec, validate_execute_limits.max_code_bytes, c->ctx->config->session_timeout_max_s, &c->run, &c->err);
+        if (r < 0)
+                return reply_error(req, c->err.status, "%s", c->err.message);
+        if (!req->listener && event_stream_wanted(req) && !event_stream_new(req))
+                return -ENOMEM;
+        if (db_session_get(c->ctx->db, c->id, &s) < 0)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        return session_network(req, c->ctx, c->id, &c->network, &c->egress);
+}
+
+/* The session's turn and its machine, ready: -errno (answered by the caller) or 0. */
+static int run_start(RunCall *c) {
+        Session s;
+        int r = session_turn_take(c->req, c->ctx, c->id, &c->turn, &c->queue_usec);
+
+        if (r < 0)
+                return r;
+        r = session_machine_ready(c->req, c->ctx, c->id, &s, &c->fd, &c->err);
+        if (r < 0)
+                return r;
+        /* A reset still unsaid (a resume, a new machine) is said by this run, and then no more;
+         * one that happens during it is set again for the next. */
+        c->pending_reset = s.state_reset;
+        if (c->pending_reset && !c->exec)
+                (void) db_session_set_reset(c->ctx->db, c->id, false);
+        return 0;
+}
+
+/* The runner's request: reference 002's fields, as runner-session.c reads them. NULL: no memory. */
+static struct json_object *run_input(const RunCall *c) {
+        cleanup_json struct json_object *in = json_object_new_object();
+        const SessionRun *run = &c->run;
+
+        if (!in || json_object_object_add(in, "op", json_object_new_string(c->exec ? "exec" : "run")) < 0 ||
+            (!c->exec && json_object_object_add(in, "language", json_object_new_string(run->language)) < 0) ||
+            json_object_object_add(in, c->exec ? "command" : "code", json_object_new_string_len(run->code, (int) run->code_len)) < 0 ||
+            json_object_object_add(in, "timeout_ms", json_object_new_int64((int64_t) run->timeout_s * 1000)) < 0 ||
+            json_object_object_add(in, "output_cap", json_object_new_int64((int64_t) c->ctx->config->output_cap_bytes)) < 0 ||
+            (c->req->listener && json_object_object_add(in, "stream", json_object_new_boolean(1)) < 0) ||
+            (c->network && json_object_object_add(in, "egress", json_object_new_boolean(1)) < 0))
+                return NULL;
+        return TAKE_PTR(in);
+}
+
+/* A run whose machine failed under it, as an ending of its own: killed (-1), or the memory limit
+ * (137); its state is lost either way, which this answer says. */
+static void run_killed(RunCall *c, const char *termination, int exit_code) {
+        c->end = (RunEnd){.termination = termination, .exit_code = exit_code, .state_reset = true, .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
+}
+
+/* What the call's failure r means for the run: an ending (0 with c->end), or the operation's
+ * failure (-errno, c->err saying why). The machine goes where it cannot be trusted any more. */
+static int run_failed(RunCall *c, int r) {
+        Session s;
+
+        if (r == -EPROTO || r == -EREMOTEIO) {
+                /* Its code must not run without the way out it was made with: the machine goes. */
+                const char *why = r == -EREMOTEIO ? "the egress relay did not take its network" : "its network could not be made";
+
+                session_machine_lost(c->req, c->ctx, c->id, why, true);
+                return error_set(&c->err, r, "%s", why);
+        }
+        if (r == -ECANCELED)
+                return r;
+        if (r == -ETIME) {
+                /* The runner did not end the run itself: the machine goes with everything in it. */
+                session_machine_lost(c->req, c->ctx, c->id, "its machine did not end a run that timed out", true);
+                run_killed(c, "timeout", -1);
+                return 0;
+        }
+        if (db_session_get(c->ctx->db, c->id, &s) == -ENOENT)
+                return -ENOENT; /* deleted while it ran */
+        if (r == -EBADMSG || r == -EMSGSIZE) {
+                session_machine_lost(c->req, c->ctx, c->id, "its machine's reply could not be read", true);
+                return r;
+        }
+        if (r == -ENOMEM)
+                return r;
+        /* The machine died under the run: the memory limit, or worse. */
+        if (memory_hit(c->ctx, c->id)) {
+                session_machine_lost(c->req, c->ctx, c->id, "its machine ran out of memory", true);
+                run_killed(c, "memory_limit", 137);
+        } else {
+                session_machine_lost(c->req, c->ctx, c->id, "its machine ended during a run", true);
+                run_killed(c, "killed", -1);
+        }
+        (void) db_session_set_reset(c->ctx->db, c->id, false);
+        return 0;
+}
+
+/* act: the run on the session's machine, its end into c->end. -ECANCELED when the client went. */
+static int run_act(RunCall *c) {
+        cleanup_json struct json_object *input = run_input(c), *reply = NULL;
+        Request *req = c->req;
+        RunnerCall call = {
+                .request = input,
+                /* A streamed run's client may go: the run goes on to its end, unread, for the record. */
+                .client_fd = req->event_stream ? -1 : req->fcgx->ipcFd,
+                .deadline = now_usec(CLOCK_MONOTONIC) + c->run.timeout_s * USEC_PER_SEC + RUN_GRACE_USEC,
+                /* The output, base64 in JSON, and the reply's other fields. */
+                .max_reply = c->ctx->config->output_cap_bytes / 3 * 8 + (64U << 10),
+                .listener = req->listener,
+                .egress = c->network ? &c->egress : NULL,
+        };
         int r;
 
         if (!input)
                 return -ENOMEM;
-        if (validate_parse_body(req->body, req->body_len, &body) < 0)
-                return reply_error(req, 400, MSG_INVALID_JSON);
-        if (validate_session_run(body, exec, validate_execute_limits.max_code_bytes, ctx->config->session_timeout_max_s, &run, &err) < 0)
-                return reply_error(req, err.status, "%s", err.message);
-        if (!req->listener && event_stream_wanted(req) && !event_stream_new(req))
-                return -ENOMEM;
-        if (db_session_get(ctx->db, id, &s) < 0)
-                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
-        r = session_network(req, ctx, id, &network, &egress);
-        if (r <= 0)
-                return r;
-
-        r = session_turn_take(req, ctx, id, &turn, &queue_usec);
-        if (r < 0)
-                return session_turn_error(req, ctx, r);
-        r = session_machine_ready(req, ctx, id, &s, &fd, &err);
-        if (r < 0)
-                goto answer_error;
-        /* A reset still unsaid (a resume, a new machine) is said by this run, and then no more;
-         * one that happens during it is set again for the next. */
-        pending_reset = s.state_reset;
-        if (pending_reset && !exec)
-                (void) db_session_set_reset(ctx->db, id, false);
-        start = now_usec(CLOCK_MONOTONIC);
-
-        if (json_object_object_add(input, "op", json_object_new_string(exec ? "exec" : "run")) < 0 ||
-            (!exec && json_object_object_add(input, "language", json_object_new_string(run.language)) < 0) ||
-            json_object_object_add(input, exec ? "command" : "code", json_object_new_string_len(run.code, (int) run.code_len)) < 0 ||
-            json_object_object_add(input, "timeout_ms", json_object_new_int64((int64_t) run.timeout_s * 1000)) < 0 ||
-            json_object_object_add(input, "output_cap", json_object_new_int64((int64_t) ctx->config->output_cap_bytes)) < 0) {
-                r = -ENOMEM;
-                goto answer_error;
-        }
-        if ((req->listener && json_object_object_add(input, "stream", json_object_new_boolean(1)) < 0) ||
-            (network && json_object_object_add(input, "egress", json_object_new_boolean(1)) < 0)) {
-                r = -ENOMEM;
-                goto answer_error;
-        }
-        (void) db_session_used(ctx->db, id, exec ? 0 : 1);
-        deadline = now_usec(CLOCK_MONOTONIC) + run.timeout_s * USEC_PER_SEC + RUN_GRACE_USEC;
-        /* A streamed run's client may go: the run goes on to its end, unread, for the record. */
+        (void) db_session_used(c->ctx->db, c->id, c->exec ? 0 : 1);
         if (req->event_stream) {
                 req->event_stream->keep_result = true;
                 (void) event_stream_begin(req->event_stream);
         }
-        r = session_runner_call(fd, input, NULL, 0, req->event_stream ? -1 : req->fcgx->ipcFd, deadline, max_reply, req->listener,
-                                network ? &egress : NULL, &reply, NULL, NULL, &buf);
-        if (network)
-                egress_request_ended(req, &egress);
-        if (r == -EPROTO || r == -EREMOTEIO) {
-                /* Its code must not run without the way out it was made with: the machine goes. */
-                session_machine_lost(req, ctx, id, r == -EREMOTEIO ? "the egress relay did not take its network" : "its network could not be made", true);
-                (void) error_set(&err, r, r == -EREMOTEIO ? "the egress relay did not take its network" : "its network could not be made");
-                goto answer_error;
-        }
+        c->start = now_usec(CLOCK_MONOTONIC);
+        r = session_runner_call(c->fd, &call, &reply);
+        if (c->network)
+                egress_request_ended(req, &c->egress);
         if (r >= 0)
-                r = run_read(req, ctx, id, reply, &e);
+                r = run_read(req, c->ctx, c->id, reply, &c->end);
+        return r < 0 ? run_failed(c, r) : 0;
+}
+
+/* record: the session used, the run in its events. */
+static void run_record(RunCall *c) {
+        char detail[96];
+
+        if (c->pending_reset)
+                c->end.state_reset = true;
+        (void) db_session_used(c->ctx->db, c->id, 0);
+        (void) snprintf(detail, sizeof(detail), "%s: %s, exit code %d", c->exec ? "exec" : c->run.language, c->end.termination, c->end.exit_code);
+        session_event(c->ctx->db, c->id, c->exec ? "exec" : "run", c->req->id, detail);
+}
+
+/* POST .../run or .../exec: parse → validate → the turn and the machine → the run → record → reply.
+ * The turn is given back before the answer is sent. */
+static int session_run(Request *req, Context *ctx, const SessionRoute *route, bool exec) {
+        __attribute__((cleanup(run_call_done))) RunCall c = {.req = req, .ctx = ctx, .id = route->id, .exec = exec, .turn = -1, .fd = -1, .egress = EGRESS_LINK_NULL};
+        int r = run_parse(&c);
+
+        if (r <= 0)
+                return r;
+        r = run_start(&c);
+        if (r < 0 && c.turn < 0) /* no turn: not the machine's failure */
+                return session_turn_error(req, ctx, r);
+        if (r >= 0)
+                r = run_act(&c);
         if (r == -ECANCELED) {
                 /* The client went away: the connection to the runner closes with this request, and
                  * the runner ends the run it was for. */
-                run_end_done(&e);
-                session_turn_give(&turn);
+                session_turn_give(&c.turn);
                 return reply_abandoned(req);
         }
-        if (r == -ETIME) {
-                /* The runner did not end the run itself: the machine goes with everything in it. */
-                session_machine_lost(req, ctx, id, "its machine did not end a run that timed out", true);
-                e = (RunEnd){.termination = "timeout", .exit_code = -1, .state_reset = true, .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
-                r = 0;
-        } else if (r < 0 && db_session_get(ctx->db, id, &s) == -ENOENT) {
-                r = -ENOENT; /* deleted while it ran */
-                goto answer_error;
-        } else if (r < 0 && r != -EBADMSG && r != -EMSGSIZE && r != -ENOMEM) {
-                /* The machine died under the run: the memory limit, or worse. */
-                bool memory = memory_hit(ctx, id);
-
-                session_machine_lost(req, ctx, id, memory ? "its machine ran out of memory" : "its machine ended during a run", true);
-                e = (RunEnd){.termination = memory ? "memory_limit" : "killed", .exit_code = memory ? 137 : -1, .state_reset = true, .stdout_text = json_object_new_string(""), .stderr_text = json_object_new_string("")};
-                (void) db_session_set_reset(ctx->db, id, false);
-                r = 0;
-        }
-        if (r < 0) {
-                if (r == -EBADMSG || r == -EMSGSIZE)
-                        session_machine_lost(req, ctx, id, "its machine's reply could not be read", true);
-                goto answer_error;
-        }
-        if (pending_reset)
-                e.state_reset = true;
-        (void) db_session_used(ctx->db, id, 0);
-        {
-                char detail[96];
-
-                (void) snprintf(detail, sizeof(detail), "%s: %s, exit code %d", exec ? "exec" : run.language, e.termination, e.exit_code);
-                session_event(ctx->db, id, exec ? "exec" : "run", req->id, detail);
-        }
-        session_turn_give(&turn);
-        r = run_response(req, ctx, id, &run, &e, start, queue_usec);
-        run_end_done(&e);
+        if (r >= 0)
+                run_record(&c);
+        session_turn_give(&c.turn);
+        r = r >= 0 ? run_response(&c) : session_call_error(req, ctx, r, &c.err);
+        /* A gone client's answer (its result, or the error of a machine that failed under the run)
+         * is kept as its result would have been. */
         if (req->event_stream && req->event_stream->gone)
-                stream_unread(req, ctx, id);
-        return r;
-
-answer_error:
-        run_end_done(&e);
-        session_turn_give(&turn);
-        r = session_error(req, ctx, r, &err);
-        /* A gone client's error answer (the machine failed under the run) is kept as its result
-         * would have been. */
-        if (req->event_stream && req->event_stream->gone)
-                stream_unread(req, ctx, id);
+                stream_unread(req, ctx, c.id);
         return r;
 }
 
@@ -415,176 +477,6 @@ static int new_session_id(const Config *config, char ret[SANDBOX_ID_MAX]) {
                 return -EIO;
         (void) snprintf(prefix, sizeof(prefix), "session%s%s", config->member[0] ? "-" : "", config->member);
         return unit_name_sandbox_id(prefix, rnd, ret);
-}
-
-/* One file operation on the session's runner, with the session's turn held: the reply object, and
- * for "get" the file's bytes (in *ret_buf). Errors are answered here: -errno then means answered. */
-static int file_op(Request *req, Context *ctx, const char *id, struct json_object *op, const void *data, size_t len,
-                   struct json_object **ret, const char **ret_rest, size_t *ret_rest_len, char **ret_buf) {
-        cleanup_close int fd = -1;
-        Error err = {};
-        Session s;
-        int turn = -1;
-        uint64_t queue_usec = 0;
-        int r = session_turn_take(req, ctx, id, &turn, &queue_usec);
-
-        if (r < 0) {
-                (void) session_turn_error(req, ctx, r);
-                return r;
-        }
-        r = session_machine_ready(req, ctx, id, &s, &fd, &err);
-        if (r >= 0) {
-                r = session_runner_call(fd, op, data, len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC,
-                                        ctx->config->session_upload_bytes + (64U << 10), NULL, NULL, ret, ret_rest, ret_rest_len, ret_buf);
-                if (r < 0 && r != -EMSGSIZE)
-                        session_machine_lost(req, ctx, id, "its machine did not answer a file operation", true);
-                (void) db_session_used(ctx->db, id, 0);
-        }
-        session_turn_give(&turn);
-        if (r >= 0)
-                return 0;
-        /* Too large to move is the file's size, not a fault of the machine's reply. */
-        if (r == -EMSGSIZE)
-                (void) reply_error(req, 413, "the file is larger than %zu bytes, the most sandboxd moves at once (SANDBOXD_SESSION_UPLOAD_BYTES)",
-                                   ctx->config->session_upload_bytes);
-        else
-                (void) session_error(req, ctx, r, &err);
-        return r;
-}
-
-static struct json_object *op_json(const char *op, const char *key, const char *value) {
-        cleanup_json struct json_object *o = json_object_new_object();
-
-        if (!o || json_object_object_add(o, "op", json_object_new_string(op)) < 0 ||
-            (key && json_object_object_add(o, key, json_object_new_string(value)) < 0))
-                return NULL;
-        return TAKE_PTR(o);
-}
-
-/* A file path of the URL, checked as every path a client names is: 0, or answered (400). */
-static int file_path_check(Request *req, const char *path) {
-        int r = path_relative_check(path, strlen(path), NULL, 0);
-
-        if (r == -EXDEV)
-                return reply_error(req, 400, MSG_PATH_ESCAPES, path), -EINVAL;
-        if (r < 0)
-                return reply_error(req, 400, MSG_SESSION_PATH), -EINVAL;
-        return 0;
-}
-
-static int session_file(Request *req, Context *ctx, const SessionRoute *route) {
-        cleanup_json struct json_object *op = NULL, *reply = NULL;
-        cleanup_free char *buf = NULL;
-        const char *rest = NULL, *event;
-        size_t rest_len = 0;
-        int r;
-
-        if (file_path_check(req, route->path) < 0)
-                return 0;
-        if (req->body_short)
-                return reply_error(req, 400, MSG_BODY_SHORT);
-        if (strcmp(req->method, "PUT") == 0 && session_disk_reserve(req, ctx) < 0)
-                return 0; /* answered: 507 */
-        if (strcmp(req->method, "PUT") == 0)
-                op = op_json("put", "path", route->path), event = "upload";
-        else if (strcmp(req->method, "GET") == 0)
-                op = op_json("get", "path", route->path), event = "download";
-        else
-                op = op_json("delete", "path", route->path), event = "remove";
-        if (!op)
-                return -ENOMEM;
-        if (file_op(req, ctx, route->id, op, req->body, req->body ? req->body_len : 0, &reply, &rest, &rest_len, &buf) < 0)
-                return 0;
-        if (json_int(reply, "status", 0) >= 300)
-                return runner_error(req, reply);
-        if (strcmp(req->method, "PUT") == 0 && json_int(reply, "size", -1) != (int64_t) (req->body ? req->body_len : 0))
-                return reply_error(req, 502, MSG_SESSION_UPLOAD_SHORT, (long long) json_int(reply, "size", -1), req->body ? req->body_len : 0);
-        session_event(ctx->db, route->id, event, req->id, route->path);
-        if (strcmp(req->method, "GET") == 0) {
-                if (json_int(reply, "size", -1) != (int64_t) rest_len)
-                        return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-                return reply_bytes(req, 200, "application/octet-stream", rest, rest_len);
-        } else {
-                cleanup_json struct json_object *out = json_object_new_object();
-
-                if (!out || json_object_object_add(out, "path", json_object_new_string(route->path)) < 0)
-                        return -ENOMEM;
-                if (strcmp(req->method, "PUT") == 0)
-                        r = json_object_object_add(out, "size", json_object_new_int64(json_int(reply, "size", 0)));
-                else
-                        r = json_object_object_add(out, "deleted", json_object_new_boolean(1));
-                if (r < 0)
-                        return -ENOMEM;
-                return reply_json(req, strcmp(req->method, "PUT") == 0 ? 201 : 200, out);
-        }
-}
-
-static int session_files(Request *req, Context *ctx, const SessionRoute *route) {
-        cleanup_json struct json_object *op = NULL, *reply = NULL, *out = json_object_new_object();
-        cleanup_free char *buf = NULL;
-        struct json_object *files = NULL;
-        char dir[PATH_MAX_BYTES];
-        int r = query_get(req->query, "dir", dir, sizeof(dir));
-
-        if (!out)
-                return -ENOMEM;
-        if (r < 0)
-                return reply_error(req, 400, MSG_SESSION_DIR);
-        if (r == 0 || strcmp(dir, ".") == 0 || strcmp(dir, "./") == 0)
-                dir[0] = 0;
-        if (dir[0]) {
-                size_t n = strlen(dir);
-
-                while (n > 1 && dir[n - 1] == '/')
-                        dir[--n] = 0;
-                if (path_relative_check(dir, n, NULL, 0) == -EXDEV)
-                        return reply_error(req, 400, MSG_PATH_ESCAPES, dir);
-                if (path_relative_check(dir, n, NULL, 0) < 0)
-                        return reply_error(req, 400, MSG_SESSION_DIR);
-        }
-        op = op_json("list", "dir", dir);
-        if (!op)
-                return -ENOMEM;
-        if (file_op(req, ctx, route->id, op, NULL, 0, &reply, NULL, NULL, &buf) < 0)
-                return 0;
-        if (json_int(reply, "status", 0) >= 300)
-                return runner_error(req, reply);
-        if (!json_object_object_get_ex(reply, "files", &files) || !json_object_is_type(files, json_type_array))
-                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
-        session_event(ctx->db, route->id, "list", req->id, dir[0] ? dir : ".");
-        if (json_object_object_add(out, "files", json_object_get(files)) < 0)
-                return -ENOMEM;
-        return reply_json(req, 200, out);
-}
-
-/* One of a new session's files (validated already, so only an allocation or the machine can fail)
- * written into it: 0, or -errno with *err saying why (-EIO: the runner refused it). */
-static int session_put_file(const char *id, struct json_object *e, Error *err) {
-        struct json_object *p = NULL, *content = NULL, *op, *reply = NULL;
-        cleanup_free uint8_t *raw = NULL;
-        cleanup_free char *buf = NULL;
-        cleanup_close int fd = -1;
-        size_t raw_len = 0;
-        int r;
-
-        (void) json_object_object_get_ex(e, "path", &p);
-        (void) json_object_object_get_ex(e, "content_b64", &content);
-        r = b64_decode(json_object_get_string(content), (size_t) json_object_get_string_len(content), &raw, &raw_len);
-        if (r < 0)
-                return error_set(err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
-        op = op_json("put", "path", json_object_get_string(p));
-        r = op ? session_machine_connect(id, &fd) : -ENOMEM;
-        if (r >= 0)
-                r = session_runner_call(fd, op, raw, raw_len, -1, now_usec(CLOCK_MONOTONIC) + FILE_OP_TIMEOUT_USEC, 64U << 10, NULL, NULL, &reply, NULL, NULL, &buf);
-        json_object_put(op);
-        if (r >= 0 && (json_int(reply, "status", 0) != 201 || json_int(reply, "size", -1) != (int64_t) raw_len)) {
-                const char *m = get_str(reply, "error");
-
-                r = error_set(err, -EIO, "could not write '%s': %s", json_object_get_string(p), m ? m : "no reason given");
-        } else if (r < 0)
-                r = error_set(err, r, "could not write '%s': %s", json_object_get_string(p), strerror(-r));
-        json_object_put(reply);
-        return r;
 }
 
 static int session_create(Request *req, Context *ctx) {
@@ -686,6 +578,18 @@ static int session_delete(Request *req, Context *ctx, const char *id) {
         return reply_json(req, 200, out);
 }
 
+/* The session's machine stopped and its disk unmounted, by the broker: 0, or -EREMOTEIO with *err
+ * saying why (never the broker's own errno: its socket missing is -ENOENT, which is no session's
+ * absence). */
+static int pause_stop(Context *ctx, const char *id, Error *err) {
+        int r = broker_session_stop(&ctx->broker, id, false, err);
+        Error why = *err;
+
+        if (r >= 0)
+                return 0;
+        return error_set(err, -EREMOTEIO, "it could not be stopped: %s", error_message(&why, r));
+}
+
 /* pause: its machine stopped, its files kept; resume: its machine started again, its interpreters
  * afresh. Each with the session's turn. */
 static int session_pause_resume(Request *req, Context *ctx, const char *id, bool pause) {
@@ -708,18 +612,23 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
                 if (r >= 0 && s.up)
                         session_quota_bill(req, ctx, id, "pause");
                 if (r >= 0)
-                        r = broker_session_stop(&ctx->broker, id, false, &err);
+                        r = pause_stop(ctx, id, &err);
                 if (r >= 0) {
                         r = db_session_paused(ctx->db, id);
                         if (r == -ENOENT) /* the pool manager finished it first */
                                 r = 0;
                 }
-                if (r < 0) /* still its machine's: active again, the next operation sees to it */
+                /* Failed, its machine may run on (the broker never had the stop, or it did not
+                 * stop): active again, its socket and "up" kept, so that the next operation finds
+                 * it; one that went meanwhile is stopped, whatever is left of it, before a new one
+                 * starts (session_machine_ready()). */
+                if (r < 0)
                         (void) db_run(ctx->db, "UPDATE sessions SET state = 'active' WHERE session_id = ?1 AND state = 'pausing'", "t", id);
-                session_socket_path(id, path, sizeof(path));
-                (void) unlink(path);
-                if (r >= 0)
+                if (r >= 0) {
+                        session_socket_path(id, path, sizeof(path));
+                        (void) unlink(path);
                         session_event(ctx->db, id, "pause", req->id, NULL);
+                }
         } else if (r >= 0 && !pause) {
                 reset = strcmp(s.state, "active") != 0;
                 r = session_machine_ready(req, ctx, id, &s, &fd, &err);
@@ -728,7 +637,7 @@ static int session_pause_resume(Request *req, Context *ctx, const char *id, bool
                 r = db_session_get(ctx->db, id, &s);
         session_turn_give(&turn);
         if (r < 0)
-                return session_error(req, ctx, r, &err);
+                return session_call_error(req, ctx, r, &err);
         out = session_json(&s, false, ctx->db);
         if (!out || (!pause && json_object_object_add(out, "state_reset", json_object_new_boolean(reset || s.state_reset)) < 0))
                 return -ENOMEM;
@@ -768,9 +677,9 @@ int route_sessions(Request *req, Context *ctx) {
         case SESSION_RESUME:
                 return session_pause_resume(req, ctx, route.id, route.action == SESSION_PAUSE);
         case SESSION_FILES:
-                return session_files(req, ctx, &route);
+                return route_session_files(req, ctx, &route);
         case SESSION_FILE:
-                return session_file(req, ctx, &route);
+                return route_session_file(req, ctx, &route);
         default:
                 return reply_error(req, 404, MSG_NOT_FOUND);
         }

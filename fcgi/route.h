@@ -21,9 +21,11 @@ typedef struct Inflight Inflight;
 typedef struct Context {
         const Config *config;
         Inflight *inflight; /* the requests in flight across the workers (fcgi/inflight.h) */
-        int broker; /* connection to the broker (broker-client.h), -1 until first used */
-        sqlite3 *db;
-        /* The machine this worker's execution claimed: back to the pool once the answer is sent,
+        /* The request's own connection to the broker (broker-client.h), -1 until first used: a
+         * worker serves many requests at once, each on its thread, and none shares it. */
+        int broker;
+        sqlite3 *db; /* taken from the worker's idle connections for this request alone (fcgi/worker.c) */
+        /* The machine this request's execution claimed: back to the pool once the answer is sent,
          * or destroyed when retire says why it may serve no other (machine_claim.h). */
         ClaimedMachine machine;
 } Context;
@@ -55,6 +57,10 @@ typedef struct Route {
 /* The route for (method, path): 200 and *ret set; 405 when the path exists with another method
  * (then *ret names the one it takes, for Allow:); 404 when no route has that path. Pure. */
 int route_find(const char *method, const char *path, const Route **ret);
+
+/* The handler of a route (fcgi/route-handlers.c, the one table of them): NULL for an id that is
+ * none. */
+RouteHandler route_handler(RouteId id);
 
 /* Handlers, one file each. */
 int route_execute(Request *req, Context *ctx);

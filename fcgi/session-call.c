@@ -5,72 +5,108 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fcgi/messages.h"
+#include "fcgi/reply.h"
+#include "fcgi/request.h"
+#include "fcgi/route.h"
 #include "fcgi/session-call.h"
+#include "lib/config.h"
+#include "lib/error.h"
 #include "lib/json-limits.h"
+#include "lib/json-util.h"
 #include "lib/macro.h"
 
-int session_runner_call(int fd, struct json_object *request, const void *extra, size_t extra_len, int client_fd, uint64_t deadline,
-                        size_t max_reply, const OutputListener *listener, EgressLink *egress, struct json_object **ret, const char **ret_rest,
-                        size_t *ret_rest_len, char **ret_buf) {
-        cleanup_free char *input = NULL, *reply = NULL;
-        struct json_tokener *tok = NULL;
-        struct json_object *o;
-        size_t text_len = 0, input_len, len = 0, end;
-        const char *nl;
-        const char *text = json_object_to_json_string_length(request, JSON_C_TO_STRING_PLAIN, &text_len);
-        int r;
+/* call's request on one line, then its extra bytes (a put's file): the runner splits at the
+ * newline. NULL on allocation failure. */
+static char *call_input(const RunnerCall *call, size_t *ret_len) {
+        size_t text_len = 0;
+        const char *text = json_object_to_json_string_length(call->request, JSON_C_TO_STRING_PLAIN, &text_len);
+        char *input;
 
         if (!text)
-                return -ENOMEM;
-        /* The object on one line, then the bytes as they are (a put's file): the runner splits at
-         * the newline. */
-        input = malloc(text_len + 1 + extra_len + 1);
+                return NULL;
+        input = malloc(text_len + 1 + call->extra_len + 1);
         if (!input)
-                return -ENOMEM;
+                return NULL;
         memcpy(input, text, text_len);
         input[text_len] = '\n';
-        if (extra_len > 0)
-                memcpy(input + text_len + 1, extra, extra_len);
-        input_len = text_len + 1 + extra_len;
-        if (egress && egress->fd >= 0) {
-                /* The request whole first: the runner hands the proxy port over before it runs
-                 * anything, and the relay takes it before the reply is waited for. */
-                r = pool_send_request(fd, input, input_len, client_fd, deadline);
-                if (r >= 0)
-                        r = egress_link_start(egress, fd, client_fd, deadline);
-                if (r < 0)
-                        return r;
-                input_len = 0;
-        }
-        if (listener)
-                r = pool_exchange_stream(fd, input_len ? input : NULL, input_len, client_fd, deadline, max_reply, listener, &reply, &len);
-        else
-                r = pool_exchange(fd, input_len ? input : NULL, input_len, client_fd, deadline, max_reply, &reply, &len); /* NOLINT(clang-analyzer-unix.Malloc): input is cleanup_free, unseen by clang-analyzer 14 */
-        if (r < 0)
-                return r;
-        if (len == 0)
-                return -ECONNRESET; /* the runner died before it answered */
-        /* The object is one line (the runner writes it plain: a newline in a string is escaped). */
-        nl = memchr(reply, '\n', len);
-        end = nl ? (size_t) (nl - reply) : len;
-        tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+        if (call->extra_len > 0)
+                memcpy(input + text_len + 1, call->extra, call->extra_len);
+        *ret_len = text_len + 1 + call->extra_len;
+        return input;
+}
+
+/* The reply's object: its first line (the runner writes it plain: a newline in a string is
+ * escaped). -EBADMSG when it is none. */
+static int reply_parse(const char *reply, size_t len, struct json_object **ret) {
+        const char *nl = memchr(reply, '\n', len);
+        size_t end = nl ? (size_t) (nl - reply) : len;
+        struct json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+        struct json_object *o;
+
         if (!tok)
                 return -ENOMEM;
         o = json_tokener_parse_ex(tok, reply, (int) (end > INT32_MAX ? INT32_MAX : end));
-        if (json_tokener_get_parse_end(tok) != end) {
+        if (json_tokener_get_parse_end(tok) != end || !json_object_is_type(o, json_type_object)) {
                 json_object_put(o);
                 o = NULL;
         }
         json_tokener_free(tok);
-        if (!o || !json_object_is_type(o, json_type_object)) {
-                json_object_put(o);
+        if (!o)
                 return -EBADMSG;
-        }
-        if (ret_rest) {
-                *ret_rest = nl ? nl + 1 : reply + len;
-                *ret_rest_len = (size_t) (reply + len - *ret_rest);
-        }
         *ret = o;
-        *ret_buf = TAKE_PTR(reply);
         return 0;
+}
+
+int session_runner_call(int fd, const RunnerCall *call, struct json_object **ret) {
+        cleanup_free char *input = NULL, *reply = NULL;
+        size_t input_len = 0, len = 0;
+        int r;
+
+        input = call_input(call, &input_len);
+        if (!input)
+                return -ENOMEM;
+        if (call->egress && call->egress->fd >= 0) {
+                /* The request whole first: the runner hands the proxy port over before it runs
+                 * anything, and the relay takes it before the reply is waited for. */
+                r = pool_send_request(fd, input, input_len, call->client_fd, call->deadline);
+                if (r >= 0)
+                        r = egress_link_start(call->egress, fd, call->client_fd, call->deadline);
+                if (r < 0)
+                        return r;
+                input_len = 0;
+        }
+        if (call->listener)
+                r = pool_exchange_stream(fd, input_len ? input : NULL, input_len, call->client_fd, call->deadline, call->max_reply, call->listener,
+                                         &reply, &len);
+        else
+                r = pool_exchange(fd, input_len ? input : NULL, input_len, call->client_fd, call->deadline, call->max_reply, &reply, &len); /* NOLINT(clang-analyzer-unix.Malloc): input is cleanup_free, unseen by clang-analyzer 14 */
+        if (r < 0)
+                return r;
+        if (len == 0)
+                return -ECONNRESET; /* the runner died before it answered */
+        return reply_parse(reply, len, ret);
+}
+
+int session_call_error(Request *req, Context *ctx, int r, const Error *err) {
+        if (req->status != 0)
+                return 0; /* answered already: a quota's refusal (session-quota.h) */
+        if (r == -ENOENT)
+                return reply_error(req, 404, MSG_SESSION_NOT_FOUND);
+        if (r == -EUSERS)
+                return reply_error(req, 503, MSG_SESSIONS_FULL, ctx->config->sessions_max);
+        if (r == -EHOSTDOWN)
+                return reply_error(req, 502, MSG_SESSION_START, err->message);
+        if (r == -EBADMSG || r == -EMSGSIZE)
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        return reply_error(req, 502, MSG_SESSION_FAILED, err->message[0] ? err->message : strerror(-r));
+}
+
+int session_runner_error(Request *req, struct json_object *reply) {
+        int64_t status = json_int(reply, "status", 502);
+        struct json_object *message = json_field(reply, "error");
+
+        if (!json_object_is_type(message, json_type_string) || status < 400 || status > 599)
+                return reply_error(req, 502, MSG_SANDBOX_UNREADABLE);
+        return reply_error(req, (int) status, "%s", json_object_get_string(message));
 }

@@ -171,7 +171,10 @@ int session_machine_ready(Request *req, Context *ctx, const char *id, Session *s
                         r = session_machine_connect(id, ret_fd);
                         if (r >= 0)
                                 return 0;
-                        session_machine_lost(req, ctx, id, r == -ETIME ? "its machine did not answer" : "its machine had ended", r == -ETIME);
+                        /* Stopped whatever is left of it (a unit a failed pause left, its disk's
+                         * mount): a new one would be refused for a unit that exists still, or
+                         * share the disk with it. A stop of one that is gone costs no more. */
+                        session_machine_lost(req, ctx, id, r == -ETIME ? "its machine did not answer" : "its machine had ended", true);
                         continue;
                 }
                 r = session_machine_start(req, ctx, id, false, err);

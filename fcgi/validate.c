@@ -18,6 +18,7 @@
 #include "lib/macro.h"
 #include "lib/path-util.h"
 #include "lib/utf8.h"
+#include "nspawn/runner-request.h"
 
 const ValidateLimits validate_execute_limits = {
         .max_code_bytes = 1U << 20,
@@ -62,9 +63,12 @@ static bool json_finite(struct json_object *v) {
 int validate_parse_body(const char *body, size_t len, struct json_object **ret) {
         struct json_tokener *tok;
         struct json_object *obj;
+        JsonSyntaxCounts counts;
 
-        if (len == 0 || !json_syntax_valid(body, len, JSON_MAX_DEPTH) || !utf8_valid((const uint8_t *) body, len))
+        if (len == 0 || !json_syntax_scan(body, len, JSON_MAX_DEPTH, &counts) || !utf8_valid((const uint8_t *) body, len))
                 return -EINVAL;
+        if (counts.values > JSON_MAX_VALUES || counts.containers > JSON_MAX_CONTAINERS)
+                return -E2BIG;
 
         tok = json_tokener_new_ex(JSON_MAX_DEPTH);
         if (!tok)
@@ -378,6 +382,23 @@ int validate_execute_004(struct json_object *body, const ValidateLimits *limits,
 void execute_request_done(ExecRequest *x) {
         json_object_put(x->owned_files);
         x->owned_files = x->files = NULL;
+}
+
+void execute_request_job(const ExecRequest *x, size_t output_cap, size_t return_cap, RunnerJob *ret) {
+        *ret = (RunnerJob){
+                .code = x->code,
+                .code_len = x->code_len,
+                .language = x->language,
+                .import_policy = x->import_policy,
+                .stdin_data = x->stdin_data,
+                .stdin_len = x->stdin_len,
+                .files = x->files,
+                .return_files = x->return_files,
+                .stream = x->stream,
+                .egress = x->network_allow != NULL,
+                .output_cap = output_cap,
+                .return_cap = return_cap,
+        };
 }
 
 /* A Python identifier, ASCII only (what an agent's tool module and function are called). */

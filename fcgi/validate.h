@@ -57,7 +57,8 @@ typedef struct CallRequest {
 } CallRequest;
 
 /* Parses a request body strictly (RFC 8259, valid UTF-8, nesting bounded) into *ret (caller puts);
- * -EINVAL if it is not JSON or not an object. */
+ * -EINVAL if it is not JSON or not an object; -E2BIG, before json-c builds any of it, when it holds
+ * more values than JSON_MAX_VALUES or JSON_MAX_CONTAINERS allow (lib/json-limits.h). */
 int validate_parse_body(const char *body, size_t len, struct json_object **ret);
 
 /* Validates a parsed /v1/execute body. On failure returns -EINVAL and fills *reterr (status 400, or
@@ -70,6 +71,11 @@ int validate_execute(struct json_object *body, const ValidateLimits *limits, Exe
 int validate_execute_004(struct json_object *body, const ValidateLimits *limits, ExecRequest *ret, Error *reterr);
 
 void execute_request_done(ExecRequest *x);
+
+/* The runner's request for x (nspawn/runner-request.h), borrowing its strings and arrays,
+ * with the operator's caps on the output and on the returned files. */
+typedef struct RunnerJob RunnerJob;
+void execute_request_job(const ExecRequest *x, size_t output_cap, size_t return_cap, RunnerJob *ret);
 
 /* The "files" field of body as /v1/execute checks it, but with no sandbox's words: a path that
  * climbs out is a 400 naming the field, as any other bad path. *ret the array (borrowed), or NULL

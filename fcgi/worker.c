@@ -63,18 +63,6 @@ typedef struct Job {
         Load load;
 } Job;
 
-static const RouteHandler handlers[_ROUTE_MAX] = {
-        [ROUTE_EXECUTE] = route_execute,
-        [ROUTE_POOL] = route_pool,
-        [ROUTE_CALL] = route_call,
-        [ROUTE_EXECUTE_004] = route_execute_004,
-        [ROUTE_RUNTIMES] = route_runtimes,
-        [ROUTE_OPENAPI] = route_openapi,
-        [ROUTE_SESSIONS] = route_sessions,
-        [ROUTE_METRICS] = route_metrics,
-        [ROUTE_MCP] = route_mcp,
-};
-
 static int db_get(Worker *w, sqlite3 **ret) {
         sqlite3 *db = NULL;
 
@@ -225,7 +213,7 @@ static void handle(FCGX_Request *fcgx, Context *ctx, Load load, bool busy) {
                 (void) reply_error(&req, 405, MSG_METHOD_NOT_ALLOWED);
         } else if (req.body_too_large)
                 (void) reply_error(&req, 413, MSG_BODY_TOO_LARGE);
-        else if (handlers[route->id](&req, ctx) < 0 && req.status == 0) {
+        else if (route_handler(route->id)(&req, ctx) < 0 && req.status == 0) {
                 if (fd_client_gone(fcgx->ipcFd))
                         (void) reply_abandoned(&req); /* nobody reads an answer now */
                 else

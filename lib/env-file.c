@@ -99,3 +99,9 @@ const char *env_file_get(const EnvVar *vars, size_t n, const char *name) {
                         return vars[i - 1].value;
         return NULL;
 }
+
+const char *env_get_or(const char *name, const char *def) {
+        const char *v = getenv(name);
+
+        return v && *v ? v : def;
+}

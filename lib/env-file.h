@@ -20,3 +20,7 @@ int env_file_parse(const char *text, EnvVar **ret, size_t *ret_n);
 const char *env_file_get(const EnvVar *vars, size_t n, const char *name);
 
 EnvVar *env_file_free(EnvVar *vars, size_t n);
+
+/* The environment's value of name, or def when it is unset or empty (as systemd's Environment=NAME=
+ * unsets in effect). */
+const char *env_get_or(const char *name, const char *def);

@@ -3,8 +3,8 @@
 
 #include "lib/error-count.h"
 
-/* Per thread: a worker's request thread flushes what it counted (db_error_counts_flush()) before it
- * ends; the single-threaded daemons have only one. */
+/* Per thread: each of a worker's request threads (many at once) flushes what it counted
+ * (db_error_counts_flush()) before it ends; a daemon that counts on one thread has one set. */
 static _Thread_local uint64_t pending[_ERROR_COUNT_MAX];
 
 static const struct {

@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-/* Errors a process met where they happened (db.c, broker-client.c), counted in memory until they
+/* Errors a thread met where they happened (db.c, broker-client.c), counted in its memory until they
  * are added to the database's totals (db_error_counts_flush()): an sqlite error cannot always be
  * written down at the moment it happens, and the broker's client has no database at all. */
 

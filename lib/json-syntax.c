@@ -135,11 +135,18 @@ static bool scan_key(const char **pp, const char *end) {
 }
 
 bool json_syntax_valid(const char *s, size_t len, unsigned max_depth) {
+        JsonSyntaxCounts c;
+
+        return json_syntax_scan(s, len, max_depth, &c);
+}
+
+bool json_syntax_scan(const char *s, size_t len, unsigned max_depth, JsonSyntaxCounts *ret) {
         const char *p = s, *end = s + len;
         /* What closes each array or object open, innermost last: no recursion, whatever the input. */
         char closers[JSON_SYNTAX_DEPTH_MAX];
         unsigned depth = 0;
 
+        *ret = (JsonSyntaxCounts){};
         if (!s || max_depth > JSON_SYNTAX_DEPTH_MAX)
                 return false;
         for (;;) {
@@ -147,11 +154,14 @@ bool json_syntax_valid(const char *s, size_t len, unsigned max_depth) {
                 p = skip_ws(p, end);
                 if (p == end)
                         return false;
+                ret->values++;
+                ret->top += depth == 1;
                 if (*p == '{' || *p == '[') {
                         char close = *p == '{' ? '}' : ']';
 
                         if (depth == max_depth)
                                 return false;
+                        ret->containers++;
                         closers[depth++] = close;
                         p = skip_ws(p + 1, end);
                         if (p == end)

@@ -12,3 +12,16 @@
  * else; whether they are well-formed UTF-8 is utf8_valid()'s to say. Numbers of any size pass: what
  * fits is the caller's question. Pure. */
 bool json_syntax_valid(const char *s, size_t len, unsigned max_depth);
+
+/* What json-c would build of a text: each value costs it memory of its own (measured with json-c
+ * 0.16 on x86-64: some 70 bytes a number, 150 an empty array, 900 an object with its hash table),
+ * whatever the few bytes the text spends on it. */
+typedef struct JsonSyntaxCounts {
+        size_t values;     /* every value, containers and members' values included */
+        size_t containers; /* arrays and objects */
+        size_t top;        /* the values directly in the outermost array or object */
+} JsonSyntaxCounts;
+
+/* json_syntax_valid(), counting what s holds into *ret as it goes (counted up to where it stopped
+ * when it is not valid). Pure. */
+bool json_syntax_scan(const char *s, size_t len, unsigned max_depth, JsonSyntaxCounts *ret);

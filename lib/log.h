@@ -24,7 +24,8 @@ int log_internal(int level, int error, const char *file, const char *line, const
 #define log_info(...) log_full(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_full(LOG_DEBUG, __VA_ARGS__)
 
-/* The request being handled (copied); NULL clears it. Workers are single-threaded. */
+/* The request being handled by the calling thread (copied into a thread-local); NULL clears it. A
+ * worker serves each request on a thread of its own (fcgi/worker.c), many at once. */
 void log_set_request(const char *request_id, const char *route);
 
 /* A pool event (created, ready, claimed, destroyed, failed) with POOL_EVENT and SANDBOX_ID fields,

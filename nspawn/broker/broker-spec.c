@@ -18,7 +18,7 @@
 #include "lib/macro.h"
 #include "nspawn/broker/broker.h"
 #include "nspawn/broker/uid-range.h"
-#include "nspawn/runner/runner-request.h"
+#include "nspawn/runner-request.h"
 #include "nspawn/unit-name.h"
 
 int broker_reserve_uid_range(Broker *b, const char *id, uint32_t *ret) {

@@ -33,6 +33,7 @@
 #include "lib/listen-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/socket-util.h"
 #include "nspawn/broker/broker.h"
 #include "nspawn/broker/session-list.h"
 
@@ -283,15 +284,6 @@ static void client_update(Client *c) {
                 (void) sd_event_source_set_enabled(c->source, c->n_requests < CLIENT_REQUESTS_MAX ? SD_EVENT_ON : SD_EVENT_OFF);
 }
 
-static int peer_allowed(const Broker *b, int fd) {
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
-
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-                return 0;
-        return cred.uid == b->uid || cred.uid == 0;
-}
-
 static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Broker *b = userdata;
         cleanup_close int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -301,7 +293,7 @@ static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userd
         (void) revents;
         if (cfd < 0)
                 return 0;
-        if (!peer_allowed(b, cfd)) {
+        if (!socket_peer_allowed(cfd, b->uid)) {
                 (void) log_warning_errno(EPERM, "Broker: refused a connection from a process not of sandboxd");
                 return 0;
         }

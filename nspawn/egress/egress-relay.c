@@ -40,10 +40,12 @@
 #include <systemd/sd-daemon.h>
 
 #include "lib/egress.h"
+#include "lib/env-file.h"
 #include "lib/fd-util.h"
 #include "lib/listen-util.h"
 #include "lib/log.h"
 #include "lib/macro.h"
+#include "lib/socket-util.h"
 #include "nspawn/egress/egress-relay.h"
 
 DEFINE_JSON_CLEANUP
@@ -358,13 +360,6 @@ void relay_fed(Relay *r) {
         sources_enable(r, SD_EVENT_ON);
 }
 
-static bool peer_allowed(int fd, uid_t uid) {
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
-
-        return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) >= 0 && (cred.uid == uid || cred.uid == 0);
-}
-
 static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Relay *r = userdata;
         int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -382,7 +377,7 @@ static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userd
                 n++;
         /* Only the workers' user registers; past the cap, nobody until some end. The source's one
          * reference is on_worker_registration()'s to drop. */
-        if (!peer_allowed(c, geteuid()) || n >= EXECUTIONS_MAX ||
+        if (!socket_peer_allowed(c, geteuid()) || n >= EXECUTIONS_MAX ||
             sd_event_add_io(r->event, &registration, c, EPOLLIN, on_worker_registration, r) < 0)
                 (void) close(c);
         return 0;
@@ -395,21 +390,14 @@ static int open_listener(const char *path) {
 }
 
 int relay_parse_address(const char *s, struct sockaddr_in *ret) {
-        char host[INET_ADDRSTRLEN];
-        const char *colon = strrchr(s, ':');
-        unsigned long port;
-        char *end = NULL;
+        struct sockaddr_in sa = {.sin_family = AF_INET};
+        SocketAddress a;
 
-        if (!colon || (size_t) (colon - s) >= sizeof(host))
+        if (socket_address_parse(s, &a) < 0 || a.bracketed || inet_pton(AF_INET, a.host, &sa.sin_addr) != 1)
                 return -EINVAL;
-        memcpy(host, s, (size_t) (colon - s));
-        host[colon - s] = 0;
-        errno = 0;
-        port = strtoul(colon + 1, &end, 10);
-        if (errno || *end || port == 0 || port > 65535)
-                return -EINVAL;
-        *ret = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t) port)};
-        return inet_pton(AF_INET, host, &ret->sin_addr) == 1 ? 0 : -EINVAL;
+        sa.sin_port = htons(a.port);
+        *ret = sa;
+        return 0;
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -425,20 +413,14 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return sd_event_exit(r->event, 0);
 }
 
-static const char *env_or(const char *name, const char *def) {
-        const char *v = getenv(name);
-
-        return v && *v ? v : def;
-}
-
 /* Its settings (the environment: the unit's), its lists' directory, its socket and its loop. */
 static int relay_setup(Relay *r) {
-        const char *lists = env_or("SANDBOXD_EGRESS_LISTS", "/run/sandboxd/egress");
-        const char *proxy = env_or("SANDBOXD_EGRESS_PROXY", "127.0.0.1:3129");
-        const char *front = env_or("SANDBOXD_EGRESS_FRONT", "127.0.0.1:3131");
-        const char *max = env_or("SANDBOXD_EGRESS_MAX_CONNECTIONS", "32");
-        const char *audit = env_or("SANDBOXD_EGRESS_AUDIT", "127.0.0.1:3130");
-        const char *rate = env_or("SANDBOXD_EGRESS_RATE_BYTES", "104857600");
+        const char *lists = env_get_or("SANDBOXD_EGRESS_LISTS", "/run/sandboxd/egress");
+        const char *proxy = env_get_or("SANDBOXD_EGRESS_PROXY", "127.0.0.1:3129");
+        const char *front = env_get_or("SANDBOXD_EGRESS_FRONT", "127.0.0.1:3131");
+        const char *max = env_get_or("SANDBOXD_EGRESS_MAX_CONNECTIONS", "32");
+        const char *audit = env_get_or("SANDBOXD_EGRESS_AUDIT", "127.0.0.1:3130");
+        const char *rate = env_get_or("SANDBOXD_EGRESS_RATE_BYTES", "104857600");
         unsigned long m;
         char *end = NULL;
         sigset_t mask;
@@ -465,7 +447,7 @@ static int relay_setup(Relay *r) {
         r->lists_fd = open(lists, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (r->lists_fd < 0)
                 return log_error_errno(errno, "Egress: failed to open %s", lists);
-        r->listen_fd = open_listener(env_or("SANDBOXD_EGRESS_SOCKET", "/run/sandboxd/egress.sock"));
+        r->listen_fd = open_listener(env_get_or("SANDBOXD_EGRESS_SOCKET", "/run/sandboxd/egress.sock"));
         if (r->listen_fd < 0)
                 return r->listen_fd;
 

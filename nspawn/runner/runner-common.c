@@ -16,9 +16,9 @@
 #include "lib/fd-util.h"
 #include "lib/macro.h"
 #include "lib/stream-frame.h"
+#include "nspawn/runner-request.h"
 #include "nspawn/runner/cgroup.h"
 #include "nspawn/runner/runner-common.h"
-#include "nspawn/runner/runner-request.h"
 
 #define PYTHON "/usr/bin/python3"
 

@@ -39,10 +39,10 @@
 #include "lib/path-util.h"
 #include "lib/stream-frame.h"
 #include "lib/time-util.h"
+#include "nspawn/runner-request.h"
 #include "nspawn/runner/cgroup.h"
 #include "nspawn/runner/runner-common.h"
 #include "nspawn/runner/runner-exec.h"
-#include "nspawn/runner/runner-request.h"
 
 DEFINE_JSON_CLEANUP
 

@@ -7,8 +7,9 @@
  *           "stderr_truncated", "duration_ms", "cpu_ms", "memory_peak_bytes", "termination",
  *           "state_reset"}
  *   {"op": "put", "path"} followed by the file's bytes, {"op": "get", "path"}, {"op": "list", "dir"},
- *   {"op": "delete", "path"} (session-files.c); a successful get's reply is followed by "\n" and
- *   the bytes.
+ *   {"op": "delete", "path"} (session-files.c); a get may carry "max_bytes", past which it is
+ *   refused (413) unread; a successful get's reply is followed by "\n" and "size" bytes, sent from
+ *   the file as they are read (a shorter stream: the file was shortened meanwhile).
  *   {"op": "usage"} -> {"status": 200, "cpu_ms", "cpu_source"}: CPU no op reported yet.
  * A run or an exec with "egress": true (the session was made with network) first gets the
  * sandbox's proxy port (runner_egress_send()), ahead of its reply or frames.
@@ -588,9 +589,15 @@ static int session_execute(Session *s, struct json_object *req, bool exec, struc
         return r;
 }
 
+/* A get's file: open, read only as it is sent (session_file_send()). */
+typedef struct FileBody {
+        int fd; /* -1: none */
+        uint64_t size;
+} FileBody;
+
 /* A file op, as the sandbox user, on the machine's /workspace: the session sandbox's, the same. */
 static int session_file_op(uid_t uid, const char *op, struct json_object *req, const char *content, size_t len, struct json_object *reply,
-                           char **ret_body, size_t *ret_body_len, Error *reterr) {
+                           FileBody *ret_body, Error *reterr) {
         int ws, r;
 
         (void) setfsgid(uid);
@@ -599,15 +606,15 @@ static int session_file_op(uid_t uid, const char *op, struct json_object *req, c
         if (ws < 0)
                 r = -errno;
         else
-                r = session_files(ws, op, req, content, len, reply, ret_body, ret_body_len, reterr);
+                r = session_files(ws, op, req, content, len, reply, &ret_body->fd, &ret_body->size, reterr);
         closep(&ws);
         (void) setfsuid(0);
         (void) setfsgid(0);
         return r;
 }
 
-/* The reply to one request's bytes, as JSON text; a get's file in *ret_body. */
-static char *session_answer(Session *s, const char *data, size_t len, char **ret_body, size_t *ret_body_len) {
+/* The reply to one request's bytes, as JSON text; a get's file, open, in *ret_body. */
+static char *session_answer(Session *s, const char *data, size_t len, FileBody *ret_body) {
         static const char *const ops[] = {"run", "exec", "put", "get", "list", "delete", "usage", NULL};
         cleanup_json struct json_object *reply = json_object_new_object();
         struct json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
@@ -647,7 +654,7 @@ static char *session_answer(Session *s, const char *data, size_t len, char **ret
         else if (strcmp(op, "usage") == 0)
                 r = session_usage_op(s, reply);
         else
-                r = session_file_op(s->runner->uid, op, req, data + end, len - end, reply, ret_body, ret_body_len, &error);
+                r = session_file_op(s->runner->uid, op, req, data + end, len - end, reply, ret_body, &error);
         (void) json_object_put(req);
 
         if (r < 0) {
@@ -656,8 +663,7 @@ static char *session_answer(Session *s, const char *data, size_t len, char **ret
 
                 if (error.status)
                         status = error.status;
-                free(*ret_body);
-                *ret_body = NULL;
+                closep(&ret_body->fd);
                 (void) json_object_put(reply);
                 reply = json_object_new_object();
                 if (!reply || json_object_object_add(reply, "status", json_object_new_int(status)) < 0 ||
@@ -697,9 +703,10 @@ int runner_session_serve(Runner *r, Error *reterr) {
                 return error_set(reterr, k, "making the session sandbox: %s", strerror(-k));
 
         for (;;) {
-                cleanup_free char *data = NULL, *reply = NULL, *body = NULL;
+                cleanup_free char *data = NULL, *reply = NULL;
                 cleanup_close int conn = -1;
-                size_t len = 0, body_len = 0;
+                FileBody body = {.fd = -1};
+                size_t len = 0;
 
                 k = runner_next_request(&conn, &data, &len);
                 if (k < 0)
@@ -708,15 +715,18 @@ int runner_session_serve(Runner *r, Error *reterr) {
                  * find the worker gone and close it. */
                 s.client = TAKE_FD(conn);
                 s.streamed = false;
-                reply = session_answer(&s, data, len, &body, &body_len);
+                reply = session_answer(&s, data, len, &body);
                 conn = s.client;
                 s.client = -1;
                 if (!reply)
                         return error_set(reterr, -ENOMEM, "reply: %s", strerror(ENOMEM));
                 if (s.streamed)
                         runner_frame_send(&conn, STREAM_FRAME_REPLY, reply, strlen(reply));
-                else if (conn >= 0 && fd_write_all(conn, reply, strlen(reply)) >= 0 && body)
-                        (void) (fd_write_all(conn, "\n", 1) >= 0 && fd_write_all(conn, body, body_len) >= 0);
+                else if (conn >= 0 && fd_write_all(conn, reply, strlen(reply)) >= 0 && body.fd >= 0 && fd_write_all(conn, "\n", 1) >= 0)
+                        /* Whatever ends it (the worker gone, the file shortened), the worker sees the
+                         * bytes end before the size it was told, and nothing waits here. */
+                        (void) session_file_send(conn, body.fd, body.size);
+                closep(&body.fd);
                 closep(&conn);
                 /* A sandbox that ended with the op (a timeout) is made again now, while the worker
                  * answers its client; failing that, at the next op. */

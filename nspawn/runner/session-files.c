@@ -7,14 +7,18 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +28,10 @@
 #include "lib/path-util.h"
 #include "nspawn/runner/session-files.h"
 
-#define CHUNK (64U << 10)
+/* A download's piece: sendfile() moves at most this much at a time. */
+#define CHUNK (1U << 20)
+/* How long a download may find the worker taking nothing before it is given up. */
+#define SEND_STALL_S 120
 
 static int open_beneath(int ws, const char *path, int flags) {
         struct open_how how = {.flags = (uint64_t) (flags | O_CLOEXEC), .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
@@ -132,12 +139,11 @@ static int put(int ws, struct json_object *p, char *rel, const void *content, si
         return 0;
 }
 
-/* The whole file rel into *ret (its length *ret_len), as it is when read: its size is what was
- * read, whatever the code does to it meanwhile. */
-static int get(int ws, struct json_object *p, const char *rel, char **ret, size_t *ret_len, Error *reterr) {
+/* The file rel opened for reading, its size at the open in *ret_size: the reader sends that many
+ * bytes from the open file (session_file_send()), never holding them. A file over max_bytes (< 0:
+ * none) is refused with 413 before a byte of it is read: a sparse file of terabytes costs nothing. */
+static int get(int ws, struct json_object *p, const char *rel, int64_t max_bytes, int *ret_fd, uint64_t *ret_size, Error *reterr) {
         cleanup_close int fd = open_beneath(ws, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-        cleanup_free char *buf = NULL;
-        size_t len = 0, cap = 0;
         struct stat st;
 
         if (fd < 0)
@@ -148,28 +154,32 @@ static int get(int ws, struct json_object *p, const char *rel, char **ret, size_
                 return error_set_status(reterr, 400, -EISDIR, "'%s' is a directory", text(p));
         if (!S_ISREG(st.st_mode))
                 return error_set_status(reterr, 400, -EINVAL, "'%s' is not a regular file", text(p));
-        for (;;) {
-                ssize_t n;
+        if (max_bytes >= 0 && st.st_size > max_bytes)
+                return error_set_status(reterr, 413, -EFBIG, "'%s' is larger than %" PRId64 " bytes", text(p), max_bytes);
+        *ret_fd = TAKE_FD(fd);
+        *ret_size = (uint64_t) st.st_size;
+        return 0;
+}
 
-                if (cap - len < CHUNK) {
-                        char *bigger = realloc(buf, cap + CHUNK + (size_t) st.st_size);
+int session_file_send(int conn, int fd, uint64_t size) {
+        /* A worker that takes nothing for this long, yet keeps the connection, is taken for gone:
+         * the runner serves the session's next operation instead. */
+        struct timeval stall = {.tv_sec = SEND_STALL_S};
+        off_t off = 0;
 
-                        if (!bigger)
-                                return -ENOMEM;
-                        buf = bigger;
-                        cap += CHUNK + (size_t) st.st_size;
-                }
-                n = read(fd, buf + len, cap - len);
+        if (setsockopt(conn, SOL_SOCKET, SO_SNDTIMEO, &stall, sizeof(stall)) < 0)
+                return -errno;
+        while ((uint64_t) off < size) {
+                /* From the page cache to the socket: no copy of the file in the runner at all. */
+                ssize_t n = sendfile(conn, fd, &off, size - (uint64_t) off > CHUNK ? CHUNK : (size_t) (size - (uint64_t) off));
+
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
-                        return error_set_status(reterr, 400, -errno, "could not read '%s': %s", text(p), strerror(errno));
+                        return errno == EAGAIN ? -ETIMEDOUT : -errno;
                 if (n == 0)
-                        break;
-                len += (size_t) n;
+                        return -ENODATA; /* the code shortened it meanwhile: the worker sees it end early */
         }
-        *ret = TAKE_PTR(buf);
-        *ret_len = len;
         return 0;
 }
 
@@ -296,8 +306,21 @@ static int remove_path(int ws, struct json_object *p, char *rel, Error *reterr) 
         return 0;
 }
 
+/* A get's "max_bytes": the most the worker takes (absent: no limit). */
+static int max_bytes_of(struct json_object *req, int64_t *ret, Error *reterr) {
+        struct json_object *v = NULL;
+
+        if (!json_object_object_get_ex(req, "max_bytes", &v))
+                return 0;
+        errno = 0;
+        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 || errno != 0)
+                return error_set_status(reterr, 400, -EINVAL, "max_bytes must be a number of bytes");
+        *ret = json_object_get_int64(v);
+        return 0;
+}
+
 int session_files(int ws, const char *op, struct json_object *req, const void *content, size_t len, struct json_object *reply,
-                  char **ret_body, size_t *ret_body_len, Error *reterr) {
+                  int *ret_fd, uint64_t *ret_size, Error *reterr) {
         struct json_object *p = NULL, *files;
         char rel[PATH_MAX_BYTES + 1] = "";
         bool listing = strcmp(op, "list") == 0;
@@ -322,11 +345,15 @@ int session_files(int ws, const char *op, struct json_object *req, const void *c
                                : 0;
         }
         if (strcmp(op, "get") == 0) {
-                r = get(ws, p, rel, ret_body, ret_body_len, reterr);
+                int64_t max_bytes = -1;
+
+                r = max_bytes_of(req, &max_bytes, reterr);
+                if (r >= 0)
+                        r = get(ws, p, rel, max_bytes, ret_fd, ret_size, reterr);
                 if (r < 0)
                         return r;
                 return json_object_object_add(reply, "status", json_object_new_int(200)) < 0 ||
-                                       json_object_object_add(reply, "size", json_object_new_int64((int64_t) *ret_body_len)) < 0
+                                       json_object_object_add(reply, "size", json_object_new_int64((int64_t) *ret_size)) < 0
                                ? -ENOMEM
                                : 0;
         }

@@ -315,3 +315,20 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime + resource.getrusage
     # 3 CPU-seconds wanted in 1.5 s; SANDBOXD_CPU_QUOTA_PERCENT=100 grants about 1.5.
     awk -v t="$(field .stdout)" 'BEGIN { exit !(t < 2.0) }'
 }
+
+@test "a URL with %00 is nginx's 400 in JSON with its request id, never its HTML 500; the same URL without it is served" {
+    local hdr="$BATS_TEST_TMPDIR/hdr" path
+    body=$(curl -s -D "$hdr" "$SANDBOXD_URL/v1/pool")
+    read_headers "$hdr"
+    expect_status 200
+    for path in /v1/pool%00 /v1/po%00ol /mcp%00 /v1/sessions/x/files/a%00b /v1/execute%00.bin /%00; do
+        body=$(curl -s -D "$hdr" "$SANDBOXD_URL$path")
+        read_headers "$hdr"
+        expect_error 400 "bad request"
+        # Refused before any worker saw it: no row, no audit entry to find.
+        [ "$(db "SELECT count(*) FROM requests WHERE request_id = '$rid'")" = 0 ]
+    done
+    body=$(curl -s -D "$hdr" -X POST -H 'content-type: application/json' --data-binary '{}' "$SANDBOXD_URL/mcp%00")
+    read_headers "$hdr"
+    expect_error 400 "bad request"
+}

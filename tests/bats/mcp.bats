@@ -263,6 +263,53 @@ rpc_error() {
     [ "$(field .error.code)" = -32600 ]
 }
 
+# batch_of N METHOD: a file with a batch of N requests of METHOD (ids 1..N); prints its path.
+batch_of() {
+    local f="$BATS_TEST_TMPDIR/batch-$1.json"
+    jq -cn --argjson n "$1" --arg m "$2" '[range(1; $n + 1) | {jsonrpc: "2.0", id: ., method: $m}]' >"$f"
+    echo "$f"
+}
+
+# The worker processes' resident memory, in KiB, summed.
+workers_rss_kib() {
+    local pid sum=0
+    for pid in $(pgrep -x sandboxd-worker || true); do
+        sum=$((sum + $(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)))
+    done
+    echo "$sum"
+}
+
+@test "a batch holds at most 64 messages: a longer one is refused before it is parsed, and grows no worker" {
+    initialize 2025-03-26
+    # Positive control: 64 tools/list, each answered.
+    post "$msid" "@$(batch_of 64 tools/list)"
+    expect_status 200
+    expect_request_id
+    [ "$(jq length <<<"$body")" = 64 ]
+    [ "$(jq '[.[] | .result.tools | length] | unique' -c <<<"$body")" = '[9]' ]
+    post "$msid" "@$(batch_of 65 ping)"
+    expect_status 400
+    [ "$(rpc_error)" = "-32600 Invalid Request: a batch holds at most 64 messages; send the others in another POST" ]
+    expect_request_id
+    journal_entry "$rid" >"$BATS_TEST_TMPDIR/entry"
+    [ "$(jq -r .STATUS "$BATS_TEST_TMPDIR/entry")" = 400 ]
+    # What was found from outside: 20,000 tools/list in 1 MB made a 118 MB answer and 2.8 GB of
+    # one worker. Now a 400 of a few bytes, and the workers stay as they were (within 64 MiB).
+    before=$(workers_rss_kib)
+    post "$msid" "@$(batch_of 20000 tools/list)"
+    expect_status 400
+    [ "${#body}" -lt 200 ]
+    [ "$(field .error.code)" = -32600 ]
+    after=$(workers_rss_kib)
+    echo "workers' RSS: $before KiB before, $after KiB after" >&3
+    [ "$after" -lt $((before + 65536)) ]
+    # A single message with more values than a body may hold: refused before json-c builds them.
+    jq -cn '{jsonrpc: "2.0", id: 1, method: "ping", params: {x: [range(20000) | {}]}}' >"$BATS_TEST_TMPDIR/values.json"
+    post "$msid" "@$BATS_TEST_TMPDIR/values.json"
+    expect_status 400
+    [ "$(rpc_error)" = "-32600 Invalid Request: a body holds at most 65536 JSON values, 16384 of them arrays or objects" ]
+}
+
 # stateless METHOD PARAMS [CURL ARGS...]: a request of the stateless revision (2026-07-28), its
 # revision in params._meta and the headers that mirror its body, as such a client sends it. Set,
 # hdr_version, hdr_method and hdr_name replace those headers' values ("": the header is left out),
@@ -554,6 +601,86 @@ stateless() {
     [ "$ctype" = application/json ]
 }
 
+@test "Accept is read as media ranges with weights: q=0 refuses a type, a wildcard takes it, a longer name is not it" {
+    initialize
+    # Positive control: JSON named, JSON answered.
+    post_accepting application/json "$msid" '{"jsonrpc":"2.0","id":4,"method":"tools/list"}'
+    expect_status 200
+    [ "$ctype" = application/json ]
+    expect_request_id
+    # JSON refused by name (q=0): the answer comes on the stream the client does take.
+    post_accepting 'application/json;q=0, text/event-stream' "$msid" '{"jsonrpc":"2.0","id":5,"method":"tools/list"}'
+    expect_status 200
+    [ "$ctype" = text/event-stream ]
+    [ "$(sed -n 's/^data: //p' <<<"$body" | jq .id)" = 5 ]
+    post_accepting 'text/*' "$msid" '{"jsonrpc":"2.0","id":6,"method":"tools/list"}'
+    expect_status 200
+    [ "$ctype" = text/event-stream ]
+    # Neither taken: 406, with the request's id and its record.
+    post_accepting 'application/jsonx' "$msid" '{"jsonrpc":"2.0","id":7,"method":"tools/list"}'
+    expect_status 406
+    [ "$(field .error.code)" = -32000 ]
+    expect_request_id
+    [ "$(db "SELECT status FROM requests WHERE request_id = '$rid'")" = 406 ]
+    post_accepting '*/*;q=0' "$msid" '{"jsonrpc":"2.0","id":8,"method":"tools/list"}'
+    expect_status 406
+    journal_entry "$rid" >"$BATS_TEST_TMPDIR/entry"
+    [ "$(jq -r .STATUS "$BATS_TEST_TMPDIR/entry")" = 406 ]
+}
+
+@test "a NUL in a method, a tool's name or a file's path is no name cut at it; file text keeps its NULs" {
+    initialize
+    post "$msid" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    expect_status 200
+    [ "$(field '.result.tools | length')" = 9 ]
+    post "$msid" '{"jsonrpc":"2.0","id":2,"method":"tools/list\u0000x"}'
+    expect_status 400
+    [ "$(rpc_error)" = "-32600 method must not contain a NUL" ]
+    [ "$(field .id)" = 2 ]
+    expect_request_id
+    call runtimes '{}' 3
+    [ "$(field .result.isError)" = false ]
+    post "$msid" '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"runtimes\u0000x","arguments":{}}}'
+    expect_status 200
+    [ "$(field .error.code)" = -32602 ]
+    call session_create '{}'
+    sid=$(field .result.structuredContent.session_id)
+    echo "- $sid" >>"$created"
+    call session_write_file "$(jq -cn --arg s "$sid" '{session_id: $s, path: "nul.txt", content: "a\u0000b"}')"
+    [ "$(field .result.isError)" = false ]
+    [ "$(field .result.structuredContent.size)" = 3 ]
+    curl -s "$SANDBOXD_URL/v1/sessions/$sid/files/nul.txt" -o "$BATS_TEST_TMPDIR/nul.txt"
+    [ "$(od -An -c "$BATS_TEST_TMPDIR/nul.txt" | tr -s ' ')" = " a \0 b" ]
+    call session_write_file "$(jq -cn --arg s "$sid" '{session_id: $s, path: "x.txt\u0000../../y", content: "z"}')"
+    [ "$(rpc_error)" = "-32602 the file path must name a file in the working directory" ]
+    expect_request_id
+    [ "$(db "SELECT count(*) FROM requests WHERE request_id = '$rid' AND status = 200")" = 1 ]
+}
+
+@test "session_read_file returns at most 16 MiB: a larger file is an error result naming the cap, before its base64 is made" {
+    initialize
+    call session_create '{}'
+    sid=$(field .result.structuredContent.session_id)
+    echo "- $sid" >>"$created"
+    head -c 1000 /dev/zero | tr '\0' 'a' >"$BATS_TEST_TMPDIR/small.txt"
+    head -c $((17 << 20)) /dev/zero >"$BATS_TEST_TMPDIR/big.bin"
+    for f in small.txt big.bin; do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: application/octet-stream' --data-binary "@$BATS_TEST_TMPDIR/$f" \
+            "$SANDBOXD_URL/v1/sessions/$sid/files/$f")" = 201 ]
+    done
+    # Positive control: a small file comes back whole.
+    call session_read_file "$(jq -cn --arg s "$sid" '{session_id: $s, path: "small.txt"}')"
+    [ "$(field .result.isError)" = false ]
+    [ "$(field .result.structuredContent.size)" = 1000 ]
+    call session_read_file "$(jq -cn --arg s "$sid" '{session_id: $s, path: "big.bin"}')"
+    expect_request_id
+    [ "$(field .result.isError)" = true ]
+    [ "$(field .result.structuredContent.status)" = 413 ]
+    [ "$(field .result.structuredContent.error)" = "the file is 17825792 bytes; session_read_file returns at most 16777216 (GET /v1/sessions/{id}/files/{path} returns any)" ]
+    [ "${#body}" -lt 2000 ]
+    journal_entry "$rid" >/dev/null
+}
+
 @test "notifications/cancelled stops a session run, by the worker that serves it; the next run says the state was lost" {
     initialize
     call session_create '{}'
@@ -624,6 +751,28 @@ stateless() {
     # The tool call counted as the REST execution would: REST is refused now too.
     kapi "$token" POST /v1/execute '{"code": "print(3)"}'
     expect_status 429
+}
+
+@test "with API keys: each request of a batch counts against executions-per-minute; those past it are refused with the quota's words" {
+    keys_on
+    new_key batch --executions-per-minute 3
+    initialize 2025-03-26
+    post "$msid" "@$(batch_of 5 tools/list)"
+    expect_status 200
+    expect_request_id
+    [ "$(jq -c '[.[] | if .result then (.result.tools | length) else .error.code end]' <<<"$body")" = '[9,9,9,-32000,-32000]' ]
+    [ "$(jq -c '[.[3:][] | .id]' <<<"$body")" = '[4,5]' ]
+    [ "$(jq -r '[.[3:][] | .error.code] | unique | .[]' <<<"$body")" = -32000 ]
+    [[ $(jq -r '.[4].error.message' <<<"$body") == "API key quota exceeded: executions-per-minute=3 "* ]]
+    [ "$(db "SELECT rated FROM requests WHERE request_id = '$rid'")" = 3 ]
+    journal_entry "$rid" >/dev/null
+    # The three counted as three REST requests would: the key's REST work is refused now too.
+    kapi "$token" POST /v1/execute '{"code": "print(3)"}'
+    expect_status 429
+    # A single tools/list is not rated work, as before.
+    post "$msid" '{"jsonrpc":"2.0","id":9,"method":"tools/list"}'
+    expect_status 200
+    [ "$(field '.result.tools | length')" = 9 ]
 }
 
 @test "the stateless revision with API keys: the key is every request's; a session made by a call is the key's" {

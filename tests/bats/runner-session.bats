@@ -278,6 +278,26 @@ bytes_b64() {
     [ "$(bytes_b64 6 | base64 -d)" = "$(printf 'y%.0s' $(seq 4096))" ]
 }
 
+@test "session files: a get streams the file, never holding it; one over its max_bytes is refused unread" {
+    truncate -s 4G "$WS/sparse"
+    head -c $((16 << 20)) /dev/urandom >"$WS/mid"
+    # The runner's peak resident memory, in KiB, before and after sending 16 MiB.
+    local hwm='sed -n "s/^VmHWM: *\([0-9]*\) kB/\1/p" /proc/$RUNNER_PID/status'
+    session "$(host "$hwm")" "$(jq -cn '{op: "get", path: "sparse", max_bytes: 1048576}')" \
+        "$(jq -cn '{op: "get", path: "mid", max_bytes: 16777216}')" "$(host "$hwm")" \
+        "$(jq -cn '{op: "get", path: "mid", max_bytes: -1}')" "$(jq -cn '{op: "get", path: "mid", max_bytes: "x"}')" \
+        "$(run_req python 'print("still here")')"
+    [ "$(line 2)" = "{\"status\":413,\"error\":\"'sparse' is larger than 1048576 bytes\"}" ]
+    [ "$(line 3)" = '{"status":200,"size":16777216}' ]
+    [ "$(bytes_b64 3 | base64 -d | sha256sum | cut -d' ' -f1)" = "$(sha256sum "$WS/mid" | cut -d' ' -f1)" ]
+    before=$(line 1 | jq -r .host_stdout)
+    after=$(line 4 | jq -r .host_stdout)
+    [ $((after - before)) -lt 4096 ] || { echo "the runner grew from $before to $after KiB" >&2; false; }
+    [ "$(line 5)" = '{"status":400,"error":"max_bytes must be a number of bytes"}' ]
+    [ "$(line 6)" = '{"status":400,"error":"max_bytes must be a number of bytes"}' ]
+    [ "$(summary 7)" = '[0,"exit",false,"still here\n",""]' ]
+}
+
 @test "session: malformed requests are refused with 400, and the runner serves on" {
     session '{"_raw": "not json"}' '{"_raw": "[1]"}' '{"_raw": "{\"op\": \"fly\"}"}' '{"_raw": "{\"code\": \"print(1)\"}"}' \
         '{"_raw": "{\"op\": \"run\", \"language\": \"cobol\", \"code\": \"x\"}"}' '{"_raw": "{\"op\": \"run\", \"code\": 5}"}' \

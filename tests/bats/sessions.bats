@@ -20,6 +20,8 @@ setup() {
 
 teardown() {
     local id
+    # A test that stopped the broker (a failed pause) has it back, whatever failed.
+    in_systemd systemctl start sandboxd-broker.socket || true
     while read -r id; do
         curl -s -o /dev/null -X DELETE "$SANDBOXD_URL/v1/sessions/$id" || true
     done <"$created"
@@ -520,6 +522,104 @@ print(a.recv(2).decode())'
     head -c $((1 << 20)) /dev/zero >"$BATS_TEST_TMPDIR/fits"
     put_file "$sid" fits "$BATS_TEST_TMPDIR/fits"
     expect_status 201
+}
+
+# get_file_full ID PATH OUT: GET the file's bytes into OUT -> $code, $rid, $ctype, $length
+get_file_full() {
+    local hdr
+    hdr=$(mktemp)
+    code=$(curl -s -D "$hdr" -o "$3" -w '%{http_code}' "$SANDBOXD_URL/v1/sessions/$1/files/$2")
+    read_headers "$hdr"
+    length=$(awk 'tolower($1) == "content-length:" { sub("\r", "", $2); print $2 }' "$hdr")
+    rm -f "$hdr"
+}
+
+@test "downloads stream: over the cap is 413 before a byte is read, the machine and its state live on; under it comes whole" {
+    local cap=$((128 << 20)) sum machine
+    session_new
+    run_in "$sid" python 'kept = 42'
+    machine=$(in_systemd systemctl show -P InvocationID "$sid.service")
+    [ -n "$machine" ]
+    exec_in "$sid" "truncate -s 4G sparse.bin && head -c $((cap - 1)) /dev/urandom >under.bin && sha256sum under.bin" '{timeout: 60}'
+    sum=$(field .result.stdout | cut -d' ' -f1)
+    [ ${#sum} = 64 ]
+    # 4 GiB of a sparse file: refused in the cap's words, the session's machine untouched.
+    api GET "/v1/sessions/$sid/files/sparse.bin"
+    expect_error 413 "the file is larger than $cap bytes, the most sandboxd moves at once (SANDBOXD_SESSION_UPLOAD_BYTES)"
+    entry=$(journal_entry "$rid")
+    [ "$(jq -c '[.STATUS, .SESSION_ID]' <<<"$entry")" = "$(jq -cn --arg s "$sid" '["413", $s]')" ]
+    run_in "$sid" python 'print(kept)'
+    [ "$(jq -c '[.result.stdout, .session.state_reset]' <<<"$body")" = '["42\n",false]' ] || { echo "$body" >&2; false; }
+    [ "$(in_systemd systemctl show -P InvocationID "$sid.service")" = "$machine" ]
+    # One byte under the cap: whole, its length announced.
+    get_file_full "$sid" under.bin "$BATS_TEST_TMPDIR/under"
+    [ "$code" = 200 ]
+    [ "$ctype" = application/octet-stream ]
+    [ "$length" = $((cap - 1)) ]
+    expect_request_id
+    [ "$(sha256sum "$BATS_TEST_TMPDIR/under" | cut -d' ' -f1)" = "$sum" ]
+    entry=$(journal_entry "$rid")
+    [ "$(jq -r .STATUS <<<"$entry")" = 200 ]
+    rm -f "$BATS_TEST_TMPDIR/under"
+    # One byte over: refused as well; at the cap exactly, not.
+    exec_in "$sid" 'truncate -s +2 under.bin && stat -c %s under.bin'
+    [ "$(field .result.stdout)" = $((cap + 1)) ]
+    api GET "/v1/sessions/$sid/files/under.bin"
+    expect_error 413 "the file is larger than $cap bytes, the most sandboxd moves at once (SANDBOXD_SESSION_UPLOAD_BYTES)"
+    exec_in "$sid" 'truncate -s -1 under.bin'
+    get_file_full "$sid" under.bin /dev/null
+    [ "$code" = 200 ]
+    [ "$length" = "$cap" ]
+    run_in "$sid" python 'print(kept)'
+    [ "$(field .result.stdout)" = 42 ]
+    [ "$(db "SELECT count(*) FROM session_events WHERE session_id = '$sid' AND event = 'reset'")" = 0 ]
+}
+
+@test "a client that goes away mid-download leaves nothing behind: the session serves its next operation at once" {
+    session_new
+    run_in "$sid" python 'kept = 5'
+    exec_in "$sid" 'head -c 100M /dev/urandom >big.bin && echo made' '{timeout: 60}'
+    # 100 MiB at 1 MiB/s: the client is gone after a second.
+    run curl -s -o /dev/null --limit-rate 1M --max-time 1 -D "$BATS_TEST_TMPDIR/hdr" "$SANDBOXD_URL/v1/sessions/$sid/files/big.bin"
+    [ "$status" = 28 ]
+    read_headers "$BATS_TEST_TMPDIR/hdr"
+    [ "$code" = 200 ]
+    expect_request_id
+    # Its request is recorded (the worker finished with it), and the session's turn is free.
+    journal_entry "$rid" >/dev/null
+    SECONDS=0
+    run_in "$sid" python 'print(kept)'
+    [ "$(field .result.stdout)" = 5 ]
+    [ "$SECONDS" -lt 10 ]
+    [ "$(field '.usage.queue_wait_ms < 1000')" = true ]
+    [ "$(db "SELECT count(*) FROM session_queue WHERE session_id = '$sid'")" = 0 ]
+}
+
+# A pause stops the machine through the broker: with the broker down, the pause fails before
+# anything was stopped. The session must go on with its machine, not lose it to a start that
+# systemd refuses for the unit that is still there.
+@test "a pause that fails (the broker down) leaves the session usable, on its machine, with its state; no unit is left" {
+    session_new
+    run_in "$sid" python 'kept = 7'
+    machine=$(in_systemd systemctl show -P InvocationID "$sid.service")
+    in_systemd systemctl stop sandboxd-broker.socket sandboxd-broker.service
+    api POST "/v1/sessions/$sid/pause"
+    in_systemd systemctl start sandboxd-broker.socket
+    expect_status 502
+    expect_request_id
+    [[ $(field .error) == "the session's machine failed: it could not be stopped: "* ]] || { echo "$body" >&2; false; }
+    [ "$(jq -r .STATUS <<<"$(journal_entry "$rid")")" = 502 ]
+    api GET "/v1/sessions/$sid"
+    [ "$(field .state)" = active ]
+    run_in "$sid" python 'print(kept)'
+    [ "$(jq -c '[.result.stdout, .session.state_reset]' <<<"$body")" = '["7\n",false]' ] || { echo "$body" >&2; false; }
+    [ "$(in_systemd systemctl show -P InvocationID "$sid.service")" = "$machine" ]
+    # The pause works now, and leaves no machine.
+    api POST "/v1/sessions/$sid/pause"
+    expect_status 200
+    [ "$(field .state)" = paused ]
+    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend "$sid.service")" ]
+    disk_unmounted "$sid"
 }
 
 @test "past SANDBOXD_SESSIONS_MAX active sessions, creating one is 503; a paused one does not count" {

@@ -511,6 +511,43 @@ mcp_post() {
     "$C/etcd" start 1
 }
 
+# The record of a member that is not there (m9, at an address nobody holds) under a lease of its own.
+ghost_record() {
+    printf '{"name":"m9","address":"10.77.0.99:8080","agent":"10.77.0.99:8081","state":"ready",%s,%s}' \
+        '"pool":{"warm":0,"in_flight":0,"starting":0,"waiting":0,"max":1,"target":1,"created_total":0}' \
+        '"sessions":{"active":0,"paused":0}'
+}
+
+@test "a member whose lease ended while the watcher was away leaves HAProxy when the watcher starts" {
+    local lease
+    lease=$(etcdctl_front lease grant 60 | awk '{ print $2 }')
+    etcdctl_front put --lease="$lease" /sandboxd/members/m9 "$(ghost_record)" >/dev/null
+    for _ in $(seq 50); do
+        if servers | grep -q '^m9 '; then break; fi
+        sleep 0.1
+    done
+    # Control: the watcher made it a server while its lease lasted.
+    run servers
+    [[ $output == *"m9 "* ]]
+    "$C/front" stop-watcher
+    etcdctl_front lease revoke "$lease" >/dev/null
+    # Control: etcd no longer has it, HAProxy still does (nobody told it).
+    [ -z "$(etcdctl_front get /sandboxd/members/m9 --keys-only)" ]
+    run servers
+    [[ $output == *"m9 "* ]]
+    "$C/front" restart-watcher
+    for _ in $(seq 50); do
+        if ! servers | grep -q '^m9 '; then break; fi
+        sleep 0.1
+    done
+    run servers
+    [[ $output != *"m9 "* ]]
+    [ "$(wc -l <<<"$output")" -eq 3 ]
+    run grep -c '^m9 ' "$CLUSTER_DIR/front/members.map"
+    [ "$output" = 0 ]
+    wait_members 3 10
+}
+
 @test "the watcher restarting, HAProxy reloading and HAProxy restarting lose no request" {
     local pid log=$BATS_TEST_TMPDIR/requests master rc=0
     master=$(cat "$CLUSTER_DIR/front/haproxy.pid")

@@ -22,7 +22,7 @@
 #include "lib/path-util.h"
 #include "lib/utf8.h"
 #include "nspawn/broker/broker-proto.h"
-#include "nspawn/runner/runner-request.h"
+#include "nspawn/runner-request.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -128,12 +128,15 @@ static void check_execute(const ExecRequest *x) {
 /* What the worker accepted, the runner takes: the request made of it parses and checks in full on
  * the runner's side, so no accepted body is a 502 that costs a machine. */
 static void check_runner_takes(const ExecRequest *x) {
-        cleanup_json struct json_object *in = runner_request_new(x, 1 << 20, 8 << 20), *root = NULL;
+        cleanup_json struct json_object *in = NULL, *root = NULL;
         RunnerRequest rq = {};
+        RunnerJob job;
         Error err = {};
         const char *text;
         size_t len = 0;
 
+        execute_request_job(x, 1 << 20, 8 << 20, &job);
+        in = runner_request_new(&job);
         CHECK(in);
         text = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN, &len);
         CHECK(text);

@@ -753,6 +753,19 @@ static void test_keys(void) {
         uses = mfree(uses);
         tap_is_int(db_key_uses(db, "alpha", (KeyWindow) 7, 60, &uses, &n), -EINVAL, "keys: an unknown window: -EINVAL");
 
+        /* An MCP batch's row counts each of its requests; set_rated never lowers that. */
+        tap_is_int(db_request_begin_key(db, "k7", "POST /mcp", "/mcp", 1, "alpha", false), 0, "keys: k7, an MCP batch of alpha's");
+        tap_is_int(db_request_add_rated(db, "k7", 5), 0, "keys: k7 counts 5 requests");
+        tap_is_int(db_request_set_rated(db, "k7"), 0, "keys: and is rated once more as rated work");
+        tap_is_int(db_request_set_execution(db, "k7"), 0, "keys: and its tool call is one more");
+        tap_ok(db_key_used(db, "alpha", KEY_WINDOW_EXECUTIONS, 60, &used) == 0 && used == 8, "keys: alpha's sum: k1, k3 and k7's 6");
+        tap_ok(db_key_uses(db, "alpha", KEY_WINDOW_EXECUTIONS, 60, &uses, &n) == 0 && n == 3 && uses[2].amount == 6, "keys: k7 is one use of 6");
+        uses = mfree(uses);
+        tap_ok(strstr(plan_detail(db, "SELECT sum(rated) FROM requests WHERE key_name = 'alpha' AND rated > 0 AND started_at >= '2026'"),
+                      "requests_key_rated") != NULL,
+               "keys: the rated sum searches its index");
+        tap_is_int(db_request_finish(db, "k7", &(RequestOutcome){.status = 200, .duration_ms = 5}), 0, "keys: k7 answered");
+
         /* The totals: each key's apart, the rest without; together what step 7 counts. */
         tap_is_int(db_request_finish(db, "k4", &(RequestOutcome){.status = 200, .duration_ms = 5, .language = "python", .termination = TERMINATION_OK}),
                    0, "keys: k4 (beta's) ran python");

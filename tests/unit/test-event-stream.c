@@ -39,6 +39,13 @@ static void test_wanted(void) {
                 {"text/event-stream;q=0", false},
                 {"text/event-stream; q=0.0", false},
                 {"application/x-text/event-stream", false},
+                /* A parameter's quoted value is not the weight; a weight of another range is not its. */
+                {"text/event-stream; charset=\"q=0\"", true},
+                {"text/event-stream;q=0.5;x=\"a,b\"", true},
+                {"text/event-stream;q=0", false},
+                {"text/event-stream;q=0, */*", false},
+                {"application/json;q=0.5, text/event-stream;q=0", false},
+                {"text/event-stream;q=junk", false},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)

@@ -131,9 +131,34 @@ static void test_depth(void) {
         tap_ok(!json_syntax_valid("[]", 2, JSON_SYNTAX_DEPTH_MAX + 1), "a bound above JSON_SYNTAX_DEPTH_MAX is refused");
 }
 
+static void test_counts(void) {
+        static const struct {
+                const char *text;
+                size_t values, containers, top;
+        } counted[] = {
+                {"1", 1, 0, 0},
+                {"[]", 1, 1, 0},
+                {"{}", 1, 1, 0},
+                {"[1,2,3]", 4, 1, 3},
+                {" [ [] , {} , \"x\" ] ", 4, 3, 3},
+                {"{\"a\":1,\"b\":[1,{\"c\":null}]}", 6, 3, 2},
+                {"[{\"jsonrpc\":\"2.0\",\"id\":1},{\"jsonrpc\":\"2.0\",\"id\":2}]", 7, 3, 2},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(counted); i++) {
+                JsonSyntaxCounts c;
+
+                tap_ok(json_syntax_scan(counted[i].text, strlen(counted[i].text), 64, &c), "%s is valid", counted[i].text);
+                tap_is_int((long long) c.values, (long long) counted[i].values, "%s: values", counted[i].text);
+                tap_is_int((long long) c.containers, (long long) counted[i].containers, "%s: containers", counted[i].text);
+                tap_is_int((long long) c.top, (long long) counted[i].top, "%s: top", counted[i].text);
+        }
+}
+
 int main(void) {
         test_cases();
         test_length();
         test_depth();
+        test_counts();
         return tap_done();
 }

@@ -141,9 +141,76 @@ static void test_list(void) {
         json_object_put(list);
 }
 
+/* A NUL is a byte of a file's text like any other; in a name (a session, a path, a directory) it
+ * would cut the name short, so it is refused there, in the words for a bad name. */
+static void test_nul(void) {
+        static const struct {
+                const char *tool;
+                const char *args;
+                const char *message;
+        } refused[] = {
+                {"session_read_file", "{\"session_id\":\"" ID "\",\"path\":\"a.txt\\u0000../../x\"}", "the file path must name a file in the working directory"},
+                {"session_write_file", "{\"session_id\":\"" ID "\",\"path\":\"a\\u0000b\",\"content\":\"x\"}",
+                 "the file path must name a file in the working directory"},
+                {"session_delete", "{\"session_id\":\"" ID "\\u0000x\"}", "session_id is required and must be a string"},
+                {"session_list_files", "{\"session_id\":\"" ID "\",\"dir\":\"a\\u0000b\"}", "dir must be a string"},
+        };
+        struct json_object *args = json_tokener_parse("{\"session_id\":\"" ID "\",\"path\":\"a.txt\",\"content\":\"a\\u0000b\\u0000\"}");
+        McpRest rest = {};
+        Error err = {};
+
+        tap_is_int(mcp_tool_rest("session_write_file", args, &rest, &err), 0, "text content with NULs is taken");
+        tap_is_int((long long) rest.body_len, 4, "all of its bytes are the body");
+        tap_ok(rest.body && memcmp(rest.body, "a\0b\0", 5) == 0, "the body is its bytes, NUL-terminated");
+        mcp_rest_done(&rest);
+        json_object_put(args);
+
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                McpRest r2 = {};
+                Error e2 = {};
+
+                args = json_tokener_parse(refused[i].args);
+                tap_is_int(mcp_tool_rest(refused[i].tool, args, &r2, &e2), -EINVAL, "%s: a name with a NUL is refused", refused[i].tool);
+                tap_is_int(e2.status, 400, "%s: 400", refused[i].tool);
+                tap_is_str(e2.message, refused[i].message, "%s: message", refused[i].tool);
+                mcp_rest_done(&r2);
+                json_object_put(args);
+        }
+}
+
+/* Every tool listed is a REST request of its own, and nothing else is one: a session tool that is
+ * not named is no tool (it once fell through to DELETE). */
+static void test_unlisted(void) {
+        static const char *const names[] = {"session_pause", "session_resume", "session_", "session_delete_all", "session_read_file\n"};
+        struct json_object *list = mcp_tools_list(), *tools = NULL;
+        struct json_object *args = json_tokener_parse("{\"session_id\":\"" ID "\",\"path\":\"a\",\"content\":\"x\"}");
+
+        (void) json_object_object_get_ex(list, "tools", &tools);
+        for (size_t i = 0; tools && i < json_object_array_length(tools); i++) {
+                struct json_object *name = NULL;
+                McpRest rest = {};
+                Error err = {};
+
+                (void) json_object_object_get_ex(json_object_array_get_idx(tools, i), "name", &name);
+                tap_is_int(mcp_tool_rest(json_object_get_string(name), args, &rest, &err), 0, "%s is a REST request", json_object_get_string(name));
+                mcp_rest_done(&rest);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                McpRest rest = {};
+                Error err = {};
+
+                tap_is_int(mcp_tool_rest(names[i], args, &rest, &err), -ENOENT, "'%s' is no tool", names[i]);
+                mcp_rest_done(&rest);
+        }
+        json_object_put(args);
+        json_object_put(list);
+}
+
 int main(void) {
         test_rest();
         test_overlong();
         test_list();
+        test_nul();
+        test_unlisted();
         return tap_done();
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fcgi/mcp-rpc.h"
@@ -100,6 +101,9 @@ static void test_parse(void) {
                 {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", -EINVAL, MCP_REQUEST, NULL, NULL},
                 {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", -EINVAL, MCP_REQUEST, NULL, NULL},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}", -EINVAL, MCP_REQUEST, NULL, "1"},
+                /* A method with a NUL is no method cut at it: never served as "tools/list". */
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\\u0000x\"}", -EINVAL, MCP_REQUEST, NULL, "1"},
+                {"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\\u0000\"}", -EINVAL, MCP_REQUEST, NULL, NULL},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":[]}", -EINVAL, MCP_REQUEST, NULL, "1"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":\"x\"}", -EINVAL, MCP_REQUEST, NULL, "1"},
                 {"[]", -EINVAL, MCP_REQUEST, NULL, NULL},
@@ -279,6 +283,47 @@ static void test_stateless(void) {
         }
 }
 
+/* An answer with id n (its reference dropped: the answer holds its own). */
+static struct json_object *answer_new(int n, struct json_object *result) {
+        struct json_object *id = json_object_new_int(n), *a = mcp_result_new(id, result);
+
+        json_object_put(id);
+        return a;
+}
+
+/* A batch's answers are text made one at a time: past the cap, an answer is an error naming it, and
+ * the text stays within the cap and what its errors add. */
+static void test_batch_out(void) {
+        McpBatchOut b = {.max = 300};
+        struct json_object *all = NULL, *big = json_object_new_object();
+        char filler[400];
+
+        memset(filler, 'x', sizeof(filler) - 1);
+        filler[sizeof(filler) - 1] = 0;
+        json_object_object_add(big, "text", json_object_new_string(filler));
+        tap_is_int(mcp_batch_out_add(&b, answer_new(1, json_object_new_object())), 0, "a small answer is added");
+        tap_is_int(mcp_batch_out_add(&b, answer_new(2, big)), 0, "an answer past the cap: added as an error");
+        tap_is_int(mcp_batch_out_add(&b, answer_new(3, json_object_new_object())), 0, "a small one after it still fits");
+        tap_is_int(mcp_batch_out_add(&b, NULL), -ENOMEM, "no answer: -ENOMEM");
+        tap_ok(b.len < b.max, "the text stayed within the cap (%zu bytes)", b.len);
+        {
+                char text[1024];
+
+                (void) snprintf(text, sizeof(text), "%.*s]", (int) b.len, b.text);
+                all = json_tokener_parse(text);
+        }
+        tap_ok(json_object_is_type(all, json_type_array) && json_object_array_length(all) == 3, "the text is a JSON array of three answers");
+        tap_is_str(json_object_to_json_string_ext(json_object_array_get_idx(all, 1), JSON_C_TO_STRING_PLAIN),
+                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32000,\"message\":\"Server error: the batch's answers would pass 300 bytes, "
+                   "the most one POST is answered with; send this request on its own\"}}",
+                   "the one past the cap is an error with its id that names the cap");
+        tap_is_str(json_object_to_json_string_ext(json_object_array_get_idx(all, 2), JSON_C_TO_STRING_PLAIN), "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}",
+                   "the next is its own answer");
+        json_object_put(all);
+        mcp_batch_out_done(&b);
+        tap_ok(!b.text && b.len == 0, "done: nothing held");
+}
+
 int main(void) {
         test_versions();
         test_stateless();
@@ -286,5 +331,6 @@ int main(void) {
         test_parse();
         test_answers();
         test_images();
+        test_batch_out();
         return tap_done();
 }

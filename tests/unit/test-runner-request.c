@@ -10,7 +10,7 @@
 #include "fcgi/validate.h"
 #include "lib/json-limits.h"
 #include "lib/macro.h"
-#include "nspawn/runner/runner-request.h"
+#include "nspawn/runner-request.h"
 #include "tests/unit/tap.h"
 
 DEFINE_JSON_CLEANUP
@@ -36,6 +36,7 @@ static char *nested_body(unsigned depth) {
 static int through(const char *body, RunnerRequest *ret, json_object **ret_root, Error *reterr) {
         cleanup_json struct json_object *parsed = NULL, *in = NULL;
         ExecRequest x = {};
+        RunnerJob job;
         Error err = {};
         const char *text;
         size_t len;
@@ -43,7 +44,8 @@ static int through(const char *body, RunnerRequest *ret, json_object **ret_root,
 
         if (validate_parse_body(body, strlen(body), &parsed) < 0 || validate_execute(parsed, &validate_execute_limits, &x, &err) < 0)
                 return 1;
-        in = runner_request_new(&x, 1 << 20, 8 << 20);
+        execute_request_job(&x, 1 << 20, 8 << 20, &job);
+        in = runner_request_new(&job);
         if (!in)
                 abort();
         text = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN, &len);
@@ -102,8 +104,8 @@ static void test_fields(void) {
                 tap_ok(!rq.stream, "body %zu: not streamed unless the worker asks", i);
         }
         {
-                ExecRequest x = {.code = "print(1)", .code_len = 8, .language = "python", .stream = true};
-                cleanup_json struct json_object *in = runner_request_new(&x, 10, 20), *root = NULL;
+                RunnerJob job = {.code = "print(1)", .code_len = 8, .language = "python", .stream = true, .output_cap = 10, .return_cap = 20};
+                cleanup_json struct json_object *in = runner_request_new(&job), *root = NULL;
                 const char *text = json_object_to_json_string(in);
                 RunnerRequest rq = {};
                 Error err = {};

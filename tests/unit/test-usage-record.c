@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/usage-record.h"
+#include "lib/usage-record.h"
 #include "tests/unit/tap.h"
 
 static void test_round_trip(void) {

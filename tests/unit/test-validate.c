@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fcgi/validate.h"
+#include "lib/json-limits.h"
 #include "lib/macro.h"
 #include "tests/unit/tap.h"
 
@@ -531,11 +532,47 @@ static void test_call(void) {
         }
 }
 
+/* A body is counted before json-c builds it: many small values (900 bytes of json-c's each, for an
+ * object) are refused, up to JSON_MAX_VALUES and JSON_MAX_CONTAINERS; what a request needs passes. */
+static void test_parse_body_values(void) {
+        static const struct {
+                const char *item;
+                size_t n;
+                int expected;
+        } cases[] = {
+                {"{\"path\":\"a\",\"content_b64\":\"\"}", 1000, 0},
+                {"{}", JSON_MAX_CONTAINERS - 2, 0},
+                {"{}", JSON_MAX_CONTAINERS - 1, -E2BIG},
+                {"1", JSON_MAX_VALUES - 2, 0},
+                {"1", JSON_MAX_VALUES - 1, -E2BIG},
+                {"[]", 100000, -E2BIG},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                size_t il = strlen(cases[i].item), k = 0;
+                char *b = malloc(cases[i].n * (il + 1) + 16);
+                struct json_object *obj = NULL;
+
+                k += (size_t) sprintf(b, "{\"files\":[");
+                for (size_t j = 0; j < cases[i].n; j++) {
+                        if (j)
+                                b[k++] = ',';
+                        memcpy(b + k, cases[i].item, il);
+                        k += il;
+                }
+                memcpy(b + k, "]}", 3);
+                tap_is_int(validate_parse_body(b, k + 2, &obj), cases[i].expected, "a body of %zu %s", cases[i].n, cases[i].item);
+                json_object_put(obj);
+                free(b);
+        }
+}
+
 int main(void) {
         test_call();
         test_parse_body();
         test_parse_body_json_c_leniency();
         test_parse_body_depth();
+        test_parse_body_values();
         test_execute();
         test_execute_fields();
         test_execute_argument_limit();

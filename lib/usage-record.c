@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/usage-record.h"
 #include "lib/api-key.h"
 #include "lib/json-util.h"
 #include "lib/macro.h"
+#include "lib/usage-record.h"
 
 DEFINE_JSON_CLEANUP
 

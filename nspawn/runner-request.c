@@ -1,19 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* The one definition of a request to an execution machine's runner: which fields it holds, how deep
  * it may nest and how large its caps may be, for the worker that writes it and the runner that reads
- * it alike. */
+ * it alike. It knows no worker's types: the worker fills a RunnerJob from what it validated. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <string.h>
 
-#include "fcgi/validate.h"
 #include "lib/b64.h"
 #include "lib/json-limits.h"
 #include "lib/json-util.h"
 #include "lib/language.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
-#include "nspawn/runner/runner-request.h"
+#include "nspawn/runner-request.h"
 
 DEFINE_JSON_CLEANUP
 
@@ -43,30 +42,30 @@ static struct json_object *files_copy(struct json_object *files) {
         return TAKE_PTR(copy);
 }
 
-struct json_object *runner_request_new(const ExecRequest *x, size_t output_cap, size_t return_cap) {
+struct json_object *runner_request_new(const RunnerJob *job) {
         cleanup_json struct json_object *in = json_object_new_object();
 
         if (!in)
                 return NULL;
-        if (json_object_object_add(in, "code", json_object_new_string_len(x->code, (int) x->code_len)) < 0 ||
-            json_object_object_add(in, "language", json_object_new_string(x->language)) < 0 ||
-            (x->import_policy && json_object_object_add(in, "import_policy", json_object_new_string("curated")) < 0) ||
-            json_object_object_add(in, "output_cap", json_object_new_int64((int64_t) output_cap)) < 0 ||
-            json_object_object_add(in, "return_cap", json_object_new_int64((int64_t) return_cap)) < 0 ||
-            (x->stream && json_object_object_add(in, "stream", json_object_new_boolean(1)) < 0) ||
-            (x->network_allow && json_object_object_add(in, "egress", json_object_new_boolean(1)) < 0))
+        if (json_object_object_add(in, "code", json_object_new_string_len(job->code, (int) job->code_len)) < 0 ||
+            json_object_object_add(in, "language", json_object_new_string(job->language)) < 0 ||
+            (job->import_policy && json_object_object_add(in, "import_policy", json_object_new_string("curated")) < 0) ||
+            json_object_object_add(in, "output_cap", json_object_new_int64((int64_t) job->output_cap)) < 0 ||
+            json_object_object_add(in, "return_cap", json_object_new_int64((int64_t) job->return_cap)) < 0 ||
+            (job->stream && json_object_object_add(in, "stream", json_object_new_boolean(1)) < 0) ||
+            (job->egress && json_object_object_add(in, "egress", json_object_new_boolean(1)) < 0))
                 return NULL;
-        if (x->stdin_data && json_object_object_add(in, "stdin", json_object_new_string_len(x->stdin_data, (int) x->stdin_len)) < 0)
+        if (job->stdin_data && json_object_object_add(in, "stdin", json_object_new_string_len(job->stdin_data, (int) job->stdin_len)) < 0)
                 return NULL;
-        if (x->files) {
-                struct json_object *files = files_copy(x->files);
+        if (job->files) {
+                struct json_object *files = files_copy(job->files);
 
                 if (!files || json_object_object_add(in, "files", files) < 0) {
                         (void) json_object_put(files);
                         return NULL;
                 }
         }
-        if (x->return_files && json_object_object_add(in, "return_files", json_object_get(x->return_files)) < 0)
+        if (job->return_files && json_object_object_add(in, "return_files", json_object_get(job->return_files)) < 0)
                 return NULL;
         return TAKE_PTR(in);
 }

@@ -8,7 +8,6 @@
 #include "lib/error.h"
 
 struct json_object;
-struct ExecRequest;
 
 /* The largest output or returned-files cap a request to the runner may carry. */
 #define RUNNER_CAP_MAX ((int64_t) 1 << 30)
@@ -41,10 +40,27 @@ typedef struct RunnerRequest {
 /* The byte that carries the sandbox's listening socket to the worker, ahead of anything else. */
 #define RUNNER_EGRESS_MARK 'E'
 
-/* The worker's side: the request for a validated execution, holding the fields the runner reads
- * and nothing else (a files entry is rebuilt from its path and content, so whatever else a client
- * put in it never reaches the machine). NULL on allocation failure. */
-struct json_object *runner_request_new(const struct ExecRequest *x, size_t output_cap, size_t return_cap);
+/* One execution as the worker asks for it: what runner_request_new() writes, and nothing else.
+ * Strings and arrays are borrowed; the worker checked them (fcgi/validate.c). */
+typedef struct RunnerJob {
+        const char *code;
+        size_t code_len;
+        const char *language;   /* "python", "node" or "bash" */
+        bool import_policy;     /* under the curated import policy */
+        const char *stdin_data; /* NULL: none */
+        size_t stdin_len;
+        struct json_object *files;        /* array of {path, content_b64}, or NULL */
+        struct json_object *return_files; /* array of path strings, or NULL */
+        bool stream;                      /* the output as it comes (lib/stream-frame.h) */
+        bool egress;                      /* the code reaches the network through the egress relay */
+        size_t output_cap;                /* at most RUNNER_CAP_MAX */
+        size_t return_cap;                /* at most RUNNER_CAP_MAX */
+} RunnerJob;
+
+/* The worker's side: the request for job, holding the fields the runner reads and nothing else (a
+ * files entry is rebuilt from its path and content, so whatever else a client put in it never
+ * reaches the machine). NULL on allocation failure. */
+struct json_object *runner_request_new(const RunnerJob *job);
 
 /* The runner's side: len bytes of data parsed (nesting bounded by JSON_MAX_DEPTH, as the worker's
  * parser is) and checked field by field into *ret, the parsed root into *ret_root (the caller's to
