@@ -69,7 +69,7 @@ FCGI_SRCS   := fcgi/main.c fcgi/event-stream.c fcgi/http-accept.c fcgi/audit.c f
                cluster/member-record.c cluster/session-record.c lib/socket-util.c
 # sandboxd-broker: the only client of systemd (root); libc and libsystemd only.
 BROKER_SRCS := nspawn/broker/broker.c lib/listen-util.c lib/socket-util.c nspawn/broker/broker-bus.c nspawn/broker/broker-spec.c nspawn/broker/broker-machine.c \
-               nspawn/broker/broker-tool.c nspawn/broker/broker-session.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-result.c lib/cgroup-util.c \
+               nspawn/broker/broker-tool.c nspawn/broker/broker-session.c nspawn/broker/broker-proto.c nspawn/broker/uid-range.c nspawn/broker/session-list.c nspawn/sandbox.c nspawn/sandbox-wait.c nspawn/sandbox-result.c lib/cgroup-util.c \
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-poold: the pool manager (user sandboxd); libc, libsystemd and sqlite.
@@ -174,7 +174,7 @@ $(BUILD)/tests/test-ctl-text:     $(call objs,ctl/language.c ctl/usage.c ctl/for
 .PHONY: all deps unit check-unit e2e test test-slow install uninstall run stop clean lint shellcheck style tidy hdr-check \
         test-cluster images fuzz openapi-check openapi-client man-check mcp-clients
 
-all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(BUILD)/sandboxctl
+all: $(addprefix $(BUILD)/,$(BINARIES)) $(BUILD)/seccomp.bpf $(BUILD)/seccomp-machine.bpf $(BUILD)/sandboxctl $(BUILD)/tests/wait-gone
 
 .PHONY: build-all
 build-all: all $(UNIT_TESTS)
@@ -196,6 +196,10 @@ $(BUILD)/sandboxd-fcgi: $(call objs,$(FCGI_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd json-c sqlite3 libcrypto 2>/dev/null) -lfcgi -pthread
 
 $(BUILD)/sandboxd-broker: $(call objs,$(BROKER_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd 2>/dev/null)
+
+# Not a unit test: it starts units under systemd (tests/bats/broker.bats runs it).
+$(BUILD)/tests/wait-gone: $(call objs,tests/bus/wait-gone.c nspawn/sandbox-wait.c lib/time-util.c)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd 2>/dev/null)
 
 $(BUILD)/sandboxd-poold: $(call objs,$(POOLD_SRCS))
@@ -645,5 +649,5 @@ hdr-check:
 clean:
 	rm -rf build
 
--include $(patsubst %.c,$(BUILD)/%.d,$(SRCS) nspawn/runner/seccomp-gen.c $(wildcard tests/unit/test-*.c))
+-include $(patsubst %.c,$(BUILD)/%.d,$(SRCS) nspawn/runner/seccomp-gen.c $(wildcard tests/unit/test-*.c) tests/bus/wait-gone.c)
 -include $(patsubst %.c,$(BUILD)/zygote/%.d,$(ZYGOTE_SRCS))

@@ -16,7 +16,7 @@
 #include "lib/time-util.h"
 
 /* The fields of an entry, at most. */
-#define AUDIT_FIELDS_MAX 24
+#define AUDIT_FIELDS_MAX 28
 
 /* One field more of the entry, "NAME=value" formatted into fields[*n] (the caller frees them); a
  * field that cannot be made (no memory) is left out. */
@@ -68,6 +68,10 @@ void audit_request(const Request *req) {
         field(iov, fields, &n, "EXIT_CODE=%s", exit_code);
         field(iov, fields, &n, "DURATION_MS=%lld", (long long) duration_ms);
         field(iov, fields, &n, "CPU_MS=%s", cpu_ms);
+        if (req->claim_usec > 0)
+                field(iov, fields, &n, "CLAIM_USEC=%llu", (unsigned long long) req->claim_usec);
+        if (req->exchange_usec > 0)
+                field(iov, fields, &n, "EXCHANGE_USEC=%llu", (unsigned long long) req->exchange_usec);
         field(iov, fields, &n, "MEMORY_PEAK_BYTES=%s", memory_peak);
         field(iov, fields, &n, "ERROR=%s", req->error ? req->error : "");
         field(iov, fields, &n, "MCP_METHOD=%s", req->mcp_method);

@@ -46,7 +46,7 @@ static int claim(Request *req, Context *ctx, const char *language, uint64_t dead
 }
 
 int machine_claim(Request *req, Context *ctx, const char *language, Error *reterr, int *ret_fd) {
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + ctx->config->pool_wait_s * USEC_PER_SEC;
+        uint64_t start = now_usec(CLOCK_MONOTONIC), deadline = start + ctx->config->pool_wait_s * USEC_PER_SEC;
 
         /* A machine that does not greet has died since it was put back (nothing was sent to it
          * yet): it is retired, and another claimed, a few times at most. */
@@ -60,6 +60,7 @@ int machine_claim(Request *req, Context *ctx, const char *language, Error *reter
                 if (r >= 0)
                         r = pool_wait_greeting(fd, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC);
                 if (r >= 0) {
+                        req->claim_usec = now_usec(CLOCK_MONOTONIC) - start;
                         *ret_fd = TAKE_FD(fd);
                         return 0;
                 }

@@ -52,6 +52,10 @@ typedef struct Request {
         bool has_exit_code;
         int exit_code;
         int64_t duration_ms;
+        /* Where its time went, for the journal (0: not reached): waiting for a machine until it
+         * greeted, and the exchange with it (the sandbox's making, the code, the reply). */
+        uint64_t claim_usec;
+        uint64_t exchange_usec;
         /* What it used, from its sandbox's cgroup (or its machine's, when that was killed first);
          * -1: not counted. */
         int64_t cpu_ms;

@@ -387,6 +387,7 @@ static int execute_in(Request *req, Context *ctx, const ExecRequest *x, int fd, 
         sandbox_usage(cfg->slice, unit, &before);
         start = now_usec(CLOCK_MONOTONIC);
         r = exchange(req, x, fd, input, input_len, egress, start + x->timeout_s * USEC_PER_SEC, max_reply, &reply, &len);
+        req->exchange_usec = now_usec(CLOCK_MONOTONIC) - start;
         if (r == -EPROTO || r == -EREMOTEIO) {
                 /* The code may be running without the way out it asked for: it is stopped with its
                  * machine, and the request answered as a sandbox that failed. */

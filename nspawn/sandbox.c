@@ -481,10 +481,6 @@ int sandbox_list_read(sd_bus_message *reply, SandboxUnitFunc f, void *userdata) 
         return r < 0 ? r : sd_bus_message_exit_container(reply);
 }
 
-int sandbox_reset_failed(sd_bus *bus, const char *unit) {
-        return sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "ResetFailedUnit", NULL, NULL, "s", unit);
-}
-
 /* Drops our reference: with CollectMode=inactive-or-failed systemd then unloads the unit. */
 static void run_done(Run *run) {
         if (run->started && !run->finished)
@@ -769,33 +765,4 @@ int sandbox_disk_format_message(sd_bus *bus, const SandboxSpec *spec, const char
         (void) snprintf(size, sizeof(size), "%" PRIu64 "k", bytes / 1024);
         (void) snprintf(owner, sizeof(owner), "root_owner=%" PRIu32 ":%" PRIu32 ",nodiscard", owner_uid, owner_uid);
         return transient_message(bus, spec->unit, append_format, &(FormatArgs){spec, (char **const[]){argv, unlost, NULL}}, ret);
-}
-
-int sandbox_wait_gone(sd_bus *bus, const char *unit, uint64_t timeout_usec) {
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
-
-        for (;;) {
-                cleanup_bus_error sd_bus_error error = SD_BUS_ERROR_NULL;
-                cleanup_bus_message sd_bus_message *reply = NULL;
-                cleanup_free char *state = NULL;
-                const char *path;
-                int r;
-
-                r = sd_bus_call_method(bus, manager.destination, manager.path, manager.interface, "GetUnit", &error, &reply, "s", unit);
-                if (r < 0)
-                        return sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit") ? 0 : r;
-                r = sd_bus_message_read(reply, "o", &path);
-                if (r < 0)
-                        return r;
-                r = sd_bus_get_property_string(bus, manager.destination, path, UNIT_INTERFACE, "ActiveState", &error, &state);
-                if (r < 0)
-                        return sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT) ? 0 : r;
-                if (strcmp(state, "inactive") == 0 || strcmp(state, "failed") == 0) {
-                        (void) sandbox_reset_failed(bus, unit);
-                        return 0;
-                }
-                if (now_usec(CLOCK_MONOTONIC) >= deadline)
-                        return -ETIME;
-                (void) usleep(20 * 1000);
-        }
 }

@@ -107,5 +107,8 @@ int sandbox_kill(sd_bus *bus, const char *unit, sd_bus_error *reterr_error);
  * spec->exec_start_pre, if any. Its reply is the job, which is over when the format is. */
 int sandbox_disk_format_message(sd_bus *bus, const SandboxSpec *spec, const char *image, uint64_t bytes, uint32_t owner_uid,
                                 sd_bus_message **ret);
-/* Waits until unit is inactive, failed (then reset) or gone: 0, -ETIME past timeout_usec. */
+/* Waits until unit is inactive or failed (then reset) with no job queued, or gone: 0, -ETIME past
+ * timeout_usec. It waits for systemd's signals of the unit, processing bus's messages meanwhile:
+ * for a connection of the caller's own, not one an event loop serves. With timeout_usec 0 it only
+ * looks once (three calls at most) and processes nothing. (sandbox-wait.c) */
 int sandbox_wait_gone(sd_bus *bus, const char *unit, uint64_t timeout_usec);

@@ -10,6 +10,8 @@
 source "$BATS_TEST_DIRNAME/helpers.bash"
 
 CLIENT=$(cat "$BATS_TEST_DIRNAME/broker-client.py")
+# sandbox_wait_gone() on its own against this systemd (tests/bus/wait-gone.c, built by make).
+WAIT_GONE="$BATS_TEST_DIRNAME/../../build/tests/wait-gone"
 # How long the format waits: well past what a kill or a list takes.
 DELAY_S=10
 
@@ -161,3 +163,24 @@ now_ms() {
     [ "$(jq .error <<<"$output")" -eq 0 ]
     wait_pool_full
 }
+
+# calls_sent CMD...: how many messages CMD wrote to its sockets (sendmsg, writev and write calls).
+calls_sent() {
+    in_systemd strace -f -c -e trace=sendmsg,writev,write "$@" 2>&1 >/dev/null | awk '$NF == "total" { print $4 }'
+}
+
+@test "the wait for a unit's end is told by systemd: it returns when the unit ends, at its deadline otherwise, and sends no poll" {
+    [ -x "$WAIT_GONE" ] || { echo "$WAIT_GONE is not built (make)" >&2; false; }
+    run in_systemd "$WAIT_GONE" all
+    printf '# %s\n' "${lines[@]}" >&3
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^ok' <<<"$output")" -eq 7 ]
+    # Waiting 1 s for a unit's end: the matches, the subscription, one look and the start cost a
+    # dozen or so messages; a look every 20 ms sent two calls each time, about a hundred.
+    sent=$(calls_sent "$WAIT_GONE" ends)
+    echo "messages sent while waiting 1 s for a unit's end: $sent" >&3
+    [ "$sent" -gt 0 ]
+    [ "$sent" -lt 40 ]
+    [ -z "$(in_systemd systemctl list-units --all --plain --no-legend 'sandboxd-test-wait-*')" ]
+}
+

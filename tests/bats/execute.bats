@@ -316,6 +316,9 @@ for i in range(8):
     [ "$(jq -r .EXIT_CODE <<<"$entry")" = 7 ]
     [ "$(jq -r .ROUTE <<<"$entry")" = "POST /v1/execute" ]
     [[ $(jq -r .DURATION_MS <<<"$entry") =~ ^[0-9]+$ ]]
+    # Where its time went: waiting for a machine, then the exchange with it.
+    [[ $(jq -r .CLAIM_USEC <<<"$entry") =~ ^[1-9][0-9]*$ ]]
+    [[ $(jq -r .EXCHANGE_USEC <<<"$entry") =~ ^[1-9][0-9]*$ ]]
     [ "$(db "SELECT route, sandbox_id, status, exit_code FROM requests WHERE request_id = '$rid'")" = "POST /v1/execute|$sid|200|7" ]
 }
 
@@ -323,5 +326,8 @@ for i in range(8):
     execute '{"code":"x","language":"cobol"}'
     expect_status 400
     [ "$(db "SELECT status, error FROM requests WHERE request_id = '$rid'")" = '400|unsupported language "cobol"' ]
-    [ "$(jq -r .STATUS <<<"$(journal_entry "$rid")")" = 400 ]
+    entry=$(journal_entry "$rid")
+    [ "$(jq -r .STATUS <<<"$entry")" = 400 ]
+    # Refused before any machine was claimed: no stage it never reached.
+    [ "$(jq -r 'has("CLAIM_USEC"), has("EXCHANGE_USEC")' <<<"$entry" | sort -u)" = false ]
 }
