@@ -29,6 +29,7 @@
 #include "db/session-revoke.h"
 #include "lib/config.h"
 #include "lib/log.h"
+#include "lib/session-state.h"
 #include "lib/macro.h"
 #include "lib/time-util.h"
 #include "lib/usage-record.h"
@@ -108,7 +109,7 @@ static int session_counts(const Session *list, size_t n, UsageRow **ret, size_t 
         if (!rows)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                const char *kind = strcmp(list[i].state, "paused") == 0 ? "sessions_paused" : "sessions_active";
+                const char *kind = session_state_from_string(list[i].state) == SESSION_PAUSED ? "sessions_paused" : "sessions_active";
                 size_t j;
 
                 if (!list[i].key_name[0])

@@ -8,6 +8,7 @@
 #include "lib/api-key.h"
 #include "lib/json-util.h"
 #include "lib/macro.h"
+#include "lib/session-state.h"
 #include "nspawn/unit-name.h"
 
 DEFINE_JSON_CLEANUP
@@ -51,7 +52,7 @@ static int row_parse(struct json_object *o, Session *ret) {
                 return -EBADMSG;
         n = strlen(s.key_name);
         if (!session_id_valid(s.id) || strspn(s.key_name, API_KEY_NAME_CHARS) != n ||
-            (strcmp(s.state, "active") != 0 && strcmp(s.state, "pausing") != 0 && strcmp(s.state, "paused") != 0))
+            !session_state_live(session_state_from_string(s.state)))
                 return -EBADMSG;
         s.ttl_s = (int64_t) ttl;
         s.run_count = (int64_t) runs;

@@ -5,6 +5,7 @@
  * cluster's records show it: one enum, one table of words (lib/string-table.h). */
 
 #include <errno.h>
+#include <stdbool.h>
 
 typedef enum SessionState {
         SESSION_ACTIVE,  /* its machine runs, or starts at its next operation */
@@ -19,3 +20,8 @@ typedef enum SessionState {
 const char *session_state_to_string(SessionState state);
 /* The state a word names, _SESSION_STATE_INVALID for none (NULL too). Pure. */
 SessionState session_state_from_string(const char *s);
+/* Whether a session in state is one the host still holds (active, pausing or paused): what a
+ * member's record of its sessions may carry. Pure. */
+static inline bool session_state_live(SessionState state) {
+        return state >= 0 && state < _SESSION_STATE_MAX && state != SESSION_DELETED;
+}

@@ -7,18 +7,19 @@
 #include "tests/unit/tap.h"
 
 static void test_round_trip(void) {
-        Session s[2] = {
+        Session s[3] = {
                 {.id = "session-m1-abcdefghijkl", .state = "active", .ttl_s = 600, .created_at = 1796296584.25, .last_used = 1796296590.5,
                  .run_count = 3, .up = true, .key_name = "team-a"},
                 {.id = "session-m1-bcdefghijklm", .state = "paused", .ttl_s = 60, .created_at = 1, .last_used = 2, .paused_at = 3, .state_reset = true},
+                {.id = "session-m1-cdefghijklmn", .state = "pausing", .ttl_s = 60, .created_at = 1, .last_used = 2, .up = true},
         };
         Session *back = NULL;
         size_t n = 0;
-        char *json = session_record_format(s, 2);
+        char *json = session_record_format(s, 3);
 
         tap_ok(json != NULL, "sessions formatted");
         tap_is_int(session_record_parse(json, &back, &n), 0, "... and parsed back");
-        tap_is_int((int) n, 2, "... two of them");
+        tap_is_int((int) n, 3, "... three of them: active, paused, pausing");
         tap_ok(back && memcmp(back, s, sizeof(s)) == 0, "... the same rows");
         free(back);
         free(json);
@@ -37,6 +38,8 @@ static void test_refused(void) {
                 "[{}]",
                 "[{\"session_id\":\"sandbox-abcdefghijkl\",\"state\":\"active\",\"ttl_s\":1,\"created_at\":1,\"last_used\":1,\"paused_at\":0,"
                 "\"run_count\":0,\"up\":true,\"state_reset\":false,\"key_name\":\"\"}",
+                "[{\"session_id\":\"session-m1-abcdefghijkl\",\"state\":\"deleted\",\"ttl_s\":1,\"created_at\":1,\"last_used\":1,\"paused_at\":0,"
+                "\"run_count\":0,\"up\":false,\"state_reset\":false,\"key_name\":\"\"}",
                 "[{\"session_id\":\"session-m1-abcdefghijkl\",\"state\":\"gone\",\"ttl_s\":1,\"created_at\":1,\"last_used\":1,\"paused_at\":0,"
                 "\"run_count\":0,\"up\":true,\"state_reset\":false,\"key_name\":\"\"}",
                 "[{\"session_id\":\"session-m1-abcdefghijkl\",\"state\":\"active\",\"ttl_s\":1,\"created_at\":1,\"last_used\":1,\"paused_at\":0,"
