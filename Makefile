@@ -73,7 +73,7 @@ BROKER_SRCS := nspawn/broker/broker.c lib/listen-util.c lib/socket-util.c nspawn
                nspawn/nspawn-argv.c nspawn/unit-name.c lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/image-name.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-poold: the pool manager (user sandboxd); libc, libsystemd and sqlite.
-POOLD_SRCS  := nspawn/pool/poold.c lib/listen-util.c nspawn/pool/poold-machines.c nspawn/pool/poold-writes.c nspawn/pool/conn-state.c lib/machine-state.c nspawn/pool/poold-cpu.c nspawn/pool/poold-sessions.c nspawn/pool/poold-queue.c nspawn/pool/sweep.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
+POOLD_SRCS  := nspawn/pool/poold.c lib/listen-util.c lib/cgroup-util.c nspawn/pool/poold-machines.c nspawn/pool/poold-writes.c nspawn/pool/conn-state.c lib/machine-state.c nspawn/pool/poold-cpu.c nspawn/pool/poold-sessions.c nspawn/pool/poold-queue.c nspawn/pool/sweep.c nspawn/broker/broker-proto.c lib/image-name.c $(CLIENT_SRCS) $(DB_SRCS) lib/config.c lib/error.c lib/utf8.c lib/fd-util.c lib/log.c \
                lib/time-util.c lib/signal-util.c lib/daemon.c lib/settings.c lib/env-file.c
 # sandboxd-runner: a machine's PID 1, on the host's /usr read-only; libc and json-c only.
 RUNNER_SRCS := nspawn/runner/runner.c lib/stream-frame.c nspawn/runner/runner-args.c nspawn/runner/runner-common.c nspawn/runner/runner-exec.c \

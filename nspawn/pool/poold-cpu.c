@@ -105,3 +105,16 @@ void cpu_gate_refund(CpuGate *g, uint64_t charge) {
 uint64_t cpu_gate_next(const CpuGate *g) {
         return g->sampled_at + g->window_usec;
 }
+
+void cpu_use_update(CpuUse *u, uint64_t now, uint64_t usage) {
+        if (usage == UINT64_MAX) {
+                *u = CPU_USE_CLAIMED;
+                return;
+        }
+        if (u->seen_at != 0 && now > u->seen_at && usage >= u->usec)
+                u->busy = (usage - u->usec) * 100 >= (now - u->seen_at) * CPU_GATE_BUSY_PERCENT;
+        else
+                u->busy = true;
+        u->seen_at = now;
+        u->usec = usage;
+}

@@ -68,3 +68,23 @@ void cpu_gate_refund(CpuGate *g, uint64_t charge);
 
 /* When a gated claim should look again: the end of the current window. */
 uint64_t cpu_gate_next(const CpuGate *g);
+
+/* A claimed machine's use of the CPUs, as the gate counts it. The CPUs' worth of executions that
+ * always start are those that use a CPU: a snippet that sleeps or waits on the network holds a
+ * machine, not a CPU, and counted as running, 64 of them made every short execution wait for the
+ * idle check of the next window. */
+typedef struct CpuUse {
+        uint64_t seen_at; /* CLOCK_MONOTONIC µs of the last look; 0: not looked at since its claim */
+        uint64_t usec;    /* its CPU time then */
+        bool busy;        /* used CPU_GATE_BUSY_PERCENT of a CPU or more between the last two looks */
+} CpuUse;
+
+#define CPU_GATE_BUSY_PERCENT 10
+
+/* What a claim starts with: busy until a look over a whole interval shows otherwise. */
+#define CPU_USE_CLAIMED ((CpuUse){.busy = true})
+
+/* A look at now, when the machine had used usage µs of CPU (UINT64_MAX: unreadable, which leaves
+ * it busy): busy when this is its first look, when its time went back, or when it used the share
+ * or more since the last. Pure. */
+void cpu_use_update(CpuUse *u, uint64_t now, uint64_t usage);

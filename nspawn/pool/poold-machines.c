@@ -19,6 +19,7 @@
 
 #include "db/db.h"
 #include "db/pool-db.h"
+#include "lib/cgroup-util.h"
 #include "lib/alloc-util.h"
 #include "lib/config.h"
 #include "lib/error.h"
@@ -318,6 +319,40 @@ void machines_check_deadlines(Poold *p) {
                 p->boost = 0;
 }
 
+/* The CPU time machine m's unit has used, UINT64_MAX when its cgroup cannot be read: cgroup v2's
+ * cpu.stat, which v2 keeps whatever the controllers, or the unified hierarchy's on a hybrid host. */
+static uint64_t machine_cpu_usec(const Poold *p, const Machine *m) {
+        char unit[MACHINE_ID_MAX + 16], path[512];
+        uint64_t v;
+
+        if (unit_name_from_id(m->id, unit, sizeof(unit)) < 0)
+                return UINT64_MAX;
+        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/cpu.stat", p->config->slice, unit);
+        if (cgroup_read_number(path, "usage_usec", &v) >= 0)
+                return v;
+        (void) snprintf(path, sizeof(path), "/sys/fs/cgroup/unified/%s/%s/cpu.stat", p->config->slice, unit);
+        return cgroup_read_number(path, "usage_usec", &v) >= 0 ? v : UINT64_MAX;
+}
+
+/* Claimed machines that use a CPU (poold-cpu.h, CpuUse): those the gate lets run whatever the load. */
+static unsigned claimed_busy(const Poold *p) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < p->n_machines; i++)
+                n += p->machines[i].state == MACHINE_CLAIMED && p->machines[i].cpu_use.busy;
+        return n;
+}
+
+/* Each claimed machine looked at with a new sample, but only while they are as many as the CPUs:
+ * below that, whether they are busy changes nothing, and no cgroup is read. */
+static void claimed_look(Poold *p, uint64_t now) {
+        if (machines_count(p, MACHINE_CLAIMED) < p->cpu.cpus)
+                return;
+        for (size_t i = 0; i < p->n_machines; i++)
+                if (p->machines[i].state == MACHINE_CLAIMED)
+                        cpu_use_update(&p->machines[i].cpu_use, now, machine_cpu_usec(p, &p->machines[i]));
+}
+
 /* The CPUs' use sampled again once the last sample is older than its window (poold-cpu.h). */
 static void cpu_sample(Poold *p) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -333,18 +368,19 @@ static void cpu_sample(Poold *p) {
                 return;
         }
         cpu_gate_sample(&p->cpu, now, &t);
+        claimed_look(p, now);
 }
 
 /* Whether one more execution may start now, its charge in *ret_charge. */
 static bool cpu_room(Poold *p, uint64_t *ret_charge) {
         cpu_sample(p);
-        return cpu_gate_take(&p->cpu, (unsigned) machines_count(p, MACHINE_CLAIMED), ret_charge);
+        return cpu_gate_take(&p->cpu, claimed_busy(p), ret_charge);
 }
 
 /* The number of idle (or starting) machines wanted now: the target, plus the claims that waited
  * lately, as many of them as the CPUs have room for (poold-cpu.h). */
 static size_t wanted(const Poold *p) {
-        unsigned room = cpu_gate_room(&p->cpu, (unsigned) machines_count(p, MACHINE_CLAIMED));
+        unsigned room = cpu_gate_room(&p->cpu, claimed_busy(p));
 
         return (size_t) p->config->pool_target + (p->boost < room ? p->boost : room);
 }
@@ -441,6 +477,7 @@ static int claim_hand(Poold *p, Conn *c, Machine *m, uint64_t charge) {
                 return -ENOENT;
         }
         m->charge = charge;
+        m->cpu_use = CPU_USE_CLAIMED;
         m->state = MACHINE_CLAIMED;
         m->holder = c->seq;
         c->state = CONN_CLAIM_HELD;

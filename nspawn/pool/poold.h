@@ -41,6 +41,7 @@ typedef struct Machine {
         unsigned generation; /* the settings it was made with: stale once p->generation moved on */
         uint64_t holder;
         uint64_t charge; /* claimed: its charge on the CPU gate (poold-cpu.h), 0 for none */
+        CpuUse cpu_use;  /* claimed: whether it uses a CPU (poold-cpu.h) */
 } Machine;
 
 typedef struct Conn {

@@ -77,9 +77,37 @@ static void test_gate(void) {
         tap_ok(cpu_gate_take(&g, 100, &charge) && charge == 0, "gate: blind: no gate");
 }
 
+/* A claimed machine's looks: {CPU µs at each look, 100 ms apart} and whether it is busy after each. */
+static void test_use(void) {
+        static const struct {
+                const char *name;
+                uint64_t usage[3];
+                bool busy[3];
+        } cases[] = {
+                {"a sleeper: busy until a whole interval shows it idle", {5000, 5100, 5200}, {true, false, false}},
+                {"a CPU-bound snippet stays busy", {5000, 105000, 205000}, {true, true, true}},
+                {"exactly a tenth of a CPU is busy", {0, 10000, 19999}, {true, true, false}},
+                {"one that wakes up is busy again", {0, 100, 60000}, {true, false, true}},
+                {"an unreadable cgroup counts as busy", {0, UINT64_MAX, 100}, {true, true, true}},
+                {"a time that went back is no proof of idleness", {9000, 8000, 8100}, {true, true, false}},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                CpuUse u = CPU_USE_CLAIMED;
+                bool ok = u.busy;
+
+                for (size_t k = 0; k < 3; k++) {
+                        cpu_use_update(&u, UINT64_C(1000000) + k * UINT64_C(100000), cases[i].usage[k]);
+                        ok = ok && u.busy == cases[i].busy[k];
+                }
+                tap_ok(ok, "use: %s", cases[i].name);
+        }
+}
+
 int main(void) {
         test_parse();
         test_idle();
         test_gate();
+        test_use();
         return tap_done();
 }
