@@ -148,6 +148,14 @@ static void release_if_gone(Broker *b, const char *id) {
                 (void) uid_range_release(b->uid_dir_fd, id);
 }
 
+/* This process first, when its cgroup runs out of memory: what is lost is one call, not all. */
+static void oom_first(void) {
+        cleanup_close int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+        if (fd >= 0)
+                (void) !write(fd, "1000", 4);
+}
+
 /* The child: whatever happens, one reply to the broker on fd, then the end. */
 static _Noreturn void tool_child(Request *q, int fd) {
         Broker *b = q->broker;
@@ -156,6 +164,9 @@ static _Noreturn void tool_child(Request *q, int fd) {
 
         broker_close_for_child(b);
         (void) sigprocmask(SIG_UNBLOCK, &b->signal_mask, NULL);
+        /* Should the broker's unit meet its MemoryMax, the OOM killer takes a tool call's child (one
+         * reply of up to TOOL_MAX_REPLY_BYTES, twice) rather than the broker itself. */
+        oom_first();
         r = run_tool(b, &q->req, q->passed_fd, &q->rep, &out, &q->err);
         if (r < 0) {
                 release_if_gone(b, q->req.id);
