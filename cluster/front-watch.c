@@ -437,6 +437,7 @@ int main(void) {
          * not hold up the start of haproxy.service's restart, which restarts this too. */
         (void) sd_notify(0, "READY=1");
         r = sd_event_loop(event);
-        /* The Follow's thread may be in a watch: the process's end takes it and the loop. */
-        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        /* The Follow's thread may be in a watch: the process's end takes it and the loop, without
+         * the atexit handlers exit() would run under it (libcurl's, OpenSSL's). */
+        _exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }

@@ -627,5 +627,7 @@ stop:
         (void) pthread_mutex_unlock(&m.lock);
         (void) pthread_join(m.registrar, NULL);
         member_done(&m);
-        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        /* The mirror's thread may be inside libcurl or sqlite: exit() would run their atexit
+         * handlers under it. */
+        _exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
