@@ -99,6 +99,16 @@ void poold_session_event(Poold *p, const char *id, const char *event, const char
         log_session_event(event, id, "", detail);
 }
 
+void poold_sweep_soon(Poold *p) {
+        uint64_t soon = now_usec(CLOCK_MONOTONIC) + SWEEP_SOON_USEC;
+
+        /* A sweep under way listed the units before this: the next starts as it ends (0 is kept). */
+        if (p->sweeping)
+                p->next_sweep = 0;
+        else if (p->next_sweep > soon)
+                p->next_sweep = soon;
+}
+
 static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Poold *p = userdata;
         struct ucred cred = {};
@@ -133,7 +143,7 @@ static void conn_close(Poold *p, size_t i) {
         if (c->state == CONN_TURN_HELD)
                 /* A worker that dies in the middle of a session's operation may leave something (a
                  * machine made or deleted halfway). */
-                p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_SOON_USEC;
+                poold_sweep_soon(p);
         turn_done(p, c);
         c->state = CONN_IDLE;
         c->source = sd_event_source_disable_unref(c->source);

@@ -125,4 +125,6 @@ int conn_send(Conn *c, const char *line);
 int poold_write(Poold *p, const PooldWrite *w);
 /* A session's event: its record (poold_write()) and its journal entry. */
 void poold_session_event(Poold *p, const char *id, const char *event, const char *detail);
+/* A sweep soon (sweep.h): something may be left that no row owns. */
+void poold_sweep_soon(Poold *p);
 Conn *conn_by_seq(Poold *p, uint64_t seq);
