@@ -69,6 +69,7 @@ typedef struct Poold {
         PauseOp *pauses;         /* sessions being paused (their turns held back meanwhile) */
         PooldWrites writes;      /* records that met sqlite's lock, to be written again */
         uint64_t claim_retry_at; /* a claim's record met the lock: handed out again then */
+        uint64_t listen_retry_at; /* out of descriptors: the listener, off, is back on then */
         sqlite3 *db;
         char settings[1024]; /* what a machine started now is made with (machine_settings()) */
         unsigned generation; /* moves on when the settings change */
