@@ -61,6 +61,9 @@
 /* Broker requests in flight at once, each on a connection of its own: well below the connections
  * the broker serves at once (CLIENTS_MAX in broker.c), which the workers share. */
 #define BROKER_INFLIGHT_MAX 32
+/* Of them, the slow ones (sessions' stops and deletes, the sweep's lists) at most: a pause storm or
+ * a sweep of many leftovers leaves the rest to the starts and kills, whose deadlines are short. */
+#define BROKER_SLOW_INFLIGHT_MAX 16
 /* Out of descriptors, the listener is off this long: it is level-triggered, and would otherwise wake
  * the loop again at once for a connection no accept can take. */
 #define LISTEN_RETRY_USEC (100 * USEC_PER_MSEC)
@@ -475,7 +478,7 @@ static int loop_open(Poold *p) {
         if (r >= 0)
                 r = sd_event_source_set_enabled(p->timer, SD_EVENT_OFF);
         if (r >= 0)
-                r = broker_async_new(p->event, BROKER_INFLIGHT_MAX, &p->broker);
+                r = broker_async_new(p->event, BROKER_INFLIGHT_MAX, BROKER_SLOW_INFLIGHT_MAX, &p->broker);
         if (r < 0)
                 return log_error_errno(r, "Pool: failed to set up its event loop");
         return 0;
