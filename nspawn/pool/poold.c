@@ -317,11 +317,14 @@ static void timers_run(Poold *p) {
         if (now >= p->next_sessions)
                 sessions_housekeeping(p);
         if (now >= p->writes.next_at) {
+                size_t waited = p->writes.n;
                 unsigned failed = poold_writes_flush(&p->writes, p->db, now);
 
                 if (failed > 0)
                         (void) log_warning_errno(EIO, "Failed to write %u records that had waited for the database's lock: %s", failed,
                                                  db_errmsg(p->db));
+                if (p->writes.n < waited)
+                        sessions_writes_done(p);
         }
         if (now >= p->claim_retry_at)
                 p->claim_retry_at = UINT64_MAX;

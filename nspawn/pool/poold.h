@@ -117,6 +117,8 @@ void turn_done(Poold *p, Conn *c);
 bool turn_busy(const Poold *p, const char *session);
 bool session_pausing(const Poold *p, const char *session);
 void sessions_pauses_free(Poold *p);
+/* Records that waited for sqlite's lock are written: the turns they held back are granted. */
+void sessions_writes_done(Poold *p);
 void sessions_housekeeping(Poold *p);
 void sessions_reconcile(Poold *p);
 
