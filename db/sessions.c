@@ -363,6 +363,14 @@ int db_session_paused(sqlite3 *db, const char *id) {
         return r == 1 ? 0 : -ENOENT;
 }
 
+int db_session_unpause(sqlite3 *db, const char *id) {
+        int r = db_run(db, "UPDATE sessions SET state = 'active' WHERE session_id = ?1 AND state = 'pausing'", "t", id);
+
+        if (r < 0)
+                return r;
+        return r == 1 ? 0 : -ENOENT;
+}
+
 int db_session_claim_retained(sqlite3 *db, double before, char *ret_id, size_t size) {
         Claim c = {.sql = "UPDATE sessions SET state = 'deleted', deleted_at = strftime('%s', 'now') WHERE session_id = (SELECT session_id "
                           "FROM sessions WHERE state = 'paused' AND paused_at < ?1 ORDER BY paused_at LIMIT 1) RETURNING session_id",

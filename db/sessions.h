@@ -90,6 +90,9 @@ int db_session_claim_expired(sqlite3 *db, double now, char *ret_id, size_t size)
 int db_session_claim_down(sqlite3 *db, const char *id);
 /* pausing -> paused: its machine gone, its state lost. -ENOENT when it is no longer pausing. */
 int db_session_paused(sqlite3 *db, const char *id);
+/* pausing -> active: a pause that failed, the session left on its machine ("up" kept). -ENOENT
+ * when it is no longer pausing. */
+int db_session_unpause(sqlite3 *db, const char *id);
 /* Claims (-> deleted) a session paused since before before: 0, -ENOENT when there is none. */
 int db_session_claim_retained(sqlite3 *db, double before, char *ret_id, size_t size);
 

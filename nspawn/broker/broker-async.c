@@ -19,6 +19,10 @@
 #include "lib/time-util.h"
 #include "nspawn/broker/broker-async.h"
 
+/* How long a request may wait to be sent, besides its op's own deadline once it is: generous, as
+ * what is ahead of it in its lane is answered within its own deadline. */
+#define QUEUED_MAX_USEC (120 * USEC_PER_SEC)
+
 typedef struct BrokerCall BrokerCall;
 
 struct BrokerCall {
@@ -28,7 +32,7 @@ struct BrokerCall {
         int fd; /* the request's own connection; -1 while queued */
         unsigned attempts;
         int failed;        /* why it could not be sent: told from the loop, by its timer */
-        uint64_t deadline; /* CLOCK_MONOTONIC µs, from when it was queued */
+        bool slow;         /* broker_op_slow(): sent in the slow lane */
         sd_event_source *io, *timer;
         BrokerAsyncDone done;
         void *userdata;
@@ -38,6 +42,7 @@ struct BrokerCall {
 struct BrokerAsync {
         sd_event *event;
         unsigned max_inflight, inflight;
+        unsigned max_slow, inflight_slow; /* of inflight: the slow ones */
         BrokerCall *calls; /* in the order they were queued */
         size_t n_calls;
 };
@@ -51,12 +56,20 @@ static void call_unlink(BrokerAsync *a, BrokerCall *c) {
                 }
 }
 
-static void call_free(BrokerCall *c) {
+/* c's connection closed: its room given back. */
+static void call_disconnect(BrokerCall *c) {
         c->io = sd_event_source_disable_unref(c->io);
-        c->timer = sd_event_source_disable_unref(c->timer);
-        if (c->fd >= 0)
-                c->owner->inflight--;
+        if (c->fd < 0)
+                return;
         closep(&c->fd);
+        c->owner->inflight--;
+        if (c->slow)
+                c->owner->inflight_slow--;
+}
+
+static void call_free(BrokerCall *c) {
+        call_disconnect(c);
+        c->timer = sd_event_source_disable_unref(c->timer);
         closep(&c->pass_fd);
         free(c);
 }
@@ -73,7 +86,9 @@ static void call_end(BrokerCall *c, int r, const BrokerReply *rep, int fd) {
 
         if (which != _ERROR_COUNT_NONE)
                 error_count_inc(which);
-        if (r == -ETIMEDOUT)
+        if (r == -ETIMEDOUT && c->attempts == 0)
+                (void) snprintf(copy.message, sizeof(copy.message), "the request waited %" PRIu64 " s to be sent", QUEUED_MAX_USEC / USEC_PER_SEC);
+        else if (r == -ETIMEDOUT)
                 (void) snprintf(copy.message, sizeof(copy.message), "the broker did not answer within %" PRIu64 " s",
                                 broker_op_timeout_usec((BrokerOp) c->req.op, c->req.timeout_s) / USEC_PER_SEC);
         else if (r < 0 && !copy.message[0])
@@ -104,9 +119,7 @@ static int on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 call_end(c, rep.error, &rep, TAKE_FD(got));
                 return 0;
         }
-        c->io = sd_event_source_disable_unref(c->io);
-        closep(&c->fd);
-        c->owner->inflight--;
+        call_disconnect(c);
         if (c->attempts < 2 && c->req.op != BROKER_RUN_TOOL && call_send(c) >= 0)
                 return 0;
         call_end(c, n < 0 && n != -EMSGSIZE && n != -EXFULL ? (int) n : -EPROTO, NULL, -1);
@@ -143,22 +156,37 @@ static int call_send(BrokerCall *c) {
                 return r;
         c->fd = TAKE_FD(fd);
         c->owner->inflight++;
+        if (c->slow)
+                c->owner->inflight_slow++;
         return 0;
 }
 
-/* The queued requests sent, in order, while there is room. One that cannot be sent ends at once,
- * from the loop (its timer, due now), never from its caller's call. */
+bool broker_op_slow(BrokerOp op) {
+        return op != BROKER_START_WARM && op != BROKER_KILL && op != BROKER_RESET_FAILED;
+}
+
+bool broker_async_may_send(BrokerOp op, unsigned inflight, unsigned inflight_slow, unsigned max_inflight, unsigned max_slow) {
+        if (inflight >= max_inflight)
+                return false;
+        return !broker_op_slow(op) || inflight_slow < max_slow;
+}
+
+/* The queued requests sent, in order, while their lane has room: the slow ones (a session's stop
+ * takes up to 90 s) never fill every connection, so a start or a kill behind a storm of them is sent
+ * at once. Its deadline counts from then. One that cannot be sent ends at once, from the loop (its
+ * timer, due now), never from its caller's call. */
 static void calls_start(BrokerAsync *a) {
         for (BrokerCall *c = a->calls; c && a->inflight < a->max_inflight; c = c->next) {
                 int r;
 
-                if (c->attempts > 0)
+                if (c->attempts > 0 || !broker_async_may_send((BrokerOp) c->req.op, a->inflight, a->inflight_slow, a->max_inflight, a->max_slow))
                         continue;
                 r = call_send(c);
                 if (r < 0) {
                         c->failed = r;
                         (void) sd_event_source_set_time(c->timer, 1);
-                }
+                } else
+                        (void) sd_event_source_set_time(c->timer, now_usec(CLOCK_MONOTONIC) + broker_op_timeout_usec((BrokerOp) c->req.op, c->req.timeout_s));
         }
 }
 
@@ -171,12 +199,12 @@ int broker_async_call(BrokerAsync *a, BrokerOp op, const char *id, int pass_fd, 
         *c = (BrokerCall){.owner = a, .req = {.magic = BROKER_MAGIC, .op = op}, .pass_fd = -1, .fd = -1, .done = done, .userdata = userdata};
         if (id)
                 (void) snprintf(c->req.id, sizeof(c->req.id), "%s", id);
-        c->deadline = now_usec(CLOCK_MONOTONIC) + broker_op_timeout_usec(op, 0);
+        c->slow = broker_op_slow(op);
         if (pass_fd >= 0)
                 c->pass_fd = fcntl(pass_fd, F_DUPFD_CLOEXEC, 3);
         r = pass_fd >= 0 && c->pass_fd < 0 ? negative_errno() : 0;
         if (r >= 0)
-                r = sd_event_add_time(a->event, &c->timer, CLOCK_MONOTONIC, c->deadline, USEC_PER_MSEC, on_deadline, c);
+                r = sd_event_add_time(a->event, &c->timer, CLOCK_MONOTONIC, now_usec(CLOCK_MONOTONIC) + QUEUED_MAX_USEC, USEC_PER_MSEC, on_deadline, c);
         if (r < 0) {
                 c->owner = a;
                 call_free(c);
@@ -191,12 +219,13 @@ int broker_async_call(BrokerAsync *a, BrokerOp op, const char *id, int pass_fd, 
         return 0;
 }
 
-int broker_async_new(sd_event *e, unsigned max_inflight, BrokerAsync **ret) {
+int broker_async_new(sd_event *e, unsigned max_inflight, unsigned max_slow, BrokerAsync **ret) {
         BrokerAsync *a = calloc(1, sizeof(*a));
 
         if (!a)
                 return -ENOMEM;
-        *a = (BrokerAsync){.event = sd_event_ref(e), .max_inflight = max_inflight > 0 ? max_inflight : 1};
+        max_inflight = max_inflight > 0 ? max_inflight : 1;
+        *a = (BrokerAsync){.event = sd_event_ref(e), .max_inflight = max_inflight, .max_slow = max_slow > 0 && max_slow < max_inflight ? max_slow : max_inflight};
         *ret = a;
         return 0;
 }

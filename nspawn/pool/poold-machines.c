@@ -93,11 +93,12 @@ typedef struct KillOp {
 } KillOp;
 
 /* The unit is gone (or was already): its socket and its row follow, in that order, as a sweep
- * takes a unit without a row for a leftover. */
+ * takes a unit without a row for a leftover. A kill that failed (the broker not reached, or past its
+ * deadline) may have left the unit running: the row goes all the same, so that the sweep, asked for
+ * soon, kills it as one no row owns. */
 static void on_killed(int r, const BrokerReply *rep, int fd, void *userdata) {
         KillOp *op = userdata;
 
-        (void) rep;
         (void) fd;
         if (r != -ECANCELED) {
                 PooldWrite w = {.op = POOLD_WRITE_POOL_REMOVE};
@@ -107,22 +108,29 @@ static void on_killed(int r, const BrokerReply *rep, int fd, void *userdata) {
                 (void) snprintf(w.id, sizeof(w.id), "%s", op->id);
                 (void) snprintf(w.text, sizeof(w.text), "%s", pool_retire_label(op->why));
                 (void) poold_write(op->pool, &w);
-                log_pool_event(LOG_INFO, "destroyed", op->id, "Machine '%s' destroyed: %s", op->id, pool_retire_text(op->why));
+                if (r < 0 && r != -ENOENT) {
+                        (void) log_warning_errno(r, "Failed to kill machine '%s' (%s), sweeping soon: %s", op->id, pool_retire_text(op->why),
+                                                 rep->message);
+                        poold_sweep_soon(op->pool);
+                } else
+                        log_pool_event(LOG_INFO, "destroyed", op->id, "Machine '%s' destroyed: %s", op->id, pool_retire_text(op->why));
         }
         free(op);
 }
 
 void machine_destroy_id(Poold *p, const char *id, const char *socket, PoolRetire why) {
         KillOp *op = calloc(1, sizeof(*op));
+        int r = op ? 0 : -ENOMEM;
 
         if (op) {
                 *op = (KillOp){.pool = p, .why = why};
                 (void) snprintf(op->id, sizeof(op->id), "%s", id);
                 (void) snprintf(op->socket, sizeof(op->socket), "%s", socket ? socket : "");
+                r = broker_async_call(p->broker, BROKER_KILL, id, -1, on_killed, op);
         }
-        if (!op || broker_async_call(p->broker, BROKER_KILL, id, -1, on_killed, op) < 0) {
+        if (r < 0) {
                 /* The row stays: the next sweep kills the unit it names, or the next start retires it. */
-                (void) log_warning_errno(ENOMEM, "Failed to ask for machine '%s' to be killed, ignoring", id);
+                (void) log_warning_errno(r, "Failed to ask for machine '%s' to be killed, ignoring", id);
                 free(op);
         }
 }
@@ -208,14 +216,19 @@ typedef struct StartOp {
 } StartOp;
 
 /* The broker started the unit: its runner's greeting is waited for on the loop (machines_probe()).
- * A machine given up meanwhile (its deadline) is killed already, after this start. */
+ * A machine given up meanwhile (its deadline) was killed on another connection, which the broker
+ * may have served first, before there was a unit: what started after is killed now. */
 static void on_started(int r, const BrokerReply *rep, int fd, void *userdata) {
         StartOp *op = userdata;
         Machine *m = r == -ECANCELED ? NULL : machine_find(op->pool, op->id);
         Poold *p = op->pool;
+        char id[MACHINE_ID_MAX];
 
         (void) fd;
+        memcpy(id, op->id, sizeof(id));
         free(op);
+        if (!m && r >= 0)
+                machine_destroy_id(p, id, NULL, POOL_RETIRE_START_FAILED);
         if (!m || m->state != MACHINE_STARTING)
                 return;
         if (r >= 0)

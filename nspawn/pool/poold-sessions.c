@@ -63,7 +63,9 @@ bool session_pausing(const Poold *p, const char *session) {
         for (const PauseOp *o = p->pauses; o; o = o->next)
                 if (strcmp(o->id, session) == 0)
                         return true;
-        return false;
+        /* Its end's record (paused, or active again) waits for sqlite's lock: the row still says
+         * 'pausing', which a worker given the turn now would take for a pause under way. */
+        return poold_writes_holds(&p->writes, session);
 }
 
 static void pause_unlink(Poold *p, PauseOp *op) {
@@ -74,7 +76,9 @@ static void pause_unlink(Poold *p, PauseOp *op) {
                 }
 }
 
-/* At exit, after the broker's client: its callbacks freed nothing of these. */
+/* At exit. poold_close() frees these before the broker's client, whose -ECANCELED callbacks then
+ * come for ops already freed: on_paused() touches nothing of its op at -ECANCELED, and nothing here
+ * touches the client, so either order is safe. */
 void sessions_pauses_free(Poold *p) {
         while (p->pauses) {
                 PauseOp *o = p->pauses;
@@ -110,6 +114,14 @@ static void turn_grant(Poold *p, const char *session) {
         (void) conn_send(&p->conns[i], "turn\n");
 }
 
+void sessions_writes_done(Poold *p) {
+        for (size_t i = 0; i < p->n_conns; i++)
+                if (p->conns[i].state == CONN_TURN_WAITING)
+                        turn_grant(p, p->conns[i].session);
+        /* A session skipped while its record waited is looked at again. */
+        p->next_sessions = 0;
+}
+
 void turn_request(Poold *p, Conn *c, const PooldMsg *m) {
         cleanup_free TurnEntry *e = NULL;
 
@@ -143,14 +155,31 @@ void turn_done(Poold *p, Conn *c) {
         turn_grant(p, session);
 }
 
-/* The pause over, done or failed (r): the session's turns waited for it. Done, the sessions are
- * looked at again now (its retention starts); failed, it is still pausing and tried again in
- * PAUSE_RETRY_USEC, not at once, as a broker that refuses may refuse again. */
+/* A pause that failed: its machine may run on (the broker never had the stop, or it did not stop),
+ * its socket kept. The session is active again, as a worker's failed pause leaves it, so that the
+ * turn waiting gets it on its machine (or has whatever is left of it stopped and a new one
+ * started, session_machine_ready()) instead of a 502 for a pause that is over. */
+static void pause_failed(Poold *p, const char *id) {
+        PooldWrite w = {.op = POOLD_WRITE_SESSION_ACTIVE};
+        int r;
+
+        (void) snprintf(w.id, sizeof(w.id), "%s", id);
+        r = poold_write(p, &w);
+        if (r < 0 && r != -ENOENT)
+                (void) log_error_errno(r, "Failed to record that session '%s' is active again: %s", id, db_errmsg(p->db));
+}
+
+/* The pause over, done or failed (r): the session's turns waited for it, and wait on for its record
+ * if that met sqlite's lock (sessions_writes_done()). Done, the sessions are looked at again now (its
+ * retention starts); failed, the idle session is paused again in PAUSE_RETRY_USEC, not at once, as a
+ * broker that refuses may refuse again. */
 static void pause_end(PauseOp *op, int r) {
         Poold *p = op->pool;
         uint64_t retry = now_usec(CLOCK_MONOTONIC) + PAUSE_RETRY_USEC;
 
         pause_unlink(p, op);
+        if (r < 0)
+                pause_failed(p, op->id);
         turn_grant(p, op->id);
         if (r >= 0)
                 p->next_sessions = 0;
@@ -169,7 +198,7 @@ static void on_paused(int r, const BrokerReply *rep, int fd, void *userdata) {
                 return; /* at exit: sessions_pauses_free() frees op, before or after */
         p = op->pool;
         if (r < 0)
-                /* Tried again soon, as the session is still pausing. */
+                /* Tried again soon, if it is idle still. */
                 (void) log_error_errno(r, "Failed to pause session '%s': %s", op->id, rep->message);
         else {
                 PooldWrite w = {.op = POOLD_WRITE_SESSION_PAUSED};

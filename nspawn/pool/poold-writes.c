@@ -37,6 +37,8 @@ static int write_run(sqlite3 *db, const PooldWrite *w) {
                 return db_session_usage_add(db, w->id, w->text, NULL, w->n);
         case POOLD_WRITE_SESSION_PAUSED:
                 return db_session_paused(db, w->id);
+        case POOLD_WRITE_SESSION_ACTIVE:
+                return db_session_unpause(db, w->id);
         case POOLD_WRITE_SESSION_EVENT:
                 return db_session_event(db, w->id, w->text, NULL, w->detail);
         default:

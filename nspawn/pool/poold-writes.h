@@ -25,6 +25,7 @@ typedef enum PooldWriteOp {
         POOLD_WRITE_COUNTER,        /* text: the counter, n: how much */
         POOLD_WRITE_SESSION_USAGE,  /* id, text: the event, n: cpu_ms */
         POOLD_WRITE_SESSION_PAUSED, /* id */
+        POOLD_WRITE_SESSION_ACTIVE, /* id: pausing -> active, a pause that failed */
         POOLD_WRITE_SESSION_EVENT,  /* id, text: the event, detail */
         _POOLD_WRITE_MAX,
 } PooldWriteOp;
@@ -56,7 +57,8 @@ int poold_writes_do(PooldWrites *q, sqlite3 *db, const PooldWrite *w, uint64_t n
  * back-off. Returns how many failed for another reason than the lock (dropped: the caller logs). */
 unsigned poold_writes_flush(PooldWrites *q, sqlite3 *db, uint64_t now);
 
-/* Whether a write about id waits: a machine whose record waits is not handed out. */
+/* Whether a write about id waits: a machine whose record waits is not handed out, and a session's
+ * turn is not granted. */
 bool poold_writes_holds(const PooldWrites *q, const char *id);
 
 /* How long a queue tried tries times in a row waits before the next: 10 ms doubling, 1 s at most. Pure. */

@@ -61,6 +61,12 @@
 /* Broker requests in flight at once, each on a connection of its own: well below the connections
  * the broker serves at once (CLIENTS_MAX in broker.c), which the workers share. */
 #define BROKER_INFLIGHT_MAX 32
+/* Of them, the slow ones (sessions' stops and deletes, the sweep's lists) at most: a pause storm or
+ * a sweep of many leftovers leaves the rest to the starts and kills, whose deadlines are short. */
+#define BROKER_SLOW_INFLIGHT_MAX 16
+/* Out of descriptors, the listener is off this long: it is level-triggered, and would otherwise wake
+ * the loop again at once for a connection no accept can take. */
+#define LISTEN_RETRY_USEC (100 * USEC_PER_MSEC)
 /* How long the exit waits for the kills of machines still starting. */
 #define STOP_DRAIN_USEC (10 * USEC_PER_SEC)
 
@@ -99,20 +105,38 @@ void poold_session_event(Poold *p, const char *id, const char *event, const char
         log_session_event(event, id, "", detail);
 }
 
+void poold_sweep_soon(Poold *p) {
+        uint64_t soon = now_usec(CLOCK_MONOTONIC) + SWEEP_SOON_USEC;
+
+        /* A sweep under way listed the units before this: the next starts as it ends (0 is kept). */
+        if (p->sweeping)
+                p->next_sweep = 0;
+        else if (p->next_sweep > soon)
+                p->next_sweep = soon;
+}
+
 static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Poold *p = userdata;
         struct ucred cred = {};
         socklen_t len = sizeof(cred);
         cleanup_close int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         Conn c = {.fd = -1};
+        int r;
 
-        (void) s;
         (void) revents;
+        if (cfd < 0 && (errno == EMFILE || errno == ENFILE)) {
+                (void) log_warning_errno(errno, "Pool: failed to take a worker's connection, waiting: out of descriptors");
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                p->listen_retry_at = now_usec(CLOCK_MONOTONIC) + LISTEN_RETRY_USEC;
+                return 0;
+        }
         if (cfd < 0)
                 return 0;
-        if (p->n_conns >= CONNS_MAX || ARRAY_GROW(p->conns, p->cap_conns, p->n_conns, 16) < 0 ||
-            sd_event_add_io(p->event, &c.source, cfd, EPOLLIN, on_conn, p) < 0) {
-                (void) log_warning_errno(ENOMEM, "Pool: too many connections, refusing one");
+        r = p->n_conns >= CONNS_MAX ? -EUSERS : ARRAY_GROW(p->conns, p->cap_conns, p->n_conns, 16);
+        if (r >= 0)
+                r = sd_event_add_io(p->event, &c.source, cfd, EPOLLIN, on_conn, p);
+        if (r < 0) {
+                (void) log_warning_errno(r, "Pool: failed to take a worker's connection, refusing it");
                 return 0;
         }
         (void) getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
@@ -133,7 +157,7 @@ static void conn_close(Poold *p, size_t i) {
         if (c->state == CONN_TURN_HELD)
                 /* A worker that dies in the middle of a session's operation may leave something (a
                  * machine made or deleted halfway). */
-                p->next_sweep = now_usec(CLOCK_MONOTONIC) + SWEEP_SOON_USEC;
+                poold_sweep_soon(p);
         turn_done(p, c);
         c->state = CONN_IDLE;
         c->source = sd_event_source_disable_unref(c->source);
@@ -293,14 +317,21 @@ static void timers_run(Poold *p) {
         if (now >= p->next_sessions)
                 sessions_housekeeping(p);
         if (now >= p->writes.next_at) {
+                size_t waited = p->writes.n;
                 unsigned failed = poold_writes_flush(&p->writes, p->db, now);
 
                 if (failed > 0)
                         (void) log_warning_errno(EIO, "Failed to write %u records that had waited for the database's lock: %s", failed,
                                                  db_errmsg(p->db));
+                if (p->writes.n < waited)
+                        sessions_writes_done(p);
         }
         if (now >= p->claim_retry_at)
                 p->claim_retry_at = UINT64_MAX;
+        if (now >= p->listen_retry_at) {
+                (void) sd_event_source_set_enabled(p->listen_source, SD_EVENT_ON);
+                p->listen_retry_at = UINT64_MAX;
+        }
         machines_check_deadlines(p);
         machines_retire_idle(p);
         machines_fill(p);
@@ -316,6 +347,7 @@ static uint64_t next_deadline(const Poold *p) {
         next = p->next_prune < next ? p->next_prune : next;
         next = p->writes.next_at < next ? p->writes.next_at : next;
         next = p->claim_retry_at < next ? p->claim_retry_at : next;
+        next = p->listen_retry_at < next ? p->listen_retry_at : next;
         if (!p->sweeping) /* its end sets the next */
                 next = p->next_sweep < next ? p->next_sweep : next;
         return p->next_sessions < next ? p->next_sessions : next;
@@ -449,7 +481,7 @@ static int loop_open(Poold *p) {
         if (r >= 0)
                 r = sd_event_source_set_enabled(p->timer, SD_EVENT_OFF);
         if (r >= 0)
-                r = broker_async_new(p->event, BROKER_INFLIGHT_MAX, &p->broker);
+                r = broker_async_new(p->event, BROKER_INFLIGHT_MAX, BROKER_SLOW_INFLIGHT_MAX, &p->broker);
         if (r < 0)
                 return log_error_errno(r, "Pool: failed to set up its event loop");
         return 0;
@@ -556,7 +588,7 @@ static int run(Poold *p) {
 
 int main(int argc, char *argv[]) {
         Config config;
-        Poold p = {.config = &config, .listen_fd = -1, .writes = POOLD_WRITES_INIT, .claim_retry_at = UINT64_MAX};
+        Poold p = {.config = &config, .listen_fd = -1, .writes = POOLD_WRITES_INIT, .claim_retry_at = UINT64_MAX, .listen_retry_at = UINT64_MAX};
         int r;
 
         r = daemon_reload_main(argc, argv);

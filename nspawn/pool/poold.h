@@ -69,6 +69,7 @@ typedef struct Poold {
         PauseOp *pauses;         /* sessions being paused (their turns held back meanwhile) */
         PooldWrites writes;      /* records that met sqlite's lock, to be written again */
         uint64_t claim_retry_at; /* a claim's record met the lock: handed out again then */
+        uint64_t listen_retry_at; /* out of descriptors: the listener, off, is back on then */
         sqlite3 *db;
         char settings[1024]; /* what a machine started now is made with (machine_settings()) */
         unsigned generation; /* moves on when the settings change */
@@ -116,6 +117,8 @@ void turn_done(Poold *p, Conn *c);
 bool turn_busy(const Poold *p, const char *session);
 bool session_pausing(const Poold *p, const char *session);
 void sessions_pauses_free(Poold *p);
+/* Records that waited for sqlite's lock are written: the turns they held back are granted. */
+void sessions_writes_done(Poold *p);
 void sessions_housekeeping(Poold *p);
 void sessions_reconcile(Poold *p);
 
@@ -125,4 +128,6 @@ int conn_send(Conn *c, const char *line);
 int poold_write(Poold *p, const PooldWrite *w);
 /* A session's event: its record (poold_write()) and its journal entry. */
 void poold_session_event(Poold *p, const char *id, const char *event, const char *detail);
+/* A sweep soon (sweep.h): something may be left that no row owns. */
+void poold_sweep_soon(Poold *p);
 Conn *conn_by_seq(Poold *p, uint64_t seq);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The list replies' records as the asynchronous client reads them from the memfd a reply carries. */
+/* The list replies' records as the asynchronous client reads them from the memfd a reply carries,
+ * and the queue's policy: slow requests never take the room of starts and kills. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +90,58 @@ static void test_sessions(void) {
         }
 }
 
+static void test_may_send(void) {
+        static const struct {
+                const char *name;
+                BrokerOp op;
+                unsigned inflight, inflight_slow;
+                bool want;
+        } cases[] = {
+                {"a start, nothing in flight", BROKER_START_WARM, 0, 0, true},
+                {"a kill behind the slow lane full", BROKER_KILL, 16, 16, true},
+                {"a start behind the slow lane full", BROKER_START_WARM, 16, 16, true},
+                {"a reset behind the slow lane full", BROKER_RESET_FAILED, 31, 16, true},
+                {"a session's stop, the slow lane full", BROKER_SESSION_STOP, 16, 16, false},
+                {"a session's delete, the slow lane full", BROKER_SESSION_DELETE, 20, 16, false},
+                {"a list, the slow lane full", BROKER_LIST, 16, 16, false},
+                {"a session's list, the slow lane full", BROKER_SESSION_LIST, 17, 16, false},
+                {"a session's stop, room in both", BROKER_SESSION_STOP, 15, 15, true},
+                {"a session's stop, every connection taken", BROKER_SESSION_STOP, 32, 0, false},
+                {"a kill, every connection taken", BROKER_KILL, 32, 16, false},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                tap_ok(broker_async_may_send(cases[i].op, cases[i].inflight, cases[i].inflight_slow, 32, 16) == cases[i].want,
+                       "may send: %s", cases[i].name);
+}
+
+/* A pause storm: 40 stops queued, then a start and a kill, sent in queue order while their lane has
+ * room (as calls_start() does). The start and the kill go at once; the stops fill their lane only. */
+static void test_storm(void) {
+        BrokerOp queue[42];
+        bool sent[ELEMENTSOF(queue)] = {};
+        unsigned inflight = 0, inflight_slow = 0;
+
+        for (size_t i = 0; i < 40; i++)
+                queue[i] = BROKER_SESSION_STOP;
+        queue[40] = BROKER_START_WARM;
+        queue[41] = BROKER_KILL;
+        for (size_t i = 0; i < ELEMENTSOF(queue) && inflight < 32; i++) {
+                if (!broker_async_may_send(queue[i], inflight, inflight_slow, 32, 16))
+                        continue;
+                sent[i] = true;
+                inflight++;
+                inflight_slow += broker_op_slow(queue[i]);
+        }
+        tap_ok(sent[40] && sent[41], "storm: the start and the kill behind 40 stops are sent");
+        tap_is_int((int) inflight_slow, 16, "storm: the stops in flight are their lane's");
+        tap_ok(sent[15] && !sent[16], "storm: the stops go in order");
+}
+
 int main(void) {
         test_units();
         test_sessions();
+        test_may_send();
+        test_storm();
         return tap_done();
 }

@@ -611,6 +611,10 @@ static void test_sessions(sqlite3 *db) {
         tap_is_int(db_session_counts(db, &active, &paused), 0, "counts");
         tap_ok(active == 2 && paused == 0, "pausing still counts as active (%lld, %lld)", (long long) active, (long long) paused);
         tap_is_int(db_session_resume(db, id, 2), -EAGAIN, "resume while pausing: -EAGAIN");
+        tap_is_int(db_session_unpause(db, id), 0, "a pause that failed: active again");
+        tap_ok(db_session_get(db, id, &s) == 0 && strcmp(s.state, "active") == 0, "active again, on its machine");
+        tap_is_int(db_session_unpause(db, id), -ENOENT, "no longer pausing: -ENOENT");
+        tap_is_int(db_session_claim_expired(db, 1e12, id, sizeof(id)), 0, "idle still: claimed again");
         tap_is_int(db_session_paused(db, id), 0, "paused");
         tap_is_int(db_session_get(db, id, &s), 0, "get it");
         tap_ok(strcmp(s.state, "paused") == 0 && s.state_reset && s.paused_at > 0, "paused, its state lost, paused_at set");

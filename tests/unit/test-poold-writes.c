@@ -8,6 +8,7 @@
 
 #include "db/db.h"
 #include "db/pool-db.h"
+#include "db/sessions.h"
 #include "lib/macro.h"
 #include "nspawn/pool/poold-writes.h"
 #include "tests/unit/tap.h"
@@ -87,6 +88,39 @@ static void test_lock(sqlite3 *holder, sqlite3 *db) {
         poold_writes_done(&q);
 }
 
+#define SESSION "session-aaaaaaaaaaaa"
+#define SESSION_SQL "SELECT state FROM sessions WHERE session_id = '" SESSION "'"
+
+/* A pause's end that meets the lock holds the session (its turns wait) until it is written: paused,
+ * or, for a pause that failed, active again. */
+static void test_session_lock(sqlite3 *holder, sqlite3 *db) {
+        static const struct {
+                PooldWriteOp op;
+                const char *want;
+        } cases[] = {
+                {POOLD_WRITE_SESSION_ACTIVE, "active"},
+                {POOLD_WRITE_SESSION_PAUSED, "paused"},
+        };
+        uint64_t now = 2000 * USEC_PER_SEC;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                PooldWrites q = POOLD_WRITES_INIT;
+                PooldWrite w = write_of(cases[i].op, SESSION, "", 0);
+
+                tap_is_int(db_session_claim_down(db, SESSION), 0, "%s: the session claimed for pausing", cases[i].want);
+                tap_is_str(column(db, SESSION_SQL), "pausing", "%s: pausing", cases[i].want);
+                tap_is_int(db_exec(holder, "BEGIN IMMEDIATE"), 0, "%s: another connection takes the write lock", cases[i].want);
+                tap_is_int(poold_writes_do(&q, db, &w, now), 0, "%s: locked: queued", cases[i].want);
+                tap_ok(poold_writes_holds(&q, SESSION), "%s: the session is held", cases[i].want);
+                tap_is_str(column(db, SESSION_SQL), "pausing", "%s: the row says pausing still", cases[i].want);
+                tap_is_int(db_exec(holder, "COMMIT"), 0, "%s: the lock is given back", cases[i].want);
+                tap_is_int(poold_writes_flush(&q, db, q.next_at), 0, "%s: flushed", cases[i].want);
+                tap_ok(!poold_writes_holds(&q, SESSION), "%s: the session is no longer held", cases[i].want);
+                tap_is_str(column(db, SESSION_SQL), cases[i].want, "%s: written", cases[i].want);
+                poold_writes_done(&q);
+        }
+}
+
 static void test_gone(sqlite3 *db) {
         PooldWrites q = POOLD_WRITES_INIT;
         PooldWrite w = write_of(POOLD_WRITE_POOL_READY, "machine-bbbbbbbbbbbb", "", 0);
@@ -113,6 +147,8 @@ int main(void) {
         tap_is_int(db_busy_timeout(db, 1), 0, "a short busy timeout");
         tap_is_int(db_pool_add(db, MACHINE, "/run/x.sock", "s"), 0, "a machine starting");
         test_lock(holder, db);
+        tap_is_int(db_session_create(db, SESSION, 60, 2, NULL), 0, "a session");
+        test_session_lock(holder, db);
         test_gone(db);
         db = db_close(db);
         holder = db_close(holder);
