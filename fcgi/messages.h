@@ -5,6 +5,7 @@
  * Handlers never write their own wording for these. */
 
 #define MSG_INVALID_JSON "invalid JSON body"
+#define MSG_JSON_TOO_MANY_VALUES "invalid JSON body: it holds more than %d values, or more than %d arrays and objects"
 #define MSG_UNSUPPORTED_LANGUAGE "unsupported language \"%s\""
 #define MSG_TIMEOUT_RANGE "timeout_s must be between 1 and %u"
 #define MSG_METHOD_NOT_ALLOWED "method not allowed"

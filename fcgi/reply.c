@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "fcgi/event-stream.h"
+#include "fcgi/messages.h"
 #include "fcgi/reply.h"
 #include "fcgi/request.h"
+#include "lib/json-limits.h"
 
 /* The status line's reason phrase. */
 static const char *reply_reason(int status) {
@@ -165,6 +167,12 @@ int reply_error(Request *req, int status, const char *fmt, ...) {
         free(req->error);
         req->error = message;
         return r;
+}
+
+int reply_body_refused(Request *req, int r) {
+        if (r == -E2BIG)
+                return reply_error(req, 400, MSG_JSON_TOO_MANY_VALUES, JSON_MAX_VALUES, JSON_MAX_CONTAINERS);
+        return reply_error(req, 400, MSG_INVALID_JSON);
 }
 
 int reply_abandoned(Request *req) {

@@ -37,6 +37,10 @@ int reply_body_write(Request *req, const void *data, size_t n);
 
 int reply_error(Request *req, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The 400 of a body validate_parse_body() refused with r: one that holds more values than
+ * lib/json-limits.h allows says so, anything else is the contract's "invalid JSON body". */
+int reply_body_refused(Request *req, int r);
+
 /* The client went before its answer (nginx closed the connection): nothing is sent, the request is
  * recorded with status 499 and why. -ENOMEM. */
 int reply_abandoned(Request *req);

@@ -187,8 +187,9 @@ int route_call(Request *req, Context *ctx) {
 
         if (req->body_len > CALL_MAX_BODY_BYTES)
                 return reply_error(req, 413, MSG_BODY_TOO_LARGE);
-        if (validate_parse_body(req->body, req->body_len, &body) < 0)
-                return reply_error(req, 400, MSG_INVALID_JSON);
+        r = validate_parse_body(req->body, req->body_len, &body);
+        if (r < 0)
+                return reply_body_refused(req, r);
         if (validate_call(body, &validate_call_limits, &c, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
         /* The name only: the image directory is root's, the broker finds the image in it. */

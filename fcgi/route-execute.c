@@ -530,9 +530,11 @@ int route_execute(Request *req, Context *ctx) {
         cleanup_json struct json_object *body = NULL;
         Error err = {};
         ExecRequest x = {};
+        int r;
 
-        if (validate_parse_body(req->body, req->body_len, &body) < 0)
-                return reply_error(req, 400, MSG_INVALID_JSON);
+        r = validate_parse_body(req->body, req->body_len, &body);
+        if (r < 0)
+                return reply_body_refused(req, r);
         if (validate_execute(body, &validate_execute_limits, &x, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
         if (stream_setup(req, &x) < 0)
@@ -548,8 +550,9 @@ int route_execute_004(Request *req, Context *ctx) {
         ExecRequest x = {};
         int r;
 
-        if (validate_parse_body(req->body, req->body_len, &body) < 0)
-                return reply_error(req, 400, MSG_INVALID_JSON);
+        r = validate_parse_body(req->body, req->body_len, &body);
+        if (r < 0)
+                return reply_body_refused(req, r);
         if (validate_execute_004(body, &validate_execute_limits, &x, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
         if (stream_setup(req, &x) < 0) {

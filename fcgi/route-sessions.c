@@ -303,8 +303,9 @@ static int run_parse(RunCall *c) {
         Session s;
         int r;
 
-        if (validate_parse_body(req->body, req->body_len, &c->body) < 0)
-                return reply_error(req, 400, MSG_INVALID_JSON);
+        r = validate_parse_body(req->body, req->body_len, &c->body);
+        if (r < 0)
+                return reply_body_refused(req, r);
         r = validate_session_run(c->body, c->exec, validate_execute_limits.max_code_bytes, c->ctx->config->session_timeout_max_s, &c->run, &c->err);
         if (r < 0)
                 return reply_error(req, c->err.status, "%s", c->err.message);
@@ -490,8 +491,9 @@ static int session_create(Request *req, Context *ctx) {
         size_t n;
         int r;
 
-        if (req->body_len > 0 && validate_parse_body(req->body, req->body_len, &body) < 0)
-                return reply_error(req, 400, MSG_INVALID_JSON);
+        r = req->body_len > 0 ? validate_parse_body(req->body, req->body_len, &body) : 0;
+        if (r < 0)
+                return reply_body_refused(req, r);
         if (validate_session_create(body, &validate_execute_limits, &c, &err) < 0)
                 return reply_error(req, err.status, "%s", err.message);
         if (c.network_allow) {

@@ -121,7 +121,8 @@ cases = {
     "nul": '{"code":"print(1)\x00"}',
     "invalid-utf8": b'{"code":"\xff\xfe"}',
     "duplicate-keys": '{"code":"print(1)","code":5}',
-    "many-files": json.dumps({"code": "print(1)", "files": [{"path": "f%d" % i, "content_b64": ""} for i in range(100000)]}),
+    "many-files": json.dumps({"code": "print(1)", "files": [{"path": "f%d" % i, "content_b64": ""} for i in range(1001)]}),
+    "too-many-values": json.dumps({"code": "print(1)", "files": [{"path": "f%d" % i, "content_b64": ""} for i in range(100000)]}),
     "deep-files": json.dumps({"code": "print(1)", "files": [{"path": "a/" * 3000 + "x", "content_b64": ""}]}),
     "not-object-files": json.dumps({"code": "print(1)", "files": "x"}),
 }
@@ -139,6 +140,9 @@ PY
     expect_error 400 "code is required and must be a string"
     api_file POST /v1/execute "$BATS_TEST_TMPDIR/many-files"
     expect_error 400 "files has more than 1000 entries"
+    # Past what json-c may be asked to build (lib/json-limits.h): refused before it is parsed.
+    api_file POST /v1/execute "$BATS_TEST_TMPDIR/too-many-values"
+    expect_error 400 "invalid JSON body: it holds more than 65536 values, or more than 16384 arrays and objects"
     api_file POST /v1/execute "$BATS_TEST_TMPDIR/deep-files"
     expect_error 400 "files[0].path must name a file"
     api_file POST /v1/execute "$BATS_TEST_TMPDIR/not-object-files"
