@@ -233,9 +233,11 @@ ctl_logs_now() {
     done
     grep -Eq "^    usage: .*duration_ms=$(jq -r .DURATION_MS <<<"$entry")( |$)" <<<"$output"
 
-    run ctl logs ffffffffffffffffffffffffffffffff
+    # An id no request has had: drawn at random, as a fixed one may have been sent by hand.
+    unknown=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    run ctl logs "$unknown"
     [ "$status" -eq 1 ]
-    [ "$output" = "sandboxctl: no journal entry for request ffffffffffffffffffffffffffffffff" ]
+    [ "$output" = "sandboxctl: no journal entry for request $unknown" ]
 }
 
 @test "logs: the last requests' audit entries, newest last, as the journal lists them" {
