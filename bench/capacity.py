@@ -20,7 +20,7 @@
        sessions used again (resumed) and left idle again; the figures over all of them. Needs
        SANDBOXD_SESSIONS_MAX >= STORM_SESSIONS.
 
-Alone: bench/capacity.py [--url URL] [I2] [I6] runs only those parts (I1's unloaded figures with
+Alone: bench/capacity.py [--url URL] [I2] [I5] [I6] runs only those parts (I1's unloaded figures with
 I2), each bounded in time; bench/run runs them all.
 """
 
@@ -499,6 +499,28 @@ def print_storm(st):
     return not st["wrong"] and not st["base_wrong"] and None not in st["all_paused"]
 
 
+def idle_wakeups(url):
+    """I5: idle, once the pool is back at its target (machines started for a load retire 10 s after
+    it) and nothing is in flight: (settled, processes, runs before, runs after)."""
+    settled = wait_settled(url, timeout=90)
+    time.sleep(2)
+    procs = sandboxd_processes()
+    before = {p: runs_on_cpu(p) for p in procs}
+    time.sleep(IDLE_S)
+    after = {p: runs_on_cpu(p) for p in procs}
+    return settled, procs, before, after
+
+
+def print_idle(settled, procs, before, after):
+    print()
+    print("| I5 idle %d s%s: process | count | times scheduled in, most of one |" % (IDLE_S, "" if settled else " (the pool had not settled)"))
+    print("|---|---|---|")
+    for comm in PROCESSES:
+        runs = [after[p] - before[p] for p, c in procs.items() if c == comm and before.get(p) is not None and after.get(p) is not None]
+        if runs:
+            print("| %s | %d | %d |" % (comm, len(runs), max(runs)))
+
+
 def run(url, throughput):
     """Runs section I and prints its tables. throughput(concurrency, seconds) is bench/run's (D)."""
     print("\n## I capacity", flush=True)
@@ -542,14 +564,7 @@ def run(url, throughput):
     throughput(64, 5)
     d64 = throughput(64, 15)
 
-    # I5: idle, once the pool is back at its target (machines started for the load retire 10 s
-    # after it) and nothing is in flight.
-    settled = wait_settled(url, timeout=90)
-    time.sleep(2)
-    procs = sandboxd_processes()
-    before = {p: runs_on_cpu(p) for p in procs}
-    time.sleep(IDLE_S)
-    after = {p: runs_on_cpu(p) for p in procs}
+    settled, procs, before, after = idle_wakeups(url)
 
     p50_0, p50_1 = statistics.median(short0), statistics.median(short1)
     print()
@@ -574,13 +589,7 @@ def run(url, throughput):
     print("| I4 workers' RSS idle / peak, MiB | %.1f / %.1f |" % (rss_idle / 1024, peak[0] / 1024))
     for name, (ok, errors, crossed, elapsed, _cpu, _faults) in (("8", d8), ("64", d64)):
         print("| D throughput at concurrency %s, executions/s (errors %d, crossed %d) | %.1f |" % (name, errors, crossed, ok / elapsed))
-    print()
-    print("| I5 idle %d s%s: process | count | times scheduled in, most of one |" % (IDLE_S, "" if settled else " (the pool had not settled)"))
-    print("|---|---|---|")
-    for comm in PROCESSES:
-        runs = [after[p] - before[p] for p, c in procs.items() if c == comm and before.get(p) is not None and after.get(p) is not None]
-        if runs:
-            print("| %s | %d | %d |" % (comm, len(runs), max(runs)))
+    print_idle(settled, procs, before, after)
     # I6: the pause storm, once the machines of I5's pool are idle again.
     storm_ok = print_storm(pause_storm(url))
     ok = (not wrong0 and not wrong1 and not lost and not no_retry and set(statuses) <= {200, 503} and settled and storm_ok)
@@ -590,13 +599,17 @@ def run(url, throughput):
 def main():
     ap = argparse.ArgumentParser(description="parts of section I alone")
     ap.add_argument("--url", default="http://127.0.0.1:8080")
-    ap.add_argument("parts", nargs="+", choices=("I2", "I6"))
+    ap.add_argument("parts", nargs="+", choices=("I2", "I5", "I6"))
     args = ap.parse_args()
     if not args.url.startswith(("http://127.0.0.1:", "http://localhost:")):
         raise SystemExit("capacity.py only measures a service on loopback")
     ok = True
     if "I2" in args.parts:
         print_sleepers(under_sleepers(args.url))
+    if "I5" in args.parts:
+        settled, procs, before, after = idle_wakeups(args.url)
+        print_idle(settled, procs, before, after)
+        ok = ok and settled
     if "I6" in args.parts:
         ok = print_storm(pause_storm(args.url)) and ok
     raise SystemExit(0 if ok else 1)
