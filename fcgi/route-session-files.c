@@ -33,7 +33,6 @@
 #include "lib/config.h"
 #include "lib/error.h"
 #include "lib/fd-wait.h"
-#include "lib/json-limits.h"
 #include "lib/json-util.h"
 #include "lib/macro.h"
 #include "lib/path-util.h"
@@ -133,10 +132,10 @@ static ssize_t download_read(Download *d, void *p, size_t n) {
 /* The runner's reply to a get: its line (a JSON object) into *ret; the file's bytes that came
  * with it stay at the start of d->buf. -EBADMSG for a line that is none, or too long. */
 static int download_reply(Download *d, struct json_object **ret) {
-        struct json_tokener *tok = NULL;
-        struct json_object *o;
+        struct json_object *o = NULL;
         size_t len = 0, end;
         char *nl = NULL;
+        int r;
 
         while (!nl && len < DOWNLOAD_CHUNK) {
                 ssize_t n = download_read(d, d->buf + len, DOWNLOAD_CHUNK - len);
@@ -153,17 +152,9 @@ static int download_reply(Download *d, struct json_object **ret) {
         end = nl ? (size_t) (nl - d->buf) : len;
         if (!nl && len == DOWNLOAD_CHUNK)
                 return -EBADMSG;
-        tok = json_tokener_new_ex(JSON_MAX_DEPTH);
-        if (!tok)
-                return -ENOMEM;
-        o = json_tokener_parse_ex(tok, d->buf, (int) end);
-        if (json_tokener_get_parse_end(tok) != end || !json_object_is_type(o, json_type_object)) {
-                json_object_put(o);
-                o = NULL;
-        }
-        json_tokener_free(tok);
-        if (!o)
-                return -EBADMSG;
+        r = session_reply_parse(d->buf, len, &o);
+        if (r < 0)
+                return r;
         d->have = nl ? len - end - 1 : 0;
         memmove(d->buf, d->buf + end + (nl ? 1 : 0), d->have);
         *ret = o;

@@ -36,9 +36,7 @@ static char *call_input(const RunnerCall *call, size_t *ret_len) {
         return input;
 }
 
-/* The reply's object: its first line (the runner writes it plain: a newline in a string is
- * escaped). -EBADMSG when it is none. */
-static int reply_parse(const char *reply, size_t len, struct json_object **ret) {
+int session_reply_parse(const char *reply, size_t len, struct json_object **ret) {
         const char *nl = memchr(reply, '\n', len);
         size_t end = nl ? (size_t) (nl - reply) : len;
         struct json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
@@ -85,7 +83,7 @@ int session_runner_call(int fd, const RunnerCall *call, struct json_object **ret
                 return r;
         if (len == 0)
                 return -ECONNRESET; /* the runner died before it answered */
-        return reply_parse(reply, len, ret);
+        return session_reply_parse(reply, len, ret);
 }
 
 int session_call_error(Request *req, Context *ctx, int r, const Error *err) {

@@ -24,6 +24,10 @@ typedef struct RunnerCall {
         EgressLink *egress;             /* a run with network: its open link to the relay, or NULL */
 } RunnerCall;
 
+/* A runner's reply object: its first line of len bytes (the runner writes it plain: a newline in a
+ * string is escaped), into *ret (the caller's). -EBADMSG when it is none, -ENOMEM. */
+int session_reply_parse(const char *reply, size_t len, struct json_object **ret);
+
 /* Sends call's request to the runner on fd, and parses the reply's object into *ret (the
  * caller's). -ETIME, -ECANCELED (the client hung up, or the listener is gone), -EMSGSIZE,
  * -ECONNRESET when the runner closed without a reply, -EBADMSG for a reply that is not one; with
